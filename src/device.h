@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * Resolves what a policy's io entry names (a block device node, a mount
+ * point, any path on a file system, or MAJ:MIN) to the whole disk that
+ * io.max accepts: a partition resolves to its parent disk.  The sysfs root
+ * and the mountinfo file are parameters so that tests can use a fake tree.
+ */
+
+struct device_info {
+        unsigned major, minor; /* the whole disk */
+        char name[64];         /* its kernel name, e.g. "sda" */
+        char fstype[32];       /* on -ENODEV: the file system without a disk */
+};
+
+/*
+ * Returns 0, or -ENOENT (path missing), -ENODEV (no block device behind it,
+ * ret->fstype says what it is), -EINVAL (malformed MAJ:MIN), or another
+ * negative errno from stat().
+ */
+int device_resolve(const char *what, const char *sysfs, const char *mountinfo, struct device_info *ret);
+
+/* The whole disk holding block device major:minor; -ENODEV if sysfs has no such device. */
+int device_resolve_devnum(unsigned major, unsigned minor, const char *sysfs, struct device_info *ret);

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <stdarg.h>
+#include <stdint.h>
+
+#include "diag.h"
+
+/* A copy of line `line` (1-based) of src, or NULL. */
+static char *source_line(const struct source *src, unsigned line) {
+        const char *p, *end;
+
+        if (!src || !src->text || line == 0)
+                return NULL;
+        p = src->text;
+        for (unsigned i = 1; i < line; i++) {
+                p = strchr(p, '\n');
+                if (!p)
+                        return NULL;
+                p++;
+        }
+        end = p + strcspn(p, "\r\n");
+        return strndup(p, (size_t) (end - p));
+}
+
+void diag_addv(struct diag_list *l, const struct source *src, unsigned line, unsigned column, const char *fmt,
+               va_list ap) {
+        struct diag *d;
+
+        /* Out of memory while reporting: keep what we have, the count still says "invalid". */
+        if (GROW(l->items, l->allocated, l->n + 1) < 0)
+                abort();
+        d = &l->items[l->n];
+        *d = (struct diag){
+                .path = strdup(src ? src->path : "?"),
+                .line = line,
+                .column = column,
+                .text = source_line(src, line),
+        };
+        if (vasprintf(&d->message, fmt, ap) < 0 || !d->path)
+                abort();
+        l->n++;
+}
+
+void diag_add(struct diag_list *l, const struct source *src, unsigned line, unsigned column, const char *fmt, ...) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        diag_addv(l, src, line, column, fmt, ap);
+        va_end(ap);
+}
+
+void diag_add_path(struct diag_list *l, const char *path, const char *fmt, ...) {
+        struct source s = { .path = (char *) path };
+        va_list ap;
+
+        va_start(ap, fmt);
+        diag_addv(l, &s, 0, 0, fmt, ap);
+        va_end(ap);
+}
+
+/* Writes the caret line: the offending line's leading whitespace kept, then '^'. */
+static void print_caret(FILE *f, const char *text, unsigned column) {
+        const unsigned char *p = (const unsigned char *) text;
+        unsigned col = 1;
+
+        fputs("    ", f);
+        while (col < column && *p) {
+                /* One character may be several UTF-8 bytes; it is one column. */
+                fputc(*p == '\t' ? '\t' : ' ', f);
+                p++;
+                while ((*p & 0xC0) == 0x80)
+                        p++;
+                col++;
+        }
+        fputs("^\n", f);
+}
+
+/* Control characters in an offending line would garble the terminal. */
+static void print_sanitized(FILE *f, const char *text) {
+        for (const unsigned char *p = (const unsigned char *) text; *p; p++)
+                fputc((*p < 0x20 && *p != '\t') || *p == 0x7f ? '?' : *p, f);
+}
+
+static void diag_print_one(const struct diag *d, FILE *f) {
+        if (d->line == 0) {
+                fprintf(f, "%s: error: %s\n", d->path, d->message);
+                return;
+        }
+        fprintf(f, "%s:%u:%u: error: %s\n", d->path, d->line, d->column, d->message);
+        if (d->text) {
+                fputs("    ", f);
+                print_sanitized(f, d->text);
+                fputc('\n', f);
+                print_caret(f, d->text, d->column);
+        }
+}
+
+void diag_print(const struct diag_list *l, FILE *f) {
+        for (size_t i = 0; i < l->n; i++)
+                diag_print_one(&l->items[i], f);
+}
+
+char *diag_to_string(const struct diag_list *l) {
+        char *buf = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&buf, &size);
+
+        if (!f)
+                return NULL;
+        diag_print(l, f);
+        if (fclose(f) != 0) {
+                free(buf);
+                return NULL;
+        }
+        return buf;
+}
+
+void diag_list_done(struct diag_list *l) {
+        for (size_t i = 0; i < l->n; i++) {
+                free(l->items[i].path);
+                free(l->items[i].message);
+                free(l->items[i].text);
+        }
+        free(l->items);
+        *l = (struct diag_list){};
+}
+
+void source_free(struct source *s) {
+        if (!s)
+                return;
+        free(s->path);
+        free(s->text);
+        free(s);
+}

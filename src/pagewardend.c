@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * pagewardend: parse the command line and the configuration, check that this
+ * host has what pagewarden needs, build the manager and run its loop.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cgroup-discover.h"
+#include "log.h"
+#include "manager.h"
+#include "policy.h"
+
+/* Exit statuses, documented in pagewardend(8). */
+enum {
+        EXIT_OK = 0,
+        EXIT_FAILURE_RUNTIME = 1,
+        EXIT_USAGE = 2,
+        EXIT_CONFIG = 3,
+        EXIT_HOST = 4,
+};
+
+static const char *arg_config = PW_DEFAULT_CONFIG;
+static bool arg_check = false;
+
+static void help(FILE *f) {
+        fprintf(f,
+                "Usage: pagewardend [--config FILE] [--check]\n"
+                "       pagewardend --help | --version\n"
+                "\n"
+                "Keep bulk jobs from pushing important applications out of RAM, with\n"
+                "cgroup v2 limits, protection and pressure monitoring.\n"
+                "\n"
+                "  -c, --config FILE   Settings file (default: %s)\n"
+                "      --check         Validate the configuration and exit\n"
+                "  -h, --help          Print this help and exit\n"
+                "  -V, --version       Print the version and exit\n"
+                "\n"
+                "Runs in the foreground; SIGHUP reloads, SIGTERM stops. See pagewardend(8).\n",
+                PW_DEFAULT_CONFIG);
+}
+
+static int parse_argv(int argc, char *argv[]) {
+        static const struct option options[] = {
+                { "config", required_argument, NULL, 'c' },
+                { "check", no_argument, NULL, 'k' },
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, 'V' },
+                {},
+        };
+        int c;
+
+        while ((c = getopt_long(argc, argv, "c:hV", options, NULL)) >= 0)
+                switch (c) {
+                case 'c':
+                        arg_config = optarg;
+                        break;
+                case 'k':
+                        arg_check = true;
+                        break;
+                case 'h':
+                        help(stdout);
+                        return 0;
+                case 'V':
+                        puts(PACKAGE_STRING);
+                        return 0;
+                default:
+                        fputs("Try 'pagewardend --help'.\n", stderr);
+                        return -EINVAL;
+                }
+        if (optind < argc) {
+                fprintf(stderr, "pagewardend: unexpected argument '%s'\nTry 'pagewardend --help'.\n", argv[optind]);
+                return -EINVAL;
+        }
+        return 1;
+}
+
+static void log_diags(const struct diag_list *diags) {
+        _cleanup_free_ char *text = diag_to_string(diags);
+
+        if (!text)
+                return;
+        for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
+                log_error("%s", line);
+}
+
+int main(int argc, char *argv[]) {
+        _cleanup_(diag_list_done) struct diag_list diags = {};
+        _cleanup_(settings_done) struct pw_settings settings = {};
+        _cleanup_(policy_done) struct pw_policy policy = {};
+        _cleanup_(manager_freep) struct manager *m = NULL;
+        _cleanup_free_ char *why = NULL;
+        struct policy_context ctx;
+        struct cgroup_mount mount;
+        int r;
+
+        r = parse_argv(argc, argv);
+        if (r <= 0)
+                return r < 0 ? EXIT_USAGE : EXIT_OK;
+
+        r = policy_context_default(&ctx);
+        if (r < 0)
+                return log_error_errno(r, "Cannot read the machine's memory size: %m"), EXIT_FAILURE_RUNTIME;
+        r = config_load(&ctx, arg_config, &settings, &policy, &diags);
+        if (r == -ENOMEM)
+                return log_error("Out of memory"), EXIT_FAILURE_RUNTIME;
+        if (r < 0) {
+                log_error("Invalid configuration (%zu error%s):", diags.n, diags.n == 1 ? "" : "s");
+                log_diags(&diags);
+                return EXIT_CONFIG;
+        }
+        log_set_max_level(settings.log_level);
+        if (arg_check) {
+                printf("%s: valid; %zu job classes, %zu protected applications from %s\n", arg_config,
+                       policy.n_classes, policy.n_protects, settings.policy_dir);
+                return EXIT_OK;
+        }
+
+        r = cgroup_discover("", "/proc/self/mountinfo", "/proc/pressure", &mount, &why);
+        if (r == -ENOMEM)
+                return log_error("Out of memory"), EXIT_FAILURE_RUNTIME;
+        if (r < 0) {
+                log_error("This host cannot run pagewarden: %s", why);
+                return EXIT_HOST;
+        }
+        if (!mount.psi)
+                log_warning("Pressure stall information is off (boot with psi=1): the pressure governor cannot "
+                            "watch applications; static limits and protection still apply");
+
+        r = manager_new(arg_config, &ctx, &settings, &policy, &mount, &m);
+        if (r < 0)
+                return log_error_errno(r, "Cannot set up the event loop: %m"), EXIT_FAILURE_RUNTIME;
+        log_info("pagewarden %s running: cgroup2 at %s, %zu job classes, %zu protected applications", PACKAGE_VERSION,
+                 mount.path, m->policy.n_classes, m->policy.n_protects);
+        r = manager_run(m);
+        return r < 0 ? EXIT_FAILURE_RUNTIME : EXIT_OK;
+}

@@ -1,0 +1,1298 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <dirent.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <sys/stat.h>
+#include <sys/sysinfo.h>
+
+#include "device.h"
+#include "policy.h"
+#include "yamltree.h"
+
+int policy_context_default(struct policy_context *ctx) {
+        struct sysinfo si;
+
+        if (sysinfo(&si) < 0)
+                return -errno;
+        *ctx = (struct policy_context){
+                .ram_bytes = (uint64_t) si.totalram * si.mem_unit,
+                .sysfs = "/sys",
+                .mountinfo = "/proc/self/mountinfo",
+                .check_owner = geteuid() == 0,
+                .resolve_users = true,
+        };
+        return 0;
+}
+
+/* ---- names ------------------------------------------------------------ */
+
+const char *policy_name_problem(const char *name) {
+        size_t len = strlen(name);
+
+        if (len == 0)
+                return "name is empty";
+        for (const unsigned char *p = (const unsigned char *) name; *p; p++)
+                if (*p < 0x20 || *p == 0x7f)
+                        return "name contains a control character";
+        if (strchr(name, '/'))
+                return "name contains '/': names become cgroup directory names";
+        if (streq(name, ".") || streq(name, ".."))
+                return "'.' and '..' are not names";
+        if (len > POLICY_NAME_MAX)
+                return "name is longer than 64 characters";
+        if (!((name[0] >= 'a' && name[0] <= 'z') || (name[0] >= 'A' && name[0] <= 'Z') ||
+              (name[0] >= '0' && name[0] <= '9')))
+                return "name must start with a letter or a digit";
+        if (strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") != len)
+                return "name may contain only letters, digits, '-' and '_'";
+        return NULL;
+}
+
+const char *policy_cgroup_path_problem(const char *path) {
+        const char *p = path;
+
+        if (path[0] != '/')
+                return "cgroup path must start with '/' (relative to the cgroup2 mount)";
+        if (streq(path, "/"))
+                return "the root cgroup cannot be protected or used";
+        if (strlen(path) >= PATH_MAX)
+                return "cgroup path is too long";
+        for (const unsigned char *c = (const unsigned char *) path; *c; c++)
+                if (*c < 0x20 || *c == 0x7f)
+                        return "cgroup path contains a control character";
+        while (*p == '/') {
+                size_t n;
+
+                p++;
+                n = strcspn(p, "/");
+                if (n == 0)
+                        return "cgroup path has an empty component ('//' or a trailing '/')";
+                if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+                        return "cgroup path contains '.' or '..'";
+                if (n > 255)
+                        return "cgroup path has a component longer than 255 characters";
+                p += n;
+        }
+        return NULL;
+}
+
+const char *policy_unit_name_problem(const char *unit) {
+        static const char *const suffixes[] = { ".service", ".scope", ".slice", ".socket", ".mount", ".swap" };
+        size_t len = strlen(unit);
+
+        if (len == 0 || len > 255)
+                return "unit name must have 1 to 255 characters";
+        if (strspn(unit, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789:_.\\@-") != len)
+                return "unit name contains a character systemd does not allow";
+        for (size_t i = 0; i < ELEMENTSOF(suffixes); i++)
+                if (endswith(unit, suffixes[i]) && len > strlen(suffixes[i]))
+                        return NULL;
+        return "unit name needs a type suffix such as .service, .scope or .slice";
+}
+
+static const char *user_name_problem(const char *name) {
+        size_t len = strlen(name);
+
+        if (len == 0 || len > 32)
+                return "user name must have 1 to 32 characters";
+        if (strspn(name, "0123456789") == len)
+                return NULL; /* a numeric id */
+        if (!((name[0] >= 'a' && name[0] <= 'z') || (name[0] >= 'A' && name[0] <= 'Z') || name[0] == '_'))
+                return "user name must start with a letter or '_'";
+        if (strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != len)
+                return "user name contains a character that is not allowed";
+        return NULL;
+}
+
+/* ---- parse state and reporting ---------------------------------------- */
+
+struct pstate {
+        const struct policy_context *ctx;
+        const struct source *src;
+        struct diag_list *diags;
+        size_t first_diag; /* diags->n when this file started */
+};
+
+_printf_(3, 4) static void perr(struct pstate *st, const struct ynode *n, const char *fmt, ...) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        diag_addv(st->diags, st->src, n ? n->line : 0, n ? n->column : 0, fmt, ap);
+        va_end(ap);
+}
+
+static bool pfailed(const struct pstate *st) {
+        return st->diags->n > st->first_diag;
+}
+
+/* A map value left empty ("jobs:" with nothing under it) counts as an empty map. */
+static bool ynode_is_null(const struct ynode *n) {
+        return n->type == YNODE_SCALAR && n->plain &&
+               (n->value[0] == '\0' || streq(n->value, "~") || streq(n->value, "null"));
+}
+
+static const struct ynode *ymap_get(const struct ynode *map, const char *key) {
+        const struct ynode *k, *v;
+
+        if (!map || map->type != YNODE_MAP)
+                return NULL;
+        YMAP_FOREACH(k, v, map, i)
+                if (streq(k->value, key))
+                        return v;
+        return NULL;
+}
+
+/* The node at a dotted path below map, or fallback: where to point an error. */
+static const struct ynode *ymap_where(const struct ynode *map, const char *path, const struct ynode *fallback) {
+        char buf[128];
+        const struct ynode *n = map;
+
+        snprintf(buf, sizeof(buf), "%s", path);
+        for (char *save = NULL, *tok = strtok_r(buf, ".", &save); tok; tok = strtok_r(NULL, ".", &save)) {
+                n = ymap_get(n, tok);
+                if (!n)
+                        return fallback;
+        }
+        return n;
+}
+
+/* ---- field tables ------------------------------------------------------ */
+
+typedef void (*field_parser)(struct pstate *st, const struct ynode *val, void *target);
+
+struct field {
+        const char *key;
+        enum ynode_type type;
+        field_parser parse;        /* scalars, lists, and maps parsed by hand */
+        size_t offset;             /* of the target in the entry's struct */
+        const struct field *group; /* a map whose keys are fields of the same struct */
+};
+
+static unsigned edit_distance(const char *a, const char *b) {
+        unsigned row[POLICY_NAME_MAX + 1];
+        size_t la = strlen(a), lb = strlen(b);
+
+        if (la > POLICY_NAME_MAX || lb > POLICY_NAME_MAX)
+                return UINT_MAX;
+        for (size_t j = 0; j <= lb; j++)
+                row[j] = (unsigned) j;
+        for (size_t i = 1; i <= la; i++) {
+                unsigned diag = row[0];
+
+                row[0] = (unsigned) i;
+                for (size_t j = 1; j <= lb; j++) {
+                        unsigned up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+
+                        if (up + 1 < best)
+                                best = up + 1;
+                        if (row[j - 1] + 1 < best)
+                                best = row[j - 1] + 1;
+                        diag = up;
+                        row[j] = best;
+                }
+        }
+        return row[lb];
+}
+
+/* Keys that people put in the wrong file. */
+static const char *misplaced_hint(const char *key) {
+        static const char *const settings_keys[] = { "policy_dir", "socket", "socket_group", "cgroup_root",
+                                                     "backend", "restore_on_stop", "log_level", "pressure" };
+
+        for (size_t i = 0; i < ELEMENTSOF(settings_keys); i++)
+                if (streq(key, settings_keys[i]))
+                        return " (a daemon setting: it belongs in pagewarden.yaml)";
+        if (streq(key, "jobs") || streq(key, "protect"))
+                return " (policies belong in files in the policy directory, not in pagewarden.yaml)";
+        return NULL;
+}
+
+static void report_unknown_key(struct pstate *st, const struct ynode *key, const char *where,
+                               const struct field *fields) {
+        char expected[512] = "";
+        size_t len = 0;
+        const char *best = NULL, *hint = misplaced_hint(key->value);
+        unsigned best_d = 3;
+
+        for (const struct field *f = fields; f->key; f++) {
+                unsigned d = edit_distance(key->value, f->key);
+
+                if (d < best_d) {
+                        best_d = d;
+                        best = f->key;
+                }
+                len += (size_t) snprintf(expected + len, sizeof(expected) - len, "%s%s",
+                                         f == fields ? "" : (f[1].key ? ", " : " or "), f->key);
+                if (len >= sizeof(expected))
+                        break;
+        }
+        if (hint)
+                perr(st, key, "unknown key '%s' in %s%s", key->value, where, hint);
+        else if (best)
+                perr(st, key, "unknown key '%s' in %s: did you mean '%s'?", key->value, where, best);
+        else
+                perr(st, key, "unknown key '%s' in %s: expected %s", key->value, where, expected);
+}
+
+static void parse_fields(struct pstate *st, const struct ynode *map, const char *where, const struct field *fields,
+                         void *base);
+
+static void parse_field(struct pstate *st, const struct field *f, const struct ynode *key, const struct ynode *val,
+                        const char *where, void *base) {
+        _cleanup_free_ char *sub = NULL;
+
+        if (val->type == YNODE_SCALAR && val->value[0] == '\0' && f->type == YNODE_SCALAR) {
+                perr(st, key, "'%s' needs a value", key->value);
+                return;
+        }
+        if (f->type == YNODE_MAP && ynode_is_null(val))
+                return; /* an empty section: all defaults */
+        if (val->type != f->type) {
+                perr(st, val, "'%s' must be %s, not %s", key->value, ynode_type_name(f->type),
+                     ynode_type_name(val->type));
+                return;
+        }
+        if (f->group) {
+                if (asprintf(&sub, "%s.%s", where, key->value) < 0)
+                        abort();
+                parse_fields(st, val, sub, f->group, base);
+                return;
+        }
+        f->parse(st, val, (char *) base + f->offset);
+}
+
+static void parse_fields(struct pstate *st, const struct ynode *map, const char *where, const struct field *fields,
+                         void *base) {
+        const struct ynode *k, *v;
+
+        YMAP_FOREACH(k, v, map, i) {
+                const struct field *f;
+
+                for (f = fields; f->key; f++)
+                        if (streq(f->key, k->value))
+                                break;
+                if (!f->key) {
+                        report_unknown_key(st, k, where, fields);
+                        continue;
+                }
+                parse_field(st, f, k, v, where, base);
+        }
+}
+
+/* ---- scalar parsers ---------------------------------------------------- */
+
+static void p_size(struct pstate *st, const struct ynode *val, void *target) {
+        const char *e;
+
+        if (units_parse_size(val->value, st->ctx->ram_bytes, target, &e) < 0)
+                perr(st, val, "'%s': %s", val->value, e);
+}
+
+static void p_bandwidth(struct pstate *st, const struct ynode *val, void *target) {
+        const char *e;
+
+        if (units_parse_bandwidth(val->value, target, &e) < 0)
+                perr(st, val, "'%s': %s", val->value, e);
+}
+
+static void p_iops(struct pstate *st, const struct ynode *val, void *target) {
+        const char *e;
+
+        if (units_parse_iops(val->value, target, &e) < 0)
+                perr(st, val, "'%s': %s", val->value, e);
+}
+
+static void p_duration(struct pstate *st, const struct ynode *val, void *target) {
+        const char *e;
+
+        if (units_parse_duration(val->value, target, &e) < 0)
+                perr(st, val, "'%s': %s", val->value, e);
+}
+
+static void p_percent(struct pstate *st, const struct ynode *val, void *target) {
+        const char *e;
+
+        if (units_parse_percent(val->value, target, &e) < 0)
+                perr(st, val, "'%s': %s", val->value, e);
+}
+
+static void p_cpu_weight(struct pstate *st, const struct ynode *val, void *target) {
+        const char *e;
+
+        if (units_parse_uint(val->value, 1, 10000, target, &e) < 0)
+                perr(st, val, "'%s': %s (cpu weight is 1 to 10000, default 100)", val->value, e);
+}
+
+static void p_bool(struct pstate *st, const struct ynode *val, void *target) {
+        if (val->plain && streq(val->value, "true"))
+                *(bool *) target = true;
+        else if (val->plain && streq(val->value, "false"))
+                *(bool *) target = false;
+        else
+                perr(st, val, "'%s': expected true or false", val->value);
+}
+
+static void p_string(struct pstate *st, const struct ynode *val, void *target) {
+        char **s = target;
+
+        (void) st;
+        free(*s);
+        *s = strdup(val->value);
+        if (!*s)
+                abort();
+}
+
+static void p_swap(struct pstate *st, const struct ynode *val, void *target) {
+        if (streq(val->value, "deny"))
+                *(bool *) target = true;
+        else if (streq(val->value, "allow"))
+                *(bool *) target = false;
+        else
+                perr(st, val, "'%s': expected deny (memory.swap.max 0) or allow", val->value);
+}
+
+static void p_protect_size(struct pstate *st, const struct ynode *val, void *target) {
+        struct pw_protect_size *ps = target;
+        const char *e;
+
+        if (streq(val->value, "auto")) {
+                *ps = (struct pw_protect_size){ .mode = PW_PROTECT_AUTO };
+                return;
+        }
+        if (units_parse_size(val->value, st->ctx->ram_bytes, &ps->bytes, &e) < 0) {
+                perr(st, val, "'%s': %s, or auto", val->value, e);
+                return;
+        }
+        if (ps->bytes == UNITS_MAX) {
+                perr(st, val, "'max' would protect more memory than the machine has: give a size or auto");
+                return;
+        }
+        if (st->ctx->ram_bytes > 0 && ps->bytes > st->ctx->ram_bytes) {
+                char ram[32];
+
+                units_format_human(st->ctx->ram_bytes, ram, sizeof(ram));
+                perr(st, val, "'%s' is more than the machine's RAM (%s)", val->value, ram);
+                return;
+        }
+        ps->mode = PW_PROTECT_BYTES;
+}
+
+/* Target: the job class (these lists need their neighbours for duplicate checks). */
+static void p_users(struct pstate *st, const struct ynode *val, void *target) {
+        struct pw_job_class *c = target;
+
+        for (size_t i = 0; i < val->n_children; i++) {
+                const struct ynode *u = val->children[i];
+                const char *why;
+
+                if (u->type != YNODE_SCALAR) {
+                        perr(st, u, "users must be a list of user names, not of %s", ynode_type_name(u->type));
+                        continue;
+                }
+                why = user_name_problem(u->value);
+                if (why) {
+                        perr(st, u, "'%s': %s", u->value, why);
+                        continue;
+                }
+                if (st->ctx->resolve_users && strspn(u->value, "0123456789") != strlen(u->value) &&
+                    !getpwnam(u->value)) {
+                        perr(st, u, "unknown user '%s'", u->value);
+                        continue;
+                }
+                for (size_t j = 0; j < c->n_users; j++)
+                        if (streq(c->users[j], u->value)) {
+                                perr(st, u, "user '%s' is listed twice", u->value);
+                                goto next;
+                        }
+                if (GROW(c->users, c->allocated_users, c->n_users + 1) < 0)
+                        abort();
+                c->users[c->n_users] = strdup(u->value);
+                if (!c->users[c->n_users++])
+                        abort();
+        next:;
+        }
+}
+
+/* ---- job classes -------------------------------------------------------- */
+
+static void io_limit_done(struct pw_io_limit *io) {
+        free(io->device);
+        free(io->disk);
+}
+
+static const struct field io_fields[] = {
+        { "device", YNODE_SCALAR, p_string, offsetof(struct pw_io_limit, device) },
+        { "read_bps", YNODE_SCALAR, p_bandwidth, offsetof(struct pw_io_limit, read_bps) },
+        { "write_bps", YNODE_SCALAR, p_bandwidth, offsetof(struct pw_io_limit, write_bps) },
+        { "read_iops", YNODE_SCALAR, p_iops, offsetof(struct pw_io_limit, read_iops) },
+        { "write_iops", YNODE_SCALAR, p_iops, offsetof(struct pw_io_limit, write_iops) },
+        {},
+};
+
+static void resolve_io_device(struct pstate *st, const struct ynode *where, struct pw_io_limit *io) {
+        struct device_info di;
+        int r;
+
+        if (io->device[0] != '/' && !strchr(io->device, ':')) {
+                perr(st, where, "device '%s': give an absolute path (a device, a mount point or a path on the disk) or MAJ:MIN",
+                     io->device);
+                return;
+        }
+        r = device_resolve(io->device, st->ctx->sysfs, st->ctx->mountinfo, &di);
+        if (r == -ENODEV && di.fstype[0])
+                perr(st, where, "'%s' is on a %s file system, which has no block device: io limits need a disk",
+                     io->device, di.fstype);
+        else if (r == -ENODEV)
+                perr(st, where, "'%s' is not a block device known to the kernel", io->device);
+        else if (r == -EINVAL)
+                perr(st, where, "device '%s': expected an absolute path or MAJ:MIN", io->device);
+        else if (r == -ENOENT)
+                perr(st, where, "device '%s' does not exist", io->device);
+        else if (r < 0)
+                perr(st, where, "device '%s': %s", io->device, strerror(-r));
+        else {
+                io->major = di.major;
+                io->minor = di.minor;
+                io->disk = strdup(di.name);
+                if (!io->disk)
+                        abort();
+        }
+}
+
+static void p_io(struct pstate *st, const struct ynode *val, void *target) {
+        struct pw_job_class *c = target;
+
+        for (size_t i = 0; i < val->n_children; i++) {
+                const struct ynode *item = val->children[i], *dev;
+                struct pw_io_limit io = {
+                        .read_bps = UNITS_MAX,
+                        .write_bps = UNITS_MAX,
+                        .read_iops = UNITS_MAX,
+                        .write_iops = UNITS_MAX,
+                };
+                size_t before = st->diags->n;
+
+                if (item->type != YNODE_MAP) {
+                        perr(st, item, "each io entry must be a mapping with device: and limits, not %s",
+                             ynode_type_name(item->type));
+                        continue;
+                }
+                parse_fields(st, item, "io entry", io_fields, &io);
+                dev = ymap_where(item, "device", item);
+                if (!io.device) {
+                        if (st->diags->n == before)
+                                perr(st, item, "io entry needs a device:");
+                        io_limit_done(&io);
+                        continue;
+                }
+                resolve_io_device(st, dev, &io);
+                if (st->diags->n == before && io.read_bps == UNITS_MAX && io.write_bps == UNITS_MAX &&
+                    io.read_iops == UNITS_MAX && io.write_iops == UNITS_MAX)
+                        perr(st, item, "io entry for '%s' sets no limit: give read_bps, write_bps, read_iops or write_iops",
+                             io.device);
+                if (st->diags->n != before) {
+                        io_limit_done(&io);
+                        continue;
+                }
+                for (size_t j = 0; j < c->n_io; j++)
+                        if (c->io[j].major == io.major && c->io[j].minor == io.minor) {
+                                perr(st, dev, "'%s' is on disk %s (%u:%u), which '%s' already names", io.device,
+                                     io.disk, io.major, io.minor, c->io[j].device);
+                                io_limit_done(&io);
+                                goto next;
+                        }
+                if (GROW(c->io, c->allocated_io, c->n_io + 1) < 0)
+                        abort();
+                c->io[c->n_io++] = io;
+        next:;
+        }
+}
+
+static const struct field class_memory_fields[] = {
+        { "high", YNODE_SCALAR, p_size, offsetof(struct pw_job_class, memory_high) },
+        { "max", YNODE_SCALAR, p_size, offsetof(struct pw_job_class, memory_max) },
+        { "swap_max", YNODE_SCALAR, p_size, offsetof(struct pw_job_class, memory_swap_max) },
+        {},
+};
+
+static const struct field class_cpu_fields[] = {
+        { "weight", YNODE_SCALAR, p_cpu_weight, offsetof(struct pw_job_class, cpu_weight) },
+        {},
+};
+
+static const struct field class_pressure_fields[] = {
+        { "memory_high_floor", YNODE_SCALAR, p_size, offsetof(struct pw_job_class, memory_high_floor) },
+        { "io_floor", YNODE_SCALAR, p_bandwidth, offsetof(struct pw_job_class, io_floor) },
+        { "freeze", YNODE_SCALAR, p_bool, offsetof(struct pw_job_class, freeze) },
+        { "freeze_max", YNODE_SCALAR, p_duration, offsetof(struct pw_job_class, freeze_max_usec) },
+        {},
+};
+
+static const struct field class_fields[] = {
+        { "memory", YNODE_MAP, NULL, 0, class_memory_fields },
+        { "io", YNODE_SEQ, p_io, 0 },
+        { "cpu", YNODE_MAP, NULL, 0, class_cpu_fields },
+        { "under_pressure", YNODE_MAP, NULL, 0, class_pressure_fields },
+        { "users", YNODE_SEQ, p_users, 0 },
+        {},
+};
+
+static void class_done(struct pw_job_class *c) {
+        free(c->name);
+        free(c->source);
+        for (size_t i = 0; i < c->n_io; i++)
+                io_limit_done(&c->io[i]);
+        free(c->io);
+        for (size_t i = 0; i < c->n_users; i++)
+                free(c->users[i]);
+        free(c->users);
+}
+
+/* Cross-field checks and defaults that depend on other fields. */
+static void class_finish(struct pstate *st, const struct ynode *entry, struct pw_job_class *c) {
+        char a[32], b[32];
+        uint64_t min_bps = UNITS_MAX;
+
+        if (c->memory_high < PW_MIN_MEMORY_LIMIT)
+                perr(st, ymap_where(entry, "memory.high", entry), "memory.high must be at least 1M");
+        if (c->memory_max < PW_MIN_MEMORY_LIMIT)
+                perr(st, ymap_where(entry, "memory.max", entry), "memory.max must be at least 1M");
+        if (c->memory_high != UNITS_MAX && c->memory_max != UNITS_MAX && c->memory_high > c->memory_max) {
+                units_format_human(c->memory_high, a, sizeof(a));
+                units_format_human(c->memory_max, b, sizeof(b));
+                perr(st, ymap_where(entry, "memory.high", entry),
+                     "memory.high (%s) is above memory.max (%s): it would never throttle", a, b);
+        }
+
+        if (c->memory_high_floor == 0) {
+                c->memory_high_floor = PW_DEFAULT_MEMORY_HIGH_FLOOR;
+                if (c->memory_high < c->memory_high_floor)
+                        c->memory_high_floor = c->memory_high;
+        } else if (c->memory_high_floor == UNITS_MAX)
+                perr(st, ymap_where(entry, "under_pressure.memory_high_floor", entry),
+                     "memory_high_floor cannot be max: it is how far memory.high may be lowered");
+        else if (c->memory_high_floor < PW_MIN_MEMORY_LIMIT)
+                perr(st, ymap_where(entry, "under_pressure.memory_high_floor", entry),
+                     "memory_high_floor must be at least 1M");
+        else if (c->memory_high_floor > c->memory_high) {
+                units_format_human(c->memory_high_floor, a, sizeof(a));
+                units_format_human(c->memory_high, b, sizeof(b));
+                perr(st, ymap_where(entry, "under_pressure.memory_high_floor", entry),
+                     "memory_high_floor (%s) is above memory.high (%s)", a, b);
+        }
+
+        for (size_t i = 0; i < c->n_io; i++) {
+                if (c->io[i].read_bps < min_bps)
+                        min_bps = c->io[i].read_bps;
+                if (c->io[i].write_bps < min_bps)
+                        min_bps = c->io[i].write_bps;
+        }
+        if (c->io_floor == 0)
+                c->io_floor = PW_DEFAULT_IO_FLOOR < min_bps ? PW_DEFAULT_IO_FLOOR : min_bps;
+        else if (c->io_floor == UNITS_MAX)
+                perr(st, ymap_where(entry, "under_pressure.io_floor", entry),
+                     "io_floor cannot be max: it is how far io limits may be lowered");
+        else if (c->io_floor > min_bps) {
+                units_format_human(c->io_floor, a, sizeof(a));
+                units_format_human(min_bps, b, sizeof(b));
+                perr(st, ymap_where(entry, "under_pressure.io_floor", entry),
+                     "io_floor (%s/s) is above the class's lowest io limit (%s/s)", a, b);
+        }
+
+        if (c->freeze_max_usec < UINT64_C(100000) || c->freeze_max_usec > UINT64_C(3600000000))
+                perr(st, ymap_where(entry, "under_pressure.freeze_max", entry),
+                     "freeze_max must be between 100ms and 60m");
+}
+
+static const char *source_basename(const struct source *src) {
+        const char *slash = strrchr(src->path, '/');
+
+        return slash ? slash + 1 : src->path;
+}
+
+static void parse_class(struct pstate *st, const struct ynode *key, const struct ynode *val, struct pw_policy *p) {
+        _cleanup_free_ char *where = NULL;
+        const struct pw_job_class *other;
+        struct pw_job_class c = {
+                .memory_high = UNITS_MAX,
+                .memory_max = UNITS_MAX,
+                .memory_swap_max = UNITS_MAX,
+                .cpu_weight = PW_DEFAULT_CPU_WEIGHT,
+                .freeze_max_usec = PW_DEFAULT_FREEZE_MAX_USEC,
+        };
+        const char *why = policy_name_problem(key->value);
+        size_t before = st->diags->n;
+
+        if (why)
+                perr(st, key, "job class '%s': %s", key->value, why);
+        other = policy_find_class(p, key->value);
+        if (other)
+                perr(st, key, "job class '%s' is already defined at %s:%u", key->value, other->source, other->line);
+        if (!ynode_is_null(val) && val->type != YNODE_MAP) {
+                perr(st, val, "job class '%s' must be a mapping, not %s", key->value, ynode_type_name(val->type));
+                return;
+        }
+        if (asprintf(&where, "job class '%s'", key->value) < 0)
+                abort();
+        if (val->type == YNODE_MAP)
+                parse_fields(st, val, where, class_fields, &c);
+        class_finish(st, val->type == YNODE_MAP ? val : key, &c);
+
+        if (st->diags->n != before) {
+                class_done(&c);
+                return;
+        }
+        c.name = strdup(key->value);
+        c.source = strdup(source_basename(st->src));
+        c.line = key->line;
+        if (!c.name || !c.source || GROW(p->classes, p->allocated_classes, p->n_classes + 1) < 0)
+                abort();
+        p->classes[p->n_classes++] = c;
+}
+
+static void p_jobs(struct pstate *st, const struct ynode *val, void *target) {
+        const struct ynode *k, *v;
+
+        YMAP_FOREACH(k, v, val, i)
+                parse_class(st, k, v, target);
+}
+
+/* ---- protected applications -------------------------------------------- */
+
+static const struct field protect_memory_fields[] = {
+        { "min", YNODE_SCALAR, p_protect_size, offsetof(struct pw_protect, min) },
+        { "low", YNODE_SCALAR, p_protect_size, offsetof(struct pw_protect, low) },
+        { "swap", YNODE_SCALAR, p_swap, offsetof(struct pw_protect, swap_deny) },
+        {},
+};
+
+static const struct field protect_fields[] = {
+        { "unit", YNODE_SCALAR, p_string, offsetof(struct pw_protect, unit) },
+        { "cgroup", YNODE_SCALAR, p_string, offsetof(struct pw_protect, cgroup) },
+        { "memory", YNODE_MAP, NULL, 0, protect_memory_fields },
+        {},
+};
+
+static void protect_done(struct pw_protect *pr) {
+        free(pr->name);
+        free(pr->source);
+        free(pr->unit);
+        free(pr->cgroup);
+}
+
+static void protect_finish(struct pstate *st, const struct ynode *key, const struct ynode *entry,
+                           struct pw_protect *pr, const struct pw_policy *p) {
+        const char *why;
+
+        if (!pr->unit && !pr->cgroup) {
+                perr(st, key, "protect entry '%s' needs unit: (a systemd unit) or cgroup: (a cgroup path)",
+                     key->value);
+                return;
+        }
+        if (pr->unit && pr->cgroup) {
+                const struct ynode *u = ymap_where(entry, "unit", entry), *c = ymap_where(entry, "cgroup", entry);
+                const struct ynode *later = c->line > u->line || (c->line == u->line && c->column > u->column) ? c : u;
+
+                perr(st, later, "protect entry '%s' gives both unit: and cgroup:; give exactly one", key->value);
+                return;
+        }
+        if (pr->unit) {
+                why = policy_unit_name_problem(pr->unit);
+                if (why)
+                        perr(st, ymap_where(entry, "unit", entry), "unit '%s': %s", pr->unit, why);
+        } else {
+                why = policy_cgroup_path_problem(pr->cgroup);
+                if (why)
+                        perr(st, ymap_where(entry, "cgroup", entry), "cgroup '%s': %s", pr->cgroup, why);
+        }
+        if (pr->min.mode == PW_PROTECT_BYTES && pr->low.mode == PW_PROTECT_BYTES && pr->low.bytes < pr->min.bytes)
+                perr(st, ymap_where(entry, "memory.low", entry),
+                     "memory.low is below memory.min: it would have no effect");
+        for (size_t i = 0; i < p->n_protects; i++) {
+                const struct pw_protect *o = &p->protects[i];
+
+                if ((pr->unit && streq_ptr(o->unit, pr->unit)) || (pr->cgroup && streq_ptr(o->cgroup, pr->cgroup)))
+                        perr(st, key, "'%s' is already protected by entry '%s' (%s:%u)", pr->unit ?: pr->cgroup,
+                             o->name, o->source, o->line);
+        }
+}
+
+static void parse_protect(struct pstate *st, const struct ynode *key, const struct ynode *val, struct pw_policy *p) {
+        _cleanup_free_ char *where = NULL;
+        const struct pw_protect *other;
+        struct pw_protect pr = {};
+        const char *why = policy_name_problem(key->value);
+        size_t before = st->diags->n;
+
+        if (why)
+                perr(st, key, "protect entry '%s': %s", key->value, why);
+        other = policy_find_protect(p, key->value);
+        if (other)
+                perr(st, key, "protect entry '%s' is already defined at %s:%u", key->value, other->source,
+                     other->line);
+        if (val->type != YNODE_MAP) {
+                perr(st, ynode_is_null(val) ? key : val, "protect entry '%s' must be a mapping with unit: or cgroup:",
+                     key->value);
+                return;
+        }
+        if (asprintf(&where, "protect entry '%s'", key->value) < 0)
+                abort();
+        parse_fields(st, val, where, protect_fields, &pr);
+        protect_finish(st, key, val, &pr, p);
+
+        if (st->diags->n != before) {
+                protect_done(&pr);
+                return;
+        }
+        pr.name = strdup(key->value);
+        pr.source = strdup(source_basename(st->src));
+        pr.line = key->line;
+        if (!pr.name || !pr.source || GROW(p->protects, p->allocated_protects, p->n_protects + 1) < 0)
+                abort();
+        p->protects[p->n_protects++] = pr;
+}
+
+static void p_protect(struct pstate *st, const struct ynode *val, void *target) {
+        const struct ynode *k, *v;
+
+        YMAP_FOREACH(k, v, val, i)
+                parse_protect(st, k, v, target);
+}
+
+static const struct field policy_fields[] = {
+        { "jobs", YNODE_MAP, p_jobs, 0 },
+        { "protect", YNODE_MAP, p_protect, 0 },
+        {},
+};
+
+int policy_parse_source(const struct policy_context *ctx, const struct source *src, struct pw_policy *p,
+                        struct diag_list *diags) {
+        _cleanup_(ynode_freep) struct ynode *root = NULL;
+        struct pstate st = { .ctx = ctx, .src = src, .diags = diags, .first_diag = diags->n };
+        int r;
+
+        r = ytree_parse(src, diags, &root);
+        if (r == -ENOMEM)
+                return r;
+        if (root && root->type != YNODE_MAP)
+                perr(&st, root, "a policy file must be a mapping with jobs: and protect:, not %s",
+                     ynode_type_name(root->type));
+        else if (root)
+                parse_fields(&st, root, "a policy file", policy_fields, p);
+        return pfailed(&st) ? -EINVAL : 0;
+}
+
+/* ---- files and directories ----------------------------------------------- */
+
+static bool owner_problem(const struct policy_context *ctx, const struct stat *st, const char *path, const char *what,
+                          struct diag_list *diags) {
+        if (!ctx->check_owner)
+                return false;
+        if (st->st_uid != 0) {
+                diag_add_path(diags, path, "%s is owned by uid %u, not root: refusing it (chown root)", what,
+                              (unsigned) st->st_uid);
+                return true;
+        }
+        if (st->st_mode & (S_IWGRP | S_IWOTH)) {
+                diag_add_path(diags, path, "%s is writable by %s (mode %04o): refusing it (chmod go-w)", what,
+                              (st->st_mode & S_IWOTH) ? "others" : "its group", (unsigned) (st->st_mode & 07777));
+                return true;
+        }
+        return false;
+}
+
+int policy_read_source(const struct policy_context *ctx, const char *path, struct source **ret,
+                       struct diag_list *diags) {
+        _cleanup_close_ int fd = -1;
+        _cleanup_free_ char *text = NULL;
+        struct source *s;
+        struct stat st;
+        size_t size;
+        int r;
+
+        *ret = NULL;
+        /* O_NONBLOCK: a FIFO in the policy directory must not hang the daemon. */
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0) {
+                diag_add_path(diags, path, "cannot open: %s", strerror(errno));
+                return -EINVAL;
+        }
+        if (fstat(fd, &st) < 0) {
+                diag_add_path(diags, path, "cannot stat: %s", strerror(errno));
+                return -EINVAL;
+        }
+        if (!S_ISREG(st.st_mode)) {
+                diag_add_path(diags, path, "not a regular file");
+                return -EINVAL;
+        }
+        if (owner_problem(ctx, &st, path, "file", diags))
+                return -EINVAL;
+        if (st.st_size > YTREE_MAX_FILE_SIZE) {
+                diag_add_path(diags, path, "file is larger than %d bytes", YTREE_MAX_FILE_SIZE);
+                return -EINVAL;
+        }
+        r = read_full_fd(fd, YTREE_MAX_FILE_SIZE, &text, &size);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                diag_add_path(diags, path, "cannot read: %s", r == -EFBIG ? "file is too large" : strerror(-r));
+                return -EINVAL;
+        }
+        s = calloc(1, sizeof(*s));
+        if (!s)
+                return -ENOMEM;
+        s->path = strdup(path);
+        if (!s->path) {
+                free(s);
+                return -ENOMEM;
+        }
+        s->text = TAKE_PTR(text);
+        s->size = size;
+        *ret = s;
+        return 0;
+}
+
+static int policy_load_file(const struct policy_context *ctx, const char *path, struct pw_policy *p,
+                            struct diag_list *diags) {
+        struct source *src;
+        int r;
+
+        r = policy_read_source(ctx, path, &src, diags);
+        if (r < 0)
+                return r;
+        r = policy_parse_source(ctx, src, p, diags);
+        source_free(src);
+        return r;
+}
+
+static int yaml_filter(const struct dirent *de) {
+        return de->d_name[0] != '.' && endswith(de->d_name, ".yaml");
+}
+
+int policy_load_path(const struct policy_context *ctx, const char *path, struct pw_policy *p,
+                     struct diag_list *diags) {
+        struct dirent **list = NULL;
+        struct stat st;
+        int n, r = 0;
+
+        if (stat(path, &st) < 0) {
+                diag_add_path(diags, path, "%s", strerror(errno));
+                return -EINVAL;
+        }
+        if (!S_ISDIR(st.st_mode))
+                return policy_load_file(ctx, path, p, diags);
+        if (owner_problem(ctx, &st, path, "directory", diags))
+                return -EINVAL;
+
+        n = scandir(path, &list, yaml_filter, alphasort);
+        if (n < 0) {
+                diag_add_path(diags, path, "cannot read directory: %s", strerror(errno));
+                return -EINVAL;
+        }
+        for (int i = 0; i < n; i++) {
+                _cleanup_free_ char *file = path_join(path, list[i]->d_name);
+                int k;
+
+                if (!file) {
+                        r = -ENOMEM;
+                        break;
+                }
+                k = policy_load_file(ctx, file, p, diags);
+                if (k == -ENOMEM) {
+                        r = k;
+                        break;
+                }
+                if (k < 0)
+                        r = k;
+        }
+        for (int i = 0; i < n; i++)
+                free(list[i]);
+        free(list);
+        return r;
+}
+
+void policy_done(struct pw_policy *p) {
+        for (size_t i = 0; i < p->n_classes; i++)
+                class_done(&p->classes[i]);
+        free(p->classes);
+        for (size_t i = 0; i < p->n_protects; i++)
+                protect_done(&p->protects[i]);
+        free(p->protects);
+        *p = (struct pw_policy){};
+}
+
+const struct pw_job_class *policy_find_class(const struct pw_policy *p, const char *name) {
+        for (size_t i = 0; i < p->n_classes; i++)
+                if (streq(p->classes[i].name, name))
+                        return &p->classes[i];
+        return NULL;
+}
+
+const struct pw_protect *policy_find_protect(const struct pw_policy *p, const char *name) {
+        for (size_t i = 0; i < p->n_protects; i++)
+                if (streq(p->protects[i].name, name))
+                        return &p->protects[i];
+        return NULL;
+}
+
+/* ---- settings -------------------------------------------------------------- */
+
+static const char *const backend_names[] = {
+        [PW_BACKEND_AUTO] = "auto",
+        [PW_BACKEND_SYSTEMD] = "systemd",
+        [PW_BACKEND_CGROUPFS] = "cgroupfs",
+};
+
+const char *pw_backend_to_string(enum pw_backend b) {
+        return (size_t) b < ELEMENTSOF(backend_names) ? backend_names[b] : "?";
+}
+
+static const struct {
+        enum pw_log_level level;
+        const char *name;
+} log_level_names[] = {
+        { PW_LOG_ERR, "err" },   { PW_LOG_WARNING, "warning" }, { PW_LOG_NOTICE, "notice" },
+        { PW_LOG_INFO, "info" }, { PW_LOG_DEBUG, "debug" },
+};
+
+const char *pw_log_level_to_string(enum pw_log_level l) {
+        for (size_t i = 0; i < ELEMENTSOF(log_level_names); i++)
+                if (log_level_names[i].level == l)
+                        return log_level_names[i].name;
+        return "?";
+}
+
+static void p_backend(struct pstate *st, const struct ynode *val, void *target) {
+        for (size_t i = 0; i < ELEMENTSOF(backend_names); i++)
+                if (streq(val->value, backend_names[i])) {
+                        *(enum pw_backend *) target = (enum pw_backend) i;
+                        return;
+                }
+        perr(st, val, "'%s': expected auto, systemd or cgroupfs", val->value);
+}
+
+static void p_log_level(struct pstate *st, const struct ynode *val, void *target) {
+        for (size_t i = 0; i < ELEMENTSOF(log_level_names); i++)
+                if (streq(val->value, log_level_names[i].name)) {
+                        *(enum pw_log_level *) target = log_level_names[i].level;
+                        return;
+                }
+        perr(st, val, "'%s': expected err, warning, notice, info or debug", val->value);
+}
+
+static void p_socket(struct pstate *st, const struct ynode *val, void *target) {
+        if (val->value[0] != '/')
+                perr(st, val, "socket '%s': must be an absolute path", val->value);
+        else if (strlen(val->value) >= 108) /* sizeof(sun_path) */
+                perr(st, val, "socket path is longer than 107 bytes, the limit of a Unix socket address");
+        else
+                p_string(st, val, target);
+}
+
+static void p_group(struct pstate *st, const struct ynode *val, void *target) {
+        if (user_name_problem(val->value))
+                perr(st, val, "'%s' is not a valid group name", val->value);
+        else if (st->ctx->resolve_users && strspn(val->value, "0123456789") != strlen(val->value) &&
+                 !getgrnam(val->value))
+                perr(st, val, "unknown group '%s'", val->value);
+        else
+                p_string(st, val, target);
+}
+
+static void p_cgroup_root(struct pstate *st, const struct ynode *val, void *target) {
+        _cleanup_free_ char *abs = NULL;
+        const char *why;
+
+        if (asprintf(&abs, "/%s", val->value + (val->value[0] == '/')) < 0)
+                abort();
+        why = policy_cgroup_path_problem(abs);
+        if (why) {
+                perr(st, val, "cgroup_root '%s': %s", val->value, why);
+                return;
+        }
+        free(*(char **) target);
+        *(char **) target = strdup(abs + 1);
+        if (!*(char **) target)
+                abort();
+}
+
+/* name taken relative to the directory of file (name itself if absolute). */
+static char *sibling_path(const char *file, const char *name) {
+        const char *slash = strrchr(file, '/');
+        _cleanup_free_ char *dir = NULL;
+
+        if (name[0] == '/' || !slash)
+                return strdup(name);
+        dir = strndup(file, (size_t) (slash - file) + 1); /* keeps the '/' */
+        return dir ? path_join(dir, name) : NULL;
+}
+
+static void p_policy_dir(struct pstate *st, const struct ynode *val, void *target) {
+        char **dir = target;
+
+        free(*dir);
+        *dir = sibling_path(st->src->path, val->value);
+        if (!*dir)
+                abort();
+}
+
+static const struct field pressure_fields[] = {
+        { "threshold", YNODE_SCALAR, p_percent, offsetof(struct pw_settings, pressure.threshold) },
+        { "window", YNODE_SCALAR, p_duration, offsetof(struct pw_settings, pressure.window_usec) },
+        { "release", YNODE_SCALAR, p_percent, offsetof(struct pw_settings, pressure.release) },
+        { "cooldown", YNODE_SCALAR, p_duration, offsetof(struct pw_settings, pressure.cooldown_usec) },
+        {},
+};
+
+static const struct field settings_fields[] = {
+        { "policy_dir", YNODE_SCALAR, p_policy_dir, offsetof(struct pw_settings, policy_dir) },
+        { "socket", YNODE_SCALAR, p_socket, offsetof(struct pw_settings, socket) },
+        { "socket_group", YNODE_SCALAR, p_group, offsetof(struct pw_settings, socket_group) },
+        { "cgroup_root", YNODE_SCALAR, p_cgroup_root, offsetof(struct pw_settings, cgroup_root) },
+        { "backend", YNODE_SCALAR, p_backend, offsetof(struct pw_settings, backend) },
+        { "restore_on_stop", YNODE_SCALAR, p_bool, offsetof(struct pw_settings, restore_on_stop) },
+        { "log_level", YNODE_SCALAR, p_log_level, offsetof(struct pw_settings, log_level) },
+        { "pressure", YNODE_MAP, NULL, 0, pressure_fields },
+        {},
+};
+
+void settings_init(struct pw_settings *s) {
+        *s = (struct pw_settings){
+                .policy_dir = strdup(SYSCONFDIR "/pagewarden/policies.d"),
+                .socket = strdup(PW_DEFAULT_SOCKET),
+                .cgroup_root = strdup(PW_DEFAULT_CGROUP_ROOT),
+                .backend = PW_BACKEND_AUTO,
+                .log_level = PW_LOG_INFO,
+                .pressure = {
+                        .threshold = 10 * UNITS_PERCENT_ONE,
+                        .window_usec = UINT64_C(500000),
+                        .release = 1 * UNITS_PERCENT_ONE,
+                        .cooldown_usec = UINT64_C(30000000),
+                },
+        };
+        if (!s->policy_dir || !s->socket || !s->cgroup_root)
+                abort();
+}
+
+void settings_done(struct pw_settings *s) {
+        free(s->path);
+        free(s->policy_dir);
+        free(s->socket);
+        free(s->socket_group);
+        free(s->cgroup_root);
+        *s = (struct pw_settings){};
+}
+
+int settings_parse_source(const struct policy_context *ctx, const struct source *src, struct pw_settings *s,
+                          struct diag_list *diags) {
+        _cleanup_(ynode_freep) struct ynode *root = NULL;
+        struct pstate st = { .ctx = ctx, .src = src, .diags = diags, .first_diag = diags->n };
+        int r;
+
+        /* The default policy_dir is policies.d next to this file. */
+        free(s->policy_dir);
+        s->policy_dir = sibling_path(src->path, "policies.d");
+        if (!s->policy_dir)
+                return -ENOMEM;
+
+        r = ytree_parse(src, diags, &root);
+        if (r == -ENOMEM)
+                return r;
+        if (root && root->type != YNODE_MAP)
+                perr(&st, root, "the settings file must be a mapping, not %s", ynode_type_name(root->type));
+        else if (root)
+                parse_fields(&st, root, "the settings file", settings_fields, s);
+
+        if (s->pressure.window_usec < UINT64_C(500000) || s->pressure.window_usec > UINT64_C(10000000))
+                perr(&st, ymap_where(root, "pressure.window", root),
+                     "pressure window must be between 500ms and 10s (the kernel's limits for PSI triggers)");
+        if (s->pressure.threshold == 0)
+                perr(&st, ymap_where(root, "pressure.threshold", root),
+                     "pressure threshold must be above 0%%");
+        if (s->pressure.cooldown_usec < UINT64_C(1000000) || s->pressure.cooldown_usec > UINT64_C(3600000000))
+                perr(&st, ymap_where(root, "pressure.cooldown", root), "pressure cooldown must be between 1s and 60m");
+        if (s->pressure.release >= s->pressure.threshold)
+                perr(&st, ymap_where(root, "pressure.release", root),
+                     "pressure release level must be below the threshold");
+        return pfailed(&st) ? -EINVAL : 0;
+}
+
+int settings_load(const struct policy_context *ctx, const char *path, struct pw_settings *s,
+                  struct diag_list *diags) {
+        struct source *src;
+        int r;
+
+        settings_init(s);
+        if (!path)
+                return 0;
+        s->path = strdup(path);
+        if (!s->path)
+                return -ENOMEM;
+        r = policy_read_source(ctx, path, &src, diags);
+        if (r < 0)
+                return r;
+        r = settings_parse_source(ctx, src, s, diags);
+        source_free(src);
+        return r;
+}
+
+int config_load(const struct policy_context *ctx, const char *settings_path, struct pw_settings *s,
+                struct pw_policy *p, struct diag_list *diags) {
+        int r, k;
+
+        r = settings_load(ctx, settings_path, s, diags);
+        if (r == -ENOMEM)
+                return r;
+        /* Read the policies even when the settings have errors, to report theirs too. */
+        k = policy_load_path(ctx, s->policy_dir, p, diags);
+        return r < 0 ? r : k;
+}
+
+/* ---- printing ------------------------------------------------------------ */
+
+static void print_size(FILE *f, const char *indent, const char *key, uint64_t v) {
+        char buf[32];
+
+        units_format_size(v, buf, sizeof(buf));
+        if (v != UNITS_MAX && v >= 1024) {
+                char human[32];
+
+                units_format_human(v, human, sizeof(human));
+                fprintf(f, "%s%s: %s  # %s\n", indent, key, buf, human);
+        } else
+                fprintf(f, "%s%s: %s\n", indent, key, buf);
+}
+
+static void print_protect_size(FILE *f, const char *key, const struct pw_protect_size *ps) {
+        switch (ps->mode) {
+        case PW_PROTECT_UNSET:
+                break;
+        case PW_PROTECT_AUTO:
+                fprintf(f, "      %s: auto\n", key);
+                break;
+        case PW_PROTECT_BYTES:
+                print_size(f, "      ", key, ps->bytes);
+                break;
+        }
+}
+
+void policy_print(const struct pw_policy *p, FILE *f) {
+        char buf[32];
+
+        fprintf(f, "jobs:%s\n", p->n_classes ? "" : " {}");
+        for (size_t i = 0; i < p->n_classes; i++) {
+                const struct pw_job_class *c = &p->classes[i];
+
+                fprintf(f, "  %s:  # %s:%u\n", c->name, c->source, c->line);
+                fputs("    memory:\n", f);
+                print_size(f, "      ", "high", c->memory_high);
+                print_size(f, "      ", "max", c->memory_max);
+                print_size(f, "      ", "swap_max", c->memory_swap_max);
+                fprintf(f, "    cpu:\n      weight: %" PRIu64 "\n", c->cpu_weight);
+                fprintf(f, "    io:%s\n", c->n_io ? "" : " []");
+                for (size_t j = 0; j < c->n_io; j++) {
+                        const struct pw_io_limit *io = &c->io[j];
+
+                        fprintf(f, "      - device: \"%u:%u\"  # %s, from %s\n", io->major, io->minor, io->disk,
+                                io->device);
+                        print_size(f, "        ", "read_bps", io->read_bps);
+                        print_size(f, "        ", "write_bps", io->write_bps);
+                        units_format_size(io->read_iops, buf, sizeof(buf));
+                        fprintf(f, "        read_iops: %s\n", buf);
+                        units_format_size(io->write_iops, buf, sizeof(buf));
+                        fprintf(f, "        write_iops: %s\n", buf);
+                }
+                fputs("    under_pressure:\n", f);
+                print_size(f, "      ", "memory_high_floor", c->memory_high_floor);
+                print_size(f, "      ", "io_floor", c->io_floor);
+                fprintf(f, "      freeze: %s\n", c->freeze ? "true" : "false");
+                units_format_duration(c->freeze_max_usec, buf, sizeof(buf));
+                fprintf(f, "      freeze_max: %s\n", buf);
+                fprintf(f, "    users:%s\n", c->n_users ? "" : " []");
+                for (size_t j = 0; j < c->n_users; j++)
+                        fprintf(f, "      - \"%s\"\n", c->users[j]);
+        }
+        fprintf(f, "protect:%s\n", p->n_protects ? "" : " {}");
+        for (size_t i = 0; i < p->n_protects; i++) {
+                const struct pw_protect *pr = &p->protects[i];
+
+                fprintf(f, "  %s:  # %s:%u\n", pr->name, pr->source, pr->line);
+                if (pr->unit)
+                        fprintf(f, "    unit: %s\n", pr->unit);
+                else
+                        fprintf(f, "    cgroup: %s\n", pr->cgroup);
+                fputs("    memory:\n", f);
+                print_protect_size(f, "min", &pr->min);
+                print_protect_size(f, "low", &pr->low);
+                fprintf(f, "      swap: %s\n", pr->swap_deny ? "deny" : "allow");
+        }
+}
+
+void settings_print(const struct pw_settings *s, FILE *f) {
+        char buf[32];
+
+        fprintf(f, "policy_dir: %s\n", s->policy_dir);
+        fprintf(f, "socket: %s\n", s->socket);
+        if (s->socket_group)
+                fprintf(f, "socket_group: \"%s\"\n", s->socket_group);
+        fprintf(f, "cgroup_root: %s\n", s->cgroup_root);
+        fprintf(f, "backend: %s\n", pw_backend_to_string(s->backend));
+        fprintf(f, "restore_on_stop: %s\n", s->restore_on_stop ? "true" : "false");
+        fprintf(f, "log_level: %s\n", pw_log_level_to_string(s->log_level));
+        fputs("pressure:\n", f);
+        units_format_percent(s->pressure.threshold, buf, sizeof(buf));
+        fprintf(f, "  threshold: %s\n", buf);
+        units_format_duration(s->pressure.window_usec, buf, sizeof(buf));
+        fprintf(f, "  window: %s\n", buf);
+        units_format_percent(s->pressure.release, buf, sizeof(buf));
+        fprintf(f, "  release: %s\n", buf);
+        units_format_duration(s->pressure.cooldown_usec, buf, sizeof(buf));
+        fprintf(f, "  cooldown: %s\n", buf);
+}
+
+/* ---- comparison ------------------------------------------------------------ */
+
+static bool class_equal(const struct pw_job_class *a, const struct pw_job_class *b) {
+        if (!streq(a->name, b->name) || a->memory_high != b->memory_high || a->memory_max != b->memory_max ||
+            a->memory_swap_max != b->memory_swap_max || a->cpu_weight != b->cpu_weight || a->n_io != b->n_io ||
+            a->memory_high_floor != b->memory_high_floor || a->io_floor != b->io_floor || a->freeze != b->freeze ||
+            a->freeze_max_usec != b->freeze_max_usec || a->n_users != b->n_users)
+                return false;
+        for (size_t i = 0; i < a->n_io; i++) {
+                const struct pw_io_limit *x = &a->io[i], *y = &b->io[i];
+
+                if (x->major != y->major || x->minor != y->minor || x->read_bps != y->read_bps ||
+                    x->write_bps != y->write_bps || x->read_iops != y->read_iops || x->write_iops != y->write_iops)
+                        return false;
+        }
+        for (size_t i = 0; i < a->n_users; i++)
+                if (!streq(a->users[i], b->users[i]))
+                        return false;
+        return true;
+}
+
+static bool protect_size_equal(const struct pw_protect_size *a, const struct pw_protect_size *b) {
+        return a->mode == b->mode && (a->mode != PW_PROTECT_BYTES || a->bytes == b->bytes);
+}
+
+bool policy_equal(const struct pw_policy *a, const struct pw_policy *b) {
+        if (a->n_classes != b->n_classes || a->n_protects != b->n_protects)
+                return false;
+        for (size_t i = 0; i < a->n_classes; i++)
+                if (!class_equal(&a->classes[i], &b->classes[i]))
+                        return false;
+        for (size_t i = 0; i < a->n_protects; i++) {
+                const struct pw_protect *x = &a->protects[i], *y = &b->protects[i];
+
+                if (!streq(x->name, y->name) || !streq_ptr(x->unit, y->unit) || !streq_ptr(x->cgroup, y->cgroup) ||
+                    !protect_size_equal(&x->min, &y->min) || !protect_size_equal(&x->low, &y->low) ||
+                    x->swap_deny != y->swap_deny)
+                        return false;
+        }
+        return true;
+}

@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "units.h"
+#include "util.h"
+
+#define FAIL(code, msg)                 \
+        do {                            \
+                *ret_error = (msg);     \
+                return -(code);         \
+        } while (0)
+
+/*
+ * Parses "digits[.digits]" at *p.  Returns the integer part and the fraction
+ * as numerator/denominator (at most 18 fraction digits, which is enough for
+ * any unit we multiply by).  Advances *p past what it consumed.
+ */
+static int parse_decimal(const char **p, uint64_t *ret_int, uint64_t *ret_num, uint64_t *ret_den,
+                         const char **ret_error) {
+        const char *s = *p;
+        uint64_t v = 0, num = 0, den = 1;
+
+        if (*s == '-')
+                FAIL(EINVAL, "negative values are not allowed");
+        if (*s < '0' || *s > '9')
+                FAIL(EINVAL, "expected a number");
+        for (; *s >= '0' && *s <= '9'; s++)
+                if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, (uint64_t) (*s - '0'), &v))
+                        FAIL(ERANGE, "number is too large");
+        if (*s == '.') {
+                s++;
+                if (*s < '0' || *s > '9')
+                        FAIL(EINVAL, "expected digits after the decimal point");
+                for (; *s >= '0' && *s <= '9'; s++) {
+                        if (den >= UINT64_C(1000000000000000000))
+                                FAIL(EINVAL, "too many digits after the decimal point");
+                        num = num * 10 + (uint64_t) (*s - '0');
+                        den *= 10;
+                }
+        }
+        *p = s;
+        *ret_int = v;
+        *ret_num = num;
+        *ret_den = den;
+        return 0;
+}
+
+/* v + num/den, all times mult, rounded down; -ERANGE on overflow. */
+static int scale(uint64_t v, uint64_t num, uint64_t den, uint64_t mult, uint64_t *ret) {
+        unsigned __int128 t = (unsigned __int128) v * mult + (unsigned __int128) num * mult / den;
+
+        if (t > UINT64_MAX)
+                return -ERANGE;
+        *ret = (uint64_t) t;
+        return 0;
+}
+
+static int suffix_multiplier(const char *s, uint64_t *ret) {
+        static const struct {
+                const char *suffix;
+                uint64_t mult;
+        } table[] = {
+                { "", 1 },
+                { "K", UINT64_C(1) << 10 },
+                { "M", UINT64_C(1) << 20 },
+                { "G", UINT64_C(1) << 30 },
+                { "T", UINT64_C(1) << 40 },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(table); i++)
+                if (streq(s, table[i].suffix)) {
+                        *ret = table[i].mult;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
+int units_parse_percent(const char *s, uint32_t *ret, const char **ret_error) {
+        uint64_t v, num, den, hundredths;
+        const char *p = s;
+        int r;
+
+        r = parse_decimal(&p, &v, &num, &den, ret_error);
+        if (r < 0)
+                return r;
+        if (!streq(p, "%"))
+                FAIL(EINVAL, "expected a percentage such as 25%");
+        if (den > 100)
+                FAIL(EINVAL, "percentages take at most two decimals");
+        if (v > 100)
+                FAIL(ERANGE, "percentage is over 100%");
+        hundredths = v * 100 + num * (100 / den);
+        if (hundredths > UNITS_PERCENT_FULL)
+                FAIL(ERANGE, "percentage is over 100%");
+        *ret = (uint32_t) hundredths;
+        return 0;
+}
+
+int units_parse_size(const char *s, uint64_t ram_bytes, uint64_t *ret, const char **ret_error) {
+        uint64_t v, num, den, mult;
+        const char *p = s;
+        int r;
+
+        if (streq(s, "max")) {
+                *ret = UNITS_MAX;
+                return 0;
+        }
+        if (endswith(s, "%")) {
+                uint32_t pct;
+
+                r = units_parse_percent(s, &pct, ret_error);
+                if (r < 0)
+                        return r;
+                if (ram_bytes == 0)
+                        FAIL(EINVAL, "percentages of RAM need the machine's RAM size");
+                *ret = (uint64_t) ((unsigned __int128) ram_bytes * pct / UNITS_PERCENT_FULL);
+                return 0;
+        }
+        r = parse_decimal(&p, &v, &num, &den, ret_error);
+        if (r < 0)
+                return r;
+        if (suffix_multiplier(p, &mult) < 0)
+                FAIL(EINVAL, "expected a size such as 512M: a number with K, M, G or T (powers of 1024), a percentage of RAM, or max");
+        if (den > 1 && mult == 1)
+                FAIL(EINVAL, "a size in bytes must be a whole number");
+        if (scale(v, num, den, mult, ret) < 0)
+                FAIL(ERANGE, "size is too large");
+        if (*ret == UNITS_MAX)
+                FAIL(ERANGE, "size is too large (write max for no limit)");
+        return 0;
+}
+
+int units_parse_bandwidth(const char *s, uint64_t *ret, const char **ret_error) {
+        _cleanup_free_ char *copy = NULL;
+        uint64_t v, num, den, mult;
+        const char *p;
+        int r;
+
+        if (streq(s, "max")) {
+                *ret = UNITS_MAX;
+                return 0;
+        }
+        copy = strdup(s);
+        if (!copy)
+                FAIL(ENOMEM, "out of memory");
+        if (endswith(copy, "/s"))
+                copy[strlen(copy) - 2] = '\0';
+        p = copy;
+        r = parse_decimal(&p, &v, &num, &den, ret_error);
+        if (r < 0)
+                return r;
+        if (suffix_multiplier(p, &mult) < 0)
+                FAIL(EINVAL, "expected a bandwidth such as 80M (bytes per second, K/M/G/T are powers of 1024) or max");
+        if (den > 1 && mult == 1)
+                FAIL(EINVAL, "a bandwidth in bytes must be a whole number");
+        if (scale(v, num, den, mult, ret) < 0 || *ret == UNITS_MAX)
+                FAIL(ERANGE, "bandwidth is too large");
+        if (*ret == 0)
+                FAIL(ERANGE, "a bandwidth of 0 would stop all I/O");
+        return 0;
+}
+
+int units_parse_iops(const char *s, uint64_t *ret, const char **ret_error) {
+        if (streq(s, "max")) {
+                *ret = UNITS_MAX;
+                return 0;
+        }
+        return units_parse_uint(s, 1, UNITS_MAX - 1, ret, ret_error);
+}
+
+int units_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *ret, const char **ret_error) {
+        uint64_t v, num, den;
+        const char *p = s;
+        int r;
+
+        r = parse_decimal(&p, &v, &num, &den, ret_error);
+        if (r < 0)
+                return r;
+        if (*p != '\0' || den != 1)
+                FAIL(EINVAL, "expected a whole number");
+        if (v < min || v > max)
+                FAIL(ERANGE, "number is out of range");
+        *ret = v;
+        return 0;
+}
+
+int units_parse_duration(const char *s, uint64_t *ret_usec, const char **ret_error) {
+        static const struct {
+                const char *suffix;
+                uint64_t usec;
+        } table[] = {
+                { "ms", UINT64_C(1000) },
+                { "s", UINT64_C(1000000) },
+                { "m", UINT64_C(60000000) },
+        };
+        uint64_t v, num, den;
+        const char *p = s;
+        int r;
+
+        r = parse_decimal(&p, &v, &num, &den, ret_error);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < ELEMENTSOF(table); i++)
+                if (streq(p, table[i].suffix)) {
+                        if (scale(v, num, den, table[i].usec, ret_usec) < 0)
+                                FAIL(ERANGE, "duration is too long");
+                        return 0;
+                }
+        if (*p == '\0')
+                FAIL(EINVAL, "a duration needs a unit: ms, s or m (500ms, 10s, 5m)");
+        FAIL(EINVAL, "unknown duration unit: use ms, s or m (500ms, 10s, 5m)");
+}
+
+void units_format_size(uint64_t v, char *buf, size_t len) {
+        if (v == UNITS_MAX)
+                snprintf(buf, len, "max");
+        else
+                snprintf(buf, len, "%" PRIu64, v);
+}
+
+void units_format_duration(uint64_t usec, char *buf, size_t len) {
+        if (usec % UINT64_C(60000000) == 0 && usec > 0)
+                snprintf(buf, len, "%" PRIu64 "m", usec / UINT64_C(60000000));
+        else if (usec % UINT64_C(1000000) == 0)
+                snprintf(buf, len, "%" PRIu64 "s", usec / UINT64_C(1000000));
+        else if (usec % 1000 == 0)
+                snprintf(buf, len, "%" PRIu64 "ms", usec / 1000);
+        else /* not reachable from the parser's units, but stays exact */
+                snprintf(buf, len, "%" PRIu64 ".%03" PRIu64 "ms", usec / 1000, usec % 1000);
+}
+
+void units_format_percent(uint32_t v, char *buf, size_t len) {
+        if (v % 100 == 0)
+                snprintf(buf, len, "%u%%", v / 100);
+        else if (v % 10 == 0)
+                snprintf(buf, len, "%u.%u%%", v / 100, (v % 100) / 10);
+        else
+                snprintf(buf, len, "%u.%02u%%", v / 100, v % 100);
+}
+
+void units_format_human(uint64_t v, char *buf, size_t len) {
+        static const char *const names[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+        unsigned i = 0;
+        double d = (double) v;
+
+        if (v == UNITS_MAX) {
+                snprintf(buf, len, "max");
+                return;
+        }
+        while (d >= 1024.0 && i + 1 < ELEMENTSOF(names)) {
+                d /= 1024.0;
+                i++;
+        }
+        if (i == 0 || d >= 100.0 || d == (double) (uint64_t) d)
+                snprintf(buf, len, "%.0f %s", d, names[i]);
+        else
+                snprintf(buf, len, "%.1f %s", d, names[i]);
+}

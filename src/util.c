@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <fcntl.h>
+#include <stdint.h>
+
+#include "util.h"
+
+int grow_array(void **array, size_t *allocated, size_t need, size_t sz) {
+        size_t n;
+        void *p;
+
+        if (need <= *allocated)
+                return 0;
+        n = *allocated ? *allocated : 4;
+        while (n < need) {
+                if (n > SIZE_MAX / 2 / sz)
+                        return -ENOMEM;
+                n *= 2;
+        }
+        p = realloc(*array, n * sz);
+        if (!p)
+                return -ENOMEM;
+        memset((char *) p + *allocated * sz, 0, (n - *allocated) * sz);
+        *array = p;
+        *allocated = n;
+        return 0;
+}
+
+int read_full_fd(int fd, size_t max, char **ret, size_t *ret_size) {
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0, allocated = 0;
+
+        for (;;) {
+                ssize_t n;
+
+                if (GROW(buf, allocated, size + 4096 + 1) < 0)
+                        return -ENOMEM;
+                n = read(fd, buf + size, allocated - size - 1);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (n == 0)
+                        break;
+                size += (size_t) n;
+                if (size > max)
+                        return -EFBIG;
+        }
+        buf[size] = '\0';
+        *ret = TAKE_PTR(buf);
+        if (ret_size)
+                *ret_size = size;
+        return 0;
+}
+
+int read_full_file(const char *path, size_t max, char **ret, size_t *ret_size) {
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+        if (fd < 0)
+                return -errno;
+        return read_full_fd(fd, max, ret, ret_size);
+}
+
+int read_one_line(const char *path, char **ret) {
+        char *buf;
+        int r;
+
+        r = read_full_file(path, 64 * 1024, &buf, NULL);
+        if (r < 0)
+                return r;
+        buf[strcspn(buf, "\n")] = '\0';
+        *ret = buf;
+        return 0;
+}
+
+char *path_join(const char *a, const char *b) {
+        char *p;
+
+        if (!*a)
+                return strdup(b);
+        while (*b == '/')
+                b++;
+        if (asprintf(&p, "%s%s%s", a, a[strlen(a) - 1] == '/' ? "" : "/", b) < 0)
+                return NULL;
+        return p;
+}

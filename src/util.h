@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * Small helpers shared by every module: cleanup attributes, string
+ * comparison and array sizes.  Destructors used with _cleanup_ accept NULL.
+ */
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
+
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#define _unused_ __attribute__((unused))
+#define _printf_(a, b) __attribute__((format(printf, a, b)))
+#define _warn_unused_result_ __attribute__((warn_unused_result))
+
+static inline void freep(void *p) {
+        free(*(void **) p);
+}
+
+static inline void closep(int *fd) {
+        if (*fd >= 0) {
+                int saved = errno;
+                close(*fd);
+                errno = saved;
+        }
+}
+
+static inline void fclosep(FILE **f) {
+        if (*f)
+                fclose(*f);
+}
+
+#define _cleanup_free_ _cleanup_(freep)
+#define _cleanup_close_ _cleanup_(closep)
+#define _cleanup_fclose_ _cleanup_(fclosep)
+
+/* Hand over ownership of a pointer or fd held by a _cleanup_ variable. */
+#define TAKE_PTR(p)                             \
+        ({                                      \
+                __typeof__(p) _tmp_ = (p);      \
+                (p) = NULL;                     \
+                _tmp_;                          \
+        })
+#define TAKE_FD(fd)                             \
+        ({                                      \
+                int _tmp_ = (fd);               \
+                (fd) = -1;                      \
+                _tmp_;                          \
+        })
+
+static inline bool streq(const char *a, const char *b) {
+        return strcmp(a, b) == 0;
+}
+
+static inline bool streq_ptr(const char *a, const char *b) {
+        if (!a || !b)
+                return a == b;
+        return streq(a, b);
+}
+
+static inline const char *strempty(const char *s) {
+        return s ?: "";
+}
+
+/* Returns the part after prefix if s starts with it, NULL otherwise. */
+static inline const char *startswith(const char *s, const char *prefix) {
+        size_t l = strlen(prefix);
+        return strncmp(s, prefix, l) == 0 ? s + l : NULL;
+}
+
+static inline bool endswith(const char *s, const char *suffix) {
+        size_t ls = strlen(s), lx = strlen(suffix);
+        return ls >= lx && memcmp(s + ls - lx, suffix, lx) == 0;
+}
+
+/* Grow *array so that it can hold at least need elements of size sz. */
+int grow_array(void **array, size_t *allocated, size_t need, size_t sz);
+#define GROW(array, allocated, need) \
+        grow_array((void **) &(array), &(allocated), (need), sizeof(*(array)))
+
+/* Reads a whole file, at most max bytes (-EFBIG beyond). NUL-terminated. */
+int read_full_file(const char *path, size_t max, char **ret, size_t *ret_size);
+int read_full_fd(int fd, size_t max, char **ret, size_t *ret_size);
+
+/* First line of a small file (a sysfs or cgroupfs attribute), without '\n'. */
+int read_one_line(const char *path, char **ret);
+
+char *path_join(const char *a, const char *b);

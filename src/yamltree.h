@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * A YAML document read with libyaml's event parser into a small tree that
+ * keeps every node's position.  Only the safe subset of YAML that policy
+ * files need is accepted: one document of mappings, sequences and scalars.
+ * Anchors, aliases, tags, several documents, tabs, control characters and
+ * invalid UTF-8 are reported as errors, as are duplicate mapping keys.
+ */
+
+#include <stdbool.h>
+
+#include "diag.h"
+
+enum ynode_type {
+        YNODE_SCALAR,
+        YNODE_MAP,
+        YNODE_SEQ,
+};
+
+struct ynode {
+        enum ynode_type type;
+        unsigned line, column; /* 1-based */
+        char *value;           /* scalars */
+        bool plain;            /* scalar written without quotes */
+        bool duplicate;        /* a mapping key seen before: ignored */
+        /* Maps hold key, value, key, value...; sequences their items. */
+        struct ynode **children;
+        size_t n_children, allocated;
+};
+
+#define YTREE_MAX_DEPTH 32
+#define YTREE_MAX_FILE_SIZE (1024 * 1024)
+
+/*
+ * Parses src.  Errors go to diags.  *ret is the document's root node, or NULL
+ * for a document without content (empty, or only comments).  Returns 0 when
+ * the document was read without error, -EINVAL otherwise (then *ret may still
+ * hold the part that could be read, so that more errors can be found in it).
+ */
+int ytree_parse(const struct source *src, struct diag_list *diags, struct ynode **ret);
+
+void ynode_free(struct ynode *n);
+static inline void ynode_freep(struct ynode **n) {
+        ynode_free(*n);
+}
+
+const char *ynode_type_name(enum ynode_type t);
+
+/* Iterate the key/value pairs of a map, skipping duplicate keys. */
+#define YMAP_FOREACH(key, val, map, i)                                             \
+        for (size_t i = 0; i + 1 < (map)->n_children; i += 2)                      \
+                if (((key) = (map)->children[i])->duplicate) {                     \
+                } else if (((val) = (map)->children[i + 1]), true)

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <check.h>
+
+#include "diag.h"
+#include "policy.h"
+
+Suite *units_suite(void);
+Suite *yamltree_suite(void);
+Suite *policy_suite(void);
+Suite *settings_suite(void);
+Suite *device_suite(void);
+Suite *discover_suite(void);
+Suite *diag_suite(void);
+
+/* A context that touches nothing of the machine but the file system: 16 GiB of RAM. */
+#define TEST_RAM (UINT64_C(16) << 30)
+struct policy_context test_context(void);
+
+/* A fresh temporary directory (removed by tmpdir_cleanup). */
+char *tmpdir_new(void);
+void tmpdir_cleanup(char *dir);
+/* Writes text to dir/name (creating parent directories); returns the path. */
+char *write_file(const char *dir, const char *name, const char *text);
+
+/* Parses text as the policy file NAME; keeps the diagnostics. */
+struct parse_result {
+        int r;
+        struct pw_policy policy;
+        struct diag_list diags;
+        char *errors; /* all diagnostics, printed */
+};
+void parse_policy(const char *text, struct parse_result *ret);
+void parse_policy_ctx(const struct policy_context *ctx, const char *text, struct parse_result *ret);
+void parse_result_done(struct parse_result *res);
+
+/* Asserts that parsing text fails with a diagnostic at line:column containing needle. */
+#define assert_policy_error(text, line, column, needle)                                                   \
+        do {                                                                                               \
+                struct parse_result _res;                                                                  \
+                parse_policy((text), &_res);                                                               \
+                ck_assert_int_eq(_res.r, -EINVAL);                                                         \
+                ck_assert_msg(has_diag(&_res.diags, (line), (column), (needle)),                           \
+                              "expected %u:%u '%s', got:\n%s", (unsigned) (line), (unsigned) (column),     \
+                              (needle), _res.errors);                                                      \
+                parse_result_done(&_res);                                                                  \
+        } while (0)
+
+bool has_diag(const struct diag_list *l, unsigned line, unsigned column, const char *needle);

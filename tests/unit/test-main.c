@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* One runner for every unit suite; TAP on stdout when CK_TAP_LOG_FILE_NAME=- (make check). */
+#include <stdlib.h>
+
+#include "common.h"
+
+int main(void) {
+        SRunner *sr = srunner_create(units_suite());
+        int failed;
+
+        srunner_add_suite(sr, yamltree_suite());
+        srunner_add_suite(sr, policy_suite());
+        srunner_add_suite(sr, settings_suite());
+        srunner_add_suite(sr, device_suite());
+        srunner_add_suite(sr, discover_suite());
+        srunner_add_suite(sr, diag_suite());
+        srunner_run_all(sr, CK_ENV);
+        failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,406 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <sys/stat.h>
+
+#include "common.h"
+
+#define MiB (UINT64_C(1) << 20)
+
+START_TEST(test_policy_full) {
+        static const char text[] =
+                "jobs:\n"
+                "  backup:\n"
+                "    memory:\n"
+                "      high: 256M\n"
+                "      max: 2G\n"
+                "      swap_max: 0\n"
+                "    cpu: {weight: 50}\n"
+                "    io:\n"
+                "      - device: /\n"
+                "        write_bps: 80M\n"
+                "        read_iops: 1000\n"
+                "    under_pressure:\n"
+                "      memory_high_floor: 64M\n"
+                "      io_floor: 8M\n"
+                "      freeze: true\n"
+                "      freeze_max: 5s\n"
+                "    users: [root, \"0\"]\n"
+                "protect:\n"
+                "  postgres:\n"
+                "    unit: postgresql.service\n"
+                "    memory:\n"
+                "      min: 25%\n"
+                "      low: auto\n"
+                "      swap: deny\n";
+        struct parse_result res;
+        const struct pw_job_class *c;
+        const struct pw_protect *p;
+
+        parse_policy(text, &res);
+        ck_assert_msg(res.r == 0, "%s", res.errors);
+        ck_assert_uint_eq(res.policy.n_classes, 1);
+        c = policy_find_class(&res.policy, "backup");
+        ck_assert_ptr_nonnull(c);
+        ck_assert_uint_eq(c->memory_high, 256 * MiB);
+        ck_assert_uint_eq(c->memory_max, 2048 * MiB);
+        ck_assert_uint_eq(c->memory_swap_max, 0);
+        ck_assert_uint_eq(c->cpu_weight, 50);
+        ck_assert_uint_eq(c->n_io, 1);
+        ck_assert_uint_eq(c->io[0].write_bps, 80 * MiB);
+        ck_assert_uint_eq(c->io[0].read_bps, UNITS_MAX);
+        ck_assert_uint_eq(c->io[0].read_iops, 1000);
+        ck_assert_uint_eq(c->io[0].write_iops, UNITS_MAX);
+        ck_assert_uint_eq(c->memory_high_floor, 64 * MiB);
+        ck_assert_uint_eq(c->io_floor, 8 * MiB);
+        ck_assert(c->freeze);
+        ck_assert_uint_eq(c->freeze_max_usec, 5000000);
+        ck_assert_uint_eq(c->n_users, 2);
+        ck_assert_str_eq(c->source, "test.yaml");
+        ck_assert_uint_eq(c->line, 2);
+        p = policy_find_protect(&res.policy, "postgres");
+        ck_assert_ptr_nonnull(p);
+        ck_assert_str_eq(p->unit, "postgresql.service");
+        ck_assert_ptr_null(p->cgroup);
+        ck_assert_int_eq(p->min.mode, PW_PROTECT_BYTES);
+        ck_assert_uint_eq(p->min.bytes, TEST_RAM / 4);
+        ck_assert_int_eq(p->low.mode, PW_PROTECT_AUTO);
+        ck_assert(p->swap_deny);
+        parse_result_done(&res);
+}
+END_TEST
+
+START_TEST(test_policy_defaults) {
+        struct parse_result res;
+        const struct pw_job_class *c;
+
+        parse_policy("jobs:\n  a:\n  b:\n    memory: {high: 16M}\nprotect:\n", &res);
+        ck_assert_msg(res.r == 0, "%s", res.errors);
+        c = policy_find_class(&res.policy, "a");
+        ck_assert_uint_eq(c->memory_high, UNITS_MAX);
+        ck_assert_uint_eq(c->memory_max, UNITS_MAX);
+        ck_assert_uint_eq(c->memory_swap_max, UNITS_MAX);
+        ck_assert_uint_eq(c->cpu_weight, PW_DEFAULT_CPU_WEIGHT);
+        ck_assert_uint_eq(c->n_io, 0);
+        ck_assert_uint_eq(c->memory_high_floor, PW_DEFAULT_MEMORY_HIGH_FLOOR);
+        ck_assert_uint_eq(c->io_floor, PW_DEFAULT_IO_FLOOR);
+        ck_assert(!c->freeze);
+        ck_assert_uint_eq(c->freeze_max_usec, PW_DEFAULT_FREEZE_MAX_USEC);
+        /* The floor follows a high below the default floor. */
+        c = policy_find_class(&res.policy, "b");
+        ck_assert_uint_eq(c->memory_high_floor, 16 * MiB);
+        ck_assert_uint_eq(res.policy.n_protects, 0);
+        parse_result_done(&res);
+}
+END_TEST
+
+/* Every error class: text, line, column, and a part of the message. */
+static const struct {
+        const char *text;
+        unsigned line, column;
+        const char *needle;
+} error_cases[] = {
+        /* unknown keys, with a suggestion or the list of keys */
+        { "jobs:\n  b:\n    memory:\n      hihg: 1G\n", 4, 7, "unknown key 'hihg' in job class 'b'.memory: did you mean 'high'?" },
+        { "jobs:\n  b:\n    colour: red\n", 3, 5, "expected memory, io, cpu, under_pressure or users" },
+        { "job:\n  b: {}\n", 1, 1, "did you mean 'jobs'?" },
+        { "socket: /run/x.sock\n", 1, 1, "a daemon setting: it belongs in pagewarden.yaml" },
+        { "protect:\n  p:\n    unit: a.service\n    memory: {minimum: 1G}\n", 4, 14, "unknown key 'minimum'" },
+        /* wrong node types */
+        { "jobs: [a, b]\n", 1, 7, "'jobs' must be a mapping, not a list" },
+        { "jobs:\n  b:\n    memory: 1G\n", 3, 13, "'memory' must be a mapping, not a value" },
+        { "jobs:\n  b:\n    io: {device: /}\n", 3, 9, "'io' must be a list, not a mapping" },
+        { "jobs:\n  b:\n    memory: {high: [1G]}\n", 3, 20, "'high' must be a value, not a list" },
+        { "jobs:\n  b:\n    io: [/dev/sda]\n", 3, 10, "each io entry must be a mapping" },
+        { "jobs:\n  b:\n    users: [[root]]\n", 3, 13, "users must be a list of user names" },
+        { "- a\n- b\n", 1, 1, "a policy file must be a mapping" },
+        { "jobs:\n  b: 5\n", 2, 6, "job class 'b' must be a mapping" },
+        { "jobs:\n  b:\n    memory: {high: }\n", 3, 14, "'high' needs a value" },
+        /* duplicate keys and names */
+        { "jobs:\n  b: {}\n  b: {}\n", 3, 3, "duplicate key 'b' (first given at line 2)" },
+        { "jobs:\n  b:\n    memory: {high: 1G, high: 2G}\n", 3, 24, "duplicate key 'high'" },
+        /* aliases, anchors, documents, tabs, bytes */
+        { "jobs:\n  b: &x {}\n  c: *x\n", 2, 6, "anchors" },
+        { "jobs:\n  b: &x {}\n  c: *x\n", 3, 6, "aliases" },
+        { "jobs: {}\n---\nprotect: {}\n", 2, 1, "more than one YAML document" },
+        { "jobs:\n\tb: {}\n", 2, 1, "tab character" },
+        { "jobs:\n  b\xe9: {}\n", 2, 4, "invalid UTF-8" },
+        /* names */
+        { "jobs:\n  a/b: {}\n", 2, 3, "contains '/'" },
+        { "jobs:\n  ..: {}\n", 2, 3, "'.' and '..' are not names" },
+        { "jobs:\n  \"a\\tb\": {}\n", 2, 3, "control character" },
+        { "jobs:\n  aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa: {}\n", 2, 3, "longer than 64" },
+        { "jobs:\n  \"\": {}\n", 2, 3, "name is empty" },
+        { "jobs:\n  -x: {}\n", 2, 3, "must start with a letter or a digit" },
+        { "jobs:\n  a.b: {}\n", 2, 3, "only letters, digits" },
+        { "protect:\n  a b:\n    unit: a.service\n", 2, 3, "only letters, digits" },
+        /* values */
+        { "jobs:\n  b:\n    memory: {high: 101%}\n", 3, 20, "percentage is over 100%" },
+        { "jobs:\n  b:\n    memory: {high: -1G}\n", 3, 20, "negative values are not allowed" },
+        { "jobs:\n  b:\n    memory: {high: 99999999999T}\n", 3, 20, "size is too large" },
+        { "jobs:\n  b:\n    memory: {high: 99999999999999999999999}\n", 3, 20, "number is too large" },
+        { "jobs:\n  b:\n    memory: {high: 1 G}\n", 3, 20, "expected a size such as 512M" },
+        { "jobs:\n  b:\n    memory: {high: 512K}\n", 3, 20, "memory.high must be at least 1M" },
+        { "jobs:\n  b:\n    memory: {high: 2G, max: 1G}\n", 3, 20, "is above memory.max" },
+        { "jobs:\n  b:\n    cpu: {weight: 0}\n", 3, 19, "cpu weight is 1 to 10000" },
+        { "jobs:\n  b:\n    cpu: {weight: 10001}\n", 3, 19, "out of range" },
+        { "jobs:\n  b:\n    under_pressure: {freeze: yes}\n", 3, 30, "expected true or false" },
+        { "jobs:\n  b:\n    under_pressure: {freeze: \"true\"}\n", 3, 30, "expected true or false" },
+        { "jobs:\n  b:\n    under_pressure: {freeze_max: 10}\n", 3, 34, "needs a unit" },
+        { "jobs:\n  b:\n    under_pressure: {freeze_max: 2h}\n", 3, 34, "unknown duration unit" },
+        { "jobs:\n  b:\n    under_pressure: {freeze_max: 61m}\n", 3, 34, "between 100ms and 60m" },
+        /* floors */
+        { "jobs:\n  b:\n    memory: {high: 128M}\n    under_pressure: {memory_high_floor: 256M}\n", 4, 41,
+          "memory_high_floor (256 MiB) is above memory.high (128 MiB)" },
+        { "jobs:\n  b:\n    under_pressure: {memory_high_floor: max}\n", 3, 41, "cannot be max" },
+        { "jobs:\n  b:\n    io: [{device: /, write_bps: 4M}]\n    under_pressure: {io_floor: 8M}\n", 4, 32,
+          "io_floor (8 MiB/s) is above the class's lowest io limit (4 MiB/s)" },
+        /* io */
+        { "jobs:\n  b:\n    io: [{write_bps: 1M}]\n", 3, 10, "io entry needs a device:" },
+        { "jobs:\n  b:\n    io: [{device: /}]\n", 3, 10, "sets no limit" },
+        { "jobs:\n  b:\n    io: [{device: /does/not/exist, write_bps: 1M}]\n", 3, 19, "does not exist" },
+        { "jobs:\n  b:\n    io: [{device: relative, write_bps: 1M}]\n", 3, 19, "give an absolute path" },
+        { "jobs:\n  b:\n    io: [{device: /proc, write_bps: 1M}]\n", 3, 19, "proc file system, which has no block device" },
+        { "jobs:\n  b:\n    io: [{device: \"1:2:3\", write_bps: 1M}]\n", 3, 19, "expected an absolute path or MAJ:MIN" },
+        { "jobs:\n  b:\n    io: [{device: /, write_bps: 1M}, {device: /etc, read_bps: 1M}]\n", 3, 47, "already names" },
+        { "jobs:\n  b:\n    io: [{device: /, write_bps: 0}]\n", 3, 33, "would stop all I/O" },
+        /* users */
+        { "jobs:\n  b:\n    users: [no-such-user-pw]\n", 3, 13, "unknown user 'no-such-user-pw'" },
+        { "jobs:\n  b:\n    users: [root, root]\n", 3, 19, "listed twice" },
+        { "jobs:\n  b:\n    users: [\"r/t\"]\n", 3, 13, "not allowed" },
+        /* protect */
+        { "protect:\n  p:\n    memory: {min: 1G}\n", 2, 3, "needs unit: (a systemd unit) or cgroup:" },
+        { "protect:\n  p:\n    unit: a.service\n    cgroup: /a\n", 4, 13, "both unit: and cgroup:" },
+        { "protect:\n  p:\n", 2, 3, "must be a mapping with unit: or cgroup:" },
+        { "protect:\n  p:\n    unit: postgresql\n", 3, 11, "needs a type suffix" },
+        { "protect:\n  p:\n    unit: \"a b.service\"\n", 3, 11, "character systemd does not allow" },
+        { "protect:\n  p:\n    cgroup: system.slice/x\n", 3, 13, "must start with '/'" },
+        { "protect:\n  p:\n    cgroup: /a/../b\n", 3, 13, "'.' or '..'" },
+        { "protect:\n  p:\n    cgroup: /\n", 3, 13, "root cgroup" },
+        { "protect:\n  p:\n    cgroup: /a//b\n", 3, 13, "empty component" },
+        { "protect:\n  p:\n    cgroup: /a\n    memory: {min: 2G, low: 1G}\n", 4, 28, "memory.low is below memory.min" },
+        { "protect:\n  p:\n    cgroup: /a\n    memory: {min: 17G}\n", 4, 19, "more than the machine's RAM (16 GiB)" },
+        { "protect:\n  p:\n    cgroup: /a\n    memory: {min: max}\n", 4, 19, "give a size or auto" },
+        { "protect:\n  p:\n    cgroup: /a\n    memory: {swap: no}\n", 4, 20, "expected deny" },
+        { "protect:\n  p:\n    cgroup: /a\n  q:\n    cgroup: /a\n", 4, 3, "'/a' is already protected by entry 'p'" },
+};
+
+START_TEST(test_policy_errors) {
+        assert_policy_error(error_cases[_i].text, error_cases[_i].line, error_cases[_i].column,
+                            error_cases[_i].needle);
+}
+END_TEST
+
+/* All errors of a file are reported, not only the first. */
+START_TEST(test_policy_all_errors) {
+        static const char text[] = "jobs:\n"
+                                   "  a:\n"
+                                   "    memory: {high: 1X}\n"
+                                   "  b/c: {}\n"
+                                   "  d:\n"
+                                   "    cpu: {weight: -1}\n"
+                                   "protect:\n"
+                                   "  p: {unit: x}\n"
+                                   "  q: {cgroup: /q, memory: {min: 120%}}\n";
+        struct parse_result res;
+
+        parse_policy(text, &res);
+        ck_assert_int_eq(res.r, -EINVAL);
+        ck_assert_msg(res.diags.n == 5, "%s", res.errors);
+        ck_assert(has_diag(&res.diags, 3, 20, "expected a size"));
+        ck_assert(has_diag(&res.diags, 4, 3, "contains '/'"));
+        ck_assert(has_diag(&res.diags, 6, 19, "negative"));
+        ck_assert(has_diag(&res.diags, 8, 13, "needs a type suffix"));
+        ck_assert(has_diag(&res.diags, 9, 33, "over 100%"));
+        /* Valid entries of a file with errors are not kept half-parsed. */
+        ck_assert_ptr_null(policy_find_class(&res.policy, "a"));
+        parse_result_done(&res);
+}
+END_TEST
+
+/* The printed report: FILE:LINE:COLUMN: error: MESSAGE, the line, a caret. */
+START_TEST(test_policy_error_format) {
+        struct parse_result res;
+
+        parse_policy("jobs:\n  backup:\n    memory:\n      high: 12Q\n", &res);
+        ck_assert_str_eq(res.errors,
+                         "test.yaml:4:13: error: '12Q': expected a size such as 512M: a number with K, M, G or T "
+                         "(powers of 1024), a percentage of RAM, or max\n"
+                         "          high: 12Q\n"
+                         "                ^\n");
+        parse_result_done(&res);
+}
+END_TEST
+
+START_TEST(test_policy_empty_sections) {
+        static const char *const texts[] = { "", "jobs:\n", "jobs: {}\nprotect: {}\n", "jobs: ~\nprotect: null\n",
+                                             "# nothing\n" };
+        struct parse_result res;
+
+        for (size_t i = 0; i < ELEMENTSOF(texts); i++) {
+                parse_policy(texts[i], &res);
+                ck_assert_msg(res.r == 0, "%s: %s", texts[i], res.errors);
+                ck_assert_uint_eq(res.policy.n_classes + res.policy.n_protects, 0);
+                parse_result_done(&res);
+        }
+}
+END_TEST
+
+/* Names must be unique across all files of a policy directory. */
+START_TEST(test_policy_duplicates_across_files) {
+        char *dir = tmpdir_new();
+        struct policy_context ctx = test_context();
+        struct pw_policy p = {};
+        struct diag_list d = {};
+        _cleanup_free_ char *a = write_file(dir, "a.yaml", "jobs:\n  backup: {}\nprotect:\n  db: {cgroup: /db}\n");
+        _cleanup_free_ char *b = write_file(dir, "b.yaml", "jobs:\n  copy: {}\n  backup: {}\n");
+        _cleanup_free_ char *c = write_file(dir, "c.yaml", "protect:\n  db: {cgroup: /db2}\n  db3: {cgroup: /db}\n");
+        _cleanup_free_ char *ignored = write_file(dir, "notes.txt", "not yaml: [\n");
+        _cleanup_free_ char *hidden = write_file(dir, ".x.yaml", "not yaml: [\n");
+        _cleanup_free_ char *text = NULL;
+
+        ck_assert_int_eq(policy_load_path(&ctx, dir, &p, &d), -EINVAL);
+        text = diag_to_string(&d);
+        ck_assert_msg(d.n == 3, "%s", text);
+        ck_assert(strstr(text, "b.yaml:3:3: error: job class 'backup' is already defined at a.yaml:2"));
+        ck_assert(strstr(text, "c.yaml:2:3: error: protect entry 'db' is already defined at a.yaml:4"));
+        ck_assert(strstr(text, "c.yaml:3:3: error: '/db' is already protected by entry 'db'"));
+        ck_assert_ptr_nonnull(policy_find_class(&p, "copy"));
+        policy_done(&p);
+        diag_list_done(&d);
+        tmpdir_cleanup(dir);
+}
+END_TEST
+
+START_TEST(test_policy_file_errors) {
+        char *dir = tmpdir_new();
+        struct policy_context ctx = test_context();
+        struct pw_policy p = {};
+        struct diag_list d = {};
+        _cleanup_free_ char *missing = path_join(dir, "missing.yaml");
+        _cleanup_free_ char *fifo = path_join(dir, "fifo.yaml");
+        _cleanup_free_ char *text = NULL;
+
+        ck_assert_int_eq(mkfifo(fifo, 0644), 0);
+        ck_assert_int_eq(policy_load_path(&ctx, missing, &p, &d), -EINVAL);
+        ck_assert_int_eq(policy_load_path(&ctx, fifo, &p, &d), -EINVAL);
+        text = diag_to_string(&d);
+        ck_assert_msg(strstr(text, "missing.yaml: error: No such file or directory"), "%s", text);
+        ck_assert_msg(strstr(text, "fifo.yaml: error: not a regular file"), "%s", text);
+        diag_list_done(&d);
+        policy_done(&p);
+        tmpdir_cleanup(dir);
+}
+END_TEST
+
+/* Like sudoers: files not owned by root, or writable by others, are refused when running as root. */
+START_TEST(test_policy_ownership) {
+        char *dir = tmpdir_new();
+        struct policy_context ctx = test_context();
+        struct pw_policy p = {};
+        struct diag_list d = {};
+        _cleanup_free_ char *f = write_file(dir, "a.yaml", "jobs: {}\n");
+        _cleanup_free_ char *text = NULL;
+
+        ctx.check_owner = true;
+        ck_assert_int_eq(chmod(f, 0666), 0);
+        ck_assert_int_eq(policy_load_path(&ctx, f, &p, &d), -EINVAL);
+        if (geteuid() == 0) {
+                ck_assert_int_eq(chmod(f, 0620), 0);
+                ck_assert_int_eq(policy_load_path(&ctx, f, &p, &d), -EINVAL);
+                ck_assert_int_eq(chmod(f, 0644), 0);
+                ck_assert_int_eq(policy_load_path(&ctx, f, &p, &d), 0);
+                ck_assert_int_eq(chown(f, 1, 1), 0);
+        } else
+                ck_assert_int_eq(chmod(f, 0644), 0);
+        ck_assert_int_eq(policy_load_path(&ctx, f, &p, &d), -EINVAL);
+        text = diag_to_string(&d);
+        ck_assert_msg(strstr(text, "a.yaml: error: file is writable by others (mode 0666): refusing it"), "%s", text);
+        ck_assert_msg(strstr(text, ", not root: refusing it (chown root)"), "%s", text);
+        if (geteuid() == 0)
+                ck_assert_msg(strstr(text, "writable by its group (mode 0620)"), "%s", text);
+        /* Without the check (not root), the same file is fine. */
+        ctx.check_owner = false;
+        diag_list_done(&d);
+        ck_assert_int_eq(policy_load_path(&ctx, f, &p, &d), 0);
+        policy_done(&p);
+        diag_list_done(&d);
+        tmpdir_cleanup(dir);
+}
+END_TEST
+
+/* What policy_print writes parses again to the same policy. */
+START_TEST(test_policy_print_roundtrip) {
+        static const char text[] = "jobs:\n"
+                                   "  a:\n"
+                                   "    memory: {high: 1.5G, max: 33%, swap_max: 0}\n"
+                                   "    io: [{device: /, write_bps: 80M/s, read_iops: 10}]\n"
+                                   "    under_pressure: {freeze: true, freeze_max: 1500ms}\n"
+                                   "    users: [root, \"1000\"]\n"
+                                   "  b: {}\n"
+                                   "protect:\n"
+                                   "  p: {unit: x.service, memory: {min: 1G, low: auto, swap: deny}}\n"
+                                   "  q: {cgroup: /a/b}\n";
+        struct parse_result one, two;
+        char *printed = NULL;
+        size_t size = 0;
+        FILE *f;
+
+        parse_policy(text, &one);
+        ck_assert_msg(one.r == 0, "%s", one.errors);
+        f = open_memstream(&printed, &size);
+        ck_assert_ptr_nonnull(f);
+        policy_print(&one.policy, f);
+        ck_assert_int_eq(fclose(f), 0);
+        parse_policy(printed, &two);
+        ck_assert_msg(two.r == 0, "%s\n%s", printed, two.errors);
+        ck_assert_msg(policy_equal(&one.policy, &two.policy), "%s", printed);
+        ck_assert(strstr(printed, "      high: 1610612736  # 1.5 GiB\n"));
+        ck_assert(strstr(printed, "      freeze_max: 1500ms\n"));
+        /* And a changed value is noticed. */
+        two.policy.classes[0].memory_high--;
+        ck_assert(!policy_equal(&one.policy, &two.policy));
+        parse_result_done(&one);
+        parse_result_done(&two);
+        free(printed);
+}
+END_TEST
+
+/* Every file shipped in conf/ is valid. */
+START_TEST(test_policy_conf_examples) {
+        static const char *const files[] = { "conf/policies.d", "conf/examples/database.yaml",
+                                             "conf/examples/io-limits.yaml", "conf/examples/everything.yaml" };
+        struct policy_context ctx = test_context();
+
+        for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+                _cleanup_free_ char *path = path_join(TOP_SRCDIR, files[i]);
+                struct pw_policy p = {};
+                struct diag_list d = {};
+                _cleanup_free_ char *text = NULL;
+                int r = policy_load_path(&ctx, path, &p, &d);
+
+                text = diag_to_string(&d);
+                ck_assert_msg(r == 0, "%s:\n%s", files[i], text);
+                ck_assert_uint_gt(p.n_classes + p.n_protects, 0);
+                policy_done(&p);
+                diag_list_done(&d);
+        }
+}
+END_TEST
+
+Suite *policy_suite(void) {
+        Suite *s = suite_create("policy");
+        TCase *tc = tcase_create("parse");
+
+        tcase_add_test(tc, test_policy_full);
+        tcase_add_test(tc, test_policy_defaults);
+        tcase_add_loop_test(tc, test_policy_errors, 0, ELEMENTSOF(error_cases));
+        tcase_add_test(tc, test_policy_all_errors);
+        tcase_add_test(tc, test_policy_error_format);
+        tcase_add_test(tc, test_policy_empty_sections);
+        tcase_add_test(tc, test_policy_duplicates_across_files);
+        tcase_add_test(tc, test_policy_file_errors);
+        tcase_add_test(tc, test_policy_ownership);
+        tcase_add_test(tc, test_policy_print_roundtrip);
+        tcase_add_test(tc, test_policy_conf_examples);
+        suite_add_tcase(s, tc);
+        return s;
+}

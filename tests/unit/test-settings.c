@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "common.h"
+
+struct settings_result {
+        int r;
+        struct pw_settings s;
+        struct diag_list diags;
+        char *errors;
+};
+
+static void parse_settings(const char *path, const char *text, struct settings_result *ret) {
+        struct policy_context ctx = test_context();
+        struct source src = { .path = (char *) path, .text = (char *) text, .size = strlen(text) };
+
+        *ret = (struct settings_result){};
+        settings_init(&ret->s);
+        ret->r = settings_parse_source(&ctx, &src, &ret->s, &ret->diags);
+        ret->errors = diag_to_string(&ret->diags);
+}
+
+static void settings_result_done(struct settings_result *r) {
+        settings_done(&r->s);
+        diag_list_done(&r->diags);
+        free(r->errors);
+}
+
+START_TEST(test_settings_defaults) {
+        struct settings_result r;
+
+        parse_settings("/etc/pagewarden/pagewarden.yaml", "", &r);
+        ck_assert_int_eq(r.r, 0);
+        ck_assert_str_eq(r.s.policy_dir, "/etc/pagewarden/policies.d");
+        ck_assert_str_eq(r.s.socket, "/run/pagewarden/control.sock");
+        ck_assert_ptr_null(r.s.socket_group);
+        ck_assert_str_eq(r.s.cgroup_root, "pagewarden.slice");
+        ck_assert_int_eq(r.s.backend, PW_BACKEND_AUTO);
+        ck_assert(!r.s.restore_on_stop);
+        ck_assert_int_eq(r.s.log_level, PW_LOG_INFO);
+        ck_assert_uint_eq(r.s.pressure.threshold, 1000);
+        ck_assert_uint_eq(r.s.pressure.window_usec, 500000);
+        ck_assert_uint_eq(r.s.pressure.release, 100);
+        ck_assert_uint_eq(r.s.pressure.cooldown_usec, 30000000);
+        settings_result_done(&r);
+}
+END_TEST
+
+START_TEST(test_settings_values) {
+        static const char text[] = "policy_dir: ../pol\n"
+                                   "socket: /run/pw.sock\n"
+                                   "socket_group: root\n"
+                                   "cgroup_root: /jobs.slice/pw\n"
+                                   "backend: cgroupfs\n"
+                                   "restore_on_stop: true\n"
+                                   "log_level: debug\n"
+                                   "pressure: {threshold: 20%, window: 2s, release: 2.5%, cooldown: 1m}\n";
+        struct settings_result r;
+
+        parse_settings("/srv/conf/pw.yaml", text, &r);
+        ck_assert_msg(r.r == 0, "%s", r.errors);
+        ck_assert_str_eq(r.s.policy_dir, "/srv/conf/../pol");
+        ck_assert_str_eq(r.s.socket, "/run/pw.sock");
+        ck_assert_str_eq(r.s.socket_group, "root");
+        ck_assert_str_eq(r.s.cgroup_root, "jobs.slice/pw");
+        ck_assert_int_eq(r.s.backend, PW_BACKEND_CGROUPFS);
+        ck_assert(r.s.restore_on_stop);
+        ck_assert_int_eq(r.s.log_level, PW_LOG_DEBUG);
+        ck_assert_uint_eq(r.s.pressure.threshold, 2000);
+        ck_assert_uint_eq(r.s.pressure.window_usec, 2000000);
+        ck_assert_uint_eq(r.s.pressure.release, 250);
+        ck_assert_uint_eq(r.s.pressure.cooldown_usec, 60000000);
+        settings_result_done(&r);
+}
+END_TEST
+
+static const struct {
+        const char *text;
+        unsigned line, column;
+        const char *needle;
+} settings_errors[] = {
+        { "socket: run/x\n", 1, 9, "must be an absolute path" },
+        { "socket: /aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
+          1, 9, "longer than 107 bytes" },
+        { "socket_group: no-such-group-pw\n", 1, 15, "unknown group" },
+        { "cgroup_root: /\n", 1, 14, "root cgroup" },
+        { "cgroup_root: a/../b\n", 1, 14, "'.' or '..'" },
+        { "backend: docker\n", 1, 10, "expected auto, systemd or cgroupfs" },
+        { "log_level: verbose\n", 1, 12, "expected err, warning" },
+        { "restore_on_stop: 1\n", 1, 18, "expected true or false" },
+        { "pressure: {window: 100ms}\n", 1, 20, "between 500ms and 10s" },
+        { "pressure: {window: 11s}\n", 1, 20, "between 500ms and 10s" },
+        { "pressure: {threshold: 0%}\n", 1, 23, "above 0%" },
+        { "pressure: {threshold: 5%, release: 5%}\n", 1, 36, "below the threshold" },
+        { "pressure: {cooldown: 0s}\n", 1, 22, "between 1s and 60m" },
+        { "pressure: {stall: 1s}\n", 1, 12, "unknown key 'stall'" },
+        { "jobs: {}\n", 1, 1, "policies belong in files in the policy directory" },
+        { "[1]\n", 1, 1, "the settings file must be a mapping" },
+};
+
+START_TEST(test_settings_errors) {
+        struct settings_result r;
+
+        parse_settings("/etc/pagewarden/pagewarden.yaml", settings_errors[_i].text, &r);
+        ck_assert_int_eq(r.r, -EINVAL);
+        ck_assert_msg(has_diag(&r.diags, settings_errors[_i].line, settings_errors[_i].column, settings_errors[_i].needle),
+                      "want %u:%u %s, got:\n%s", settings_errors[_i].line, settings_errors[_i].column,
+                      settings_errors[_i].needle, r.errors);
+        settings_result_done(&r);
+}
+END_TEST
+
+/* config_load reads the settings, then every file of its policy directory, and reports both. */
+START_TEST(test_config_load) {
+        char *dir = tmpdir_new();
+        struct policy_context ctx = test_context();
+        struct pw_settings s = {};
+        struct pw_policy p = {};
+        struct diag_list d = {};
+        _cleanup_free_ char *conf = write_file(dir, "pw.yaml", "log_level: loud\n");
+        _cleanup_free_ char *a = write_file(dir, "policies.d/a.yaml", "jobs: {backup: {memory: {high: 1X}}}\n");
+        _cleanup_free_ char *b = write_file(dir, "policies.d/b.yaml", "jobs: {copy: {}}\n");
+        _cleanup_free_ char *text = NULL;
+
+        ck_assert_int_eq(config_load(&ctx, conf, &s, &p, &d), -EINVAL);
+        text = diag_to_string(&d);
+        ck_assert_msg(d.n == 2, "%s", text);
+        ck_assert_ptr_nonnull(policy_find_class(&p, "copy"));
+        settings_done(&s);
+        policy_done(&p);
+        diag_list_done(&d);
+
+        free(write_file(dir, "pw.yaml", "log_level: notice\n"));
+        free(write_file(dir, "policies.d/a.yaml", "jobs: {backup: {memory: {high: 1G}}}\n"));
+        ck_assert_int_eq(config_load(&ctx, conf, &s, &p, &d), 0);
+        ck_assert_uint_eq(p.n_classes, 2);
+        ck_assert_int_eq(s.log_level, PW_LOG_NOTICE);
+        settings_done(&s);
+        policy_done(&p);
+        tmpdir_cleanup(dir);
+}
+END_TEST
+
+START_TEST(test_settings_print_roundtrip) {
+        static const char text[] = "socket_group: root\npressure: {threshold: 12.5%, window: 1500ms}\n";
+        struct settings_result one, two;
+        char *printed = NULL;
+        size_t size = 0;
+        FILE *f;
+
+        parse_settings("/etc/pw/pagewarden.yaml", text, &one);
+        ck_assert_int_eq(one.r, 0);
+        f = open_memstream(&printed, &size);
+        settings_print(&one.s, f);
+        ck_assert_int_eq(fclose(f), 0);
+        parse_settings("/etc/pw/pagewarden.yaml", printed, &two);
+        ck_assert_msg(two.r == 0, "%s\n%s", printed, two.errors);
+        ck_assert_str_eq(two.s.policy_dir, one.s.policy_dir);
+        ck_assert_str_eq(two.s.socket_group, "root");
+        ck_assert_uint_eq(two.s.pressure.threshold, 1250);
+        ck_assert_uint_eq(two.s.pressure.window_usec, 1500000);
+        settings_result_done(&one);
+        settings_result_done(&two);
+        free(printed);
+}
+END_TEST
+
+Suite *settings_suite(void) {
+        Suite *s = suite_create("settings");
+        TCase *tc = tcase_create("parse");
+
+        tcase_add_test(tc, test_settings_defaults);
+        tcase_add_test(tc, test_settings_values);
+        tcase_add_loop_test(tc, test_settings_errors, 0, ELEMENTSOF(settings_errors));
+        tcase_add_test(tc, test_config_load);
+        tcase_add_test(tc, test_settings_print_roundtrip);
+        suite_add_tcase(s, tc);
+        return s;
+}

@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "common.h"
+#include "yamltree.h"
+
+struct tree_result {
+        int r;
+        struct ynode *root;
+        struct diag_list diags;
+};
+
+static void parse_tree(const char *text, size_t size, struct tree_result *ret) {
+        struct source src = { .path = (char *) "t.yaml", .text = (char *) text, .size = size };
+
+        *ret = (struct tree_result){};
+        ret->r = ytree_parse(&src, &ret->diags, &ret->root);
+}
+
+static void tree_result_done(struct tree_result *t) {
+        ynode_free(t->root);
+        diag_list_done(&t->diags);
+}
+
+START_TEST(test_tree_positions) {
+        static const char text[] = "jobs:\n  backup:\n    memory: {high: 1G}\n    list: [a, \"b\"]\n";
+        struct tree_result t;
+        const struct ynode *jobs, *backup, *memory;
+
+        parse_tree(text, strlen(text), &t);
+        ck_assert_int_eq(t.r, 0);
+        ck_assert_uint_eq(t.diags.n, 0);
+        ck_assert_int_eq(t.root->type, YNODE_MAP);
+        jobs = t.root->children[1];
+        ck_assert_int_eq(jobs->type, YNODE_MAP);
+        ck_assert_str_eq(jobs->children[0]->value, "backup");
+        ck_assert_uint_eq(jobs->children[0]->line, 2);
+        ck_assert_uint_eq(jobs->children[0]->column, 3);
+        backup = jobs->children[1];
+        memory = backup->children[1];
+        ck_assert_int_eq(memory->type, YNODE_MAP);
+        ck_assert_str_eq(memory->children[1]->value, "1G");
+        ck_assert_uint_eq(memory->children[1]->line, 3);
+        ck_assert_uint_eq(memory->children[1]->column, 20);
+        ck_assert(backup->children[3]->children[0]->plain);
+        ck_assert(!backup->children[3]->children[1]->plain);
+        tree_result_done(&t);
+}
+END_TEST
+
+START_TEST(test_tree_empty) {
+        static const char *const texts[] = { "", "# only a comment\n", "\n\n", "---\n" };
+        struct tree_result t;
+
+        for (size_t i = 0; i < ELEMENTSOF(texts); i++) {
+                parse_tree(texts[i], strlen(texts[i]), &t);
+                ck_assert_int_eq(t.r, 0);
+                ck_assert_ptr_null(t.root);
+                tree_result_done(&t);
+        }
+}
+END_TEST
+
+START_TEST(test_tree_anchor_alias) {
+        static const char text[] = "a: &x {b: 1}\nc: *x\n";
+        struct tree_result t;
+
+        parse_tree(text, strlen(text), &t);
+        ck_assert_int_eq(t.r, -EINVAL);
+        ck_assert(has_diag(&t.diags, 1, 4, "anchors ('&x') are not allowed"));
+        ck_assert(has_diag(&t.diags, 2, 4, "aliases ('*x') are not allowed"));
+        tree_result_done(&t);
+}
+END_TEST
+
+/* The "billion laughs" document is refused at once, not expanded. */
+START_TEST(test_tree_billion_laughs) {
+        static const char text[] = "a: &a [x, x, x, x, x, x, x, x, x]\n"
+                                   "b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+                                   "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\n"
+                                   "d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n";
+        struct tree_result t;
+
+        parse_tree(text, strlen(text), &t);
+        ck_assert_int_eq(t.r, -EINVAL);
+        ck_assert(t.diags.n >= 4);
+        tree_result_done(&t);
+}
+END_TEST
+
+START_TEST(test_tree_two_documents) {
+        static const char text[] = "a: 1\n---\nb: 2\n";
+        struct tree_result t;
+
+        parse_tree(text, strlen(text), &t);
+        ck_assert_int_eq(t.r, -EINVAL);
+        ck_assert(has_diag(&t.diags, 2, 1, "more than one YAML document"));
+        tree_result_done(&t);
+}
+END_TEST
+
+START_TEST(test_tree_tabs_and_bytes) {
+        static const char text[] = "a:\n\tb: 1\nc: \"x\xff\"\nd: \"\x01\"\ne: ok\n";
+        struct tree_result t;
+
+        parse_tree(text, strlen(text), &t);
+        ck_assert_int_eq(t.r, -EINVAL);
+        ck_assert(has_diag(&t.diags, 2, 1, "tab character"));
+        ck_assert(has_diag(&t.diags, 3, 6, "invalid UTF-8"));
+        ck_assert(has_diag(&t.diags, 4, 5, "control character"));
+        tree_result_done(&t);
+}
+END_TEST
+
+START_TEST(test_tree_nul_and_overlong) {
+        static const char text[] = "a: 1\nb: x\0y\nc: \xc0\xaf\n";
+        struct tree_result t;
+
+        parse_tree(text, sizeof(text) - 1, &t);
+        ck_assert_int_eq(t.r, -EINVAL);
+        ck_assert(has_diag(&t.diags, 2, 5, "NUL byte"));
+        ck_assert(has_diag(&t.diags, 3, 4, "invalid UTF-8"));
+        tree_result_done(&t);
+}
+END_TEST
+
+START_TEST(test_tree_escaped_nul) {
+        static const char text[] = "a: \"x\\0y\"\n";
+        struct tree_result t;
+
+        parse_tree(text, strlen(text), &t);
+        ck_assert_int_eq(t.r, -EINVAL);
+        ck_assert(has_diag(&t.diags, 1, 4, "NUL character"));
+        tree_result_done(&t);
+}
+END_TEST
+
+START_TEST(test_tree_utf8_ok) {
+        static const char text[] = "\xEF\xBB\xBF# caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\na: b\n";
+        struct tree_result t;
+
+        parse_tree(text, strlen(text), &t);
+        ck_assert_int_eq(t.r, 0);
+        ck_assert_uint_eq(t.diags.n, 0);
+        tree_result_done(&t);
+}
+END_TEST
+
+START_TEST(test_tree_duplicate_keys) {
+        static const char text[] = "a: 1\nb: 2\na: 3\n";
+        struct tree_result t;
+        const struct ynode *k, *v;
+        unsigned seen = 0;
+
+        parse_tree(text, strlen(text), &t);
+        ck_assert_int_eq(t.r, -EINVAL);
+        ck_assert(has_diag(&t.diags, 3, 1, "duplicate key 'a' (first given at line 1)"));
+        YMAP_FOREACH(k, v, t.root, i) {
+                seen++;
+                if (streq(k->value, "a"))
+                        ck_assert_str_eq(v->value, "1");
+        }
+        ck_assert_uint_eq(seen, 2);
+        tree_result_done(&t);
+}
+END_TEST
+
+START_TEST(test_tree_complex_key) {
+        static const char text[] = "? [a, b]\n: 1\n";
+        struct tree_result t;
+
+        parse_tree(text, strlen(text), &t);
+        ck_assert_int_eq(t.r, -EINVAL);
+        ck_assert(has_diag(&t.diags, 1, 3, "mapping keys must be plain names"));
+        tree_result_done(&t);
+}
+END_TEST
+
+START_TEST(test_tree_tags) {
+        static const char text[] = "a: !!str 1\nb: !custom {c: 1}\n";
+        struct tree_result t;
+
+        parse_tree(text, strlen(text), &t);
+        ck_assert_int_eq(t.r, -EINVAL);
+        ck_assert(has_diag(&t.diags, 1, 4, "tags ('tag:yaml.org,2002:str') are not allowed"));
+        ck_assert(has_diag(&t.diags, 2, 4, "tags ('!custom') are not allowed"));
+        tree_result_done(&t);
+}
+END_TEST
+
+START_TEST(test_tree_deep) {
+        char text[4096];
+        size_t n = 0;
+        struct tree_result t;
+
+        for (int i = 0; i < 200; i++)
+                text[n++] = '[';
+        for (int i = 0; i < 200; i++)
+                text[n++] = ']';
+        text[n] = '\0';
+        parse_tree(text, n, &t);
+        ck_assert_int_eq(t.r, -EINVAL);
+        ck_assert(has_diag(&t.diags, 1, YTREE_MAX_DEPTH + 1, "nesting is too deep"));
+        tree_result_done(&t);
+}
+END_TEST
+
+START_TEST(test_tree_syntax_error) {
+        static const char text[] = "a: 1\nb: [1, 2\nc: 3\n";
+        struct tree_result t;
+
+        parse_tree(text, strlen(text), &t);
+        ck_assert_int_eq(t.r, -EINVAL);
+        ck_assert_uint_eq(t.diags.n, 1);
+        ck_assert(strstr(t.diags.items[0].message, "YAML syntax error"));
+        ck_assert_uint_eq(t.diags.items[0].line, 3);
+        tree_result_done(&t);
+}
+END_TEST
+
+START_TEST(test_tree_too_large) {
+        size_t size = YTREE_MAX_FILE_SIZE + 1;
+        char *text = malloc(size + 1);
+        struct tree_result t;
+
+        ck_assert_ptr_nonnull(text);
+        memset(text, '#', size);
+        text[size] = '\0';
+        parse_tree(text, size, &t);
+        ck_assert_int_eq(t.r, -EINVAL);
+        ck_assert(has_diag(&t.diags, 0, 0, "larger than"));
+        tree_result_done(&t);
+        free(text);
+}
+END_TEST
+
+Suite *yamltree_suite(void) {
+        Suite *s = suite_create("yamltree");
+        TCase *tc = tcase_create("parse");
+
+        tcase_add_test(tc, test_tree_positions);
+        tcase_add_test(tc, test_tree_empty);
+        tcase_add_test(tc, test_tree_anchor_alias);
+        tcase_add_test(tc, test_tree_billion_laughs);
+        tcase_add_test(tc, test_tree_two_documents);
+        tcase_add_test(tc, test_tree_tabs_and_bytes);
+        tcase_add_test(tc, test_tree_nul_and_overlong);
+        tcase_add_test(tc, test_tree_escaped_nul);
+        tcase_add_test(tc, test_tree_utf8_ok);
+        tcase_add_test(tc, test_tree_duplicate_keys);
+        tcase_add_test(tc, test_tree_complex_key);
+        tcase_add_test(tc, test_tree_tags);
+        tcase_add_test(tc, test_tree_deep);
+        tcase_add_test(tc, test_tree_syntax_error);
+        tcase_add_test(tc, test_tree_too_large);
+        suite_add_tcase(s, tc);
+        return s;
+}
