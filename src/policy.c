@@ -1155,7 +1155,8 @@ int config_load(const struct policy_context *ctx, const char *settings_path, str
 
 /* ---- printing ------------------------------------------------------------ */
 
-static void print_size(FILE *f, const char *indent, const char *key, uint64_t v) {
+/* A size or bandwidth in bytes, with a rounded human form as a comment. */
+static void print_bytes(FILE *f, const char *indent, const char *key, uint64_t v, const char *per) {
         char buf[32];
 
         units_format_size(v, buf, sizeof(buf));
@@ -1163,9 +1164,17 @@ static void print_size(FILE *f, const char *indent, const char *key, uint64_t v)
                 char human[32];
 
                 units_format_human(v, human, sizeof(human));
-                fprintf(f, "%s%s: %s  # %s\n", indent, key, buf, human);
+                fprintf(f, "%s%s: %s  # %s%s\n", indent, key, buf, human, per);
         } else
                 fprintf(f, "%s%s: %s\n", indent, key, buf);
+}
+
+static void print_size(FILE *f, const char *indent, const char *key, uint64_t v) {
+        print_bytes(f, indent, key, v, "");
+}
+
+static void print_bandwidth(FILE *f, const char *indent, const char *key, uint64_t v) {
+        print_bytes(f, indent, key, v, "/s");
 }
 
 static void print_protect_size(FILE *f, const char *key, const struct pw_protect_size *ps) {
@@ -1200,8 +1209,8 @@ void policy_print(const struct pw_policy *p, FILE *f) {
 
                         fprintf(f, "      - device: \"%u:%u\"  # %s, from %s\n", io->major, io->minor, io->disk,
                                 io->device);
-                        print_size(f, "        ", "read_bps", io->read_bps);
-                        print_size(f, "        ", "write_bps", io->write_bps);
+                        print_bandwidth(f, "        ", "read_bps", io->read_bps);
+                        print_bandwidth(f, "        ", "write_bps", io->write_bps);
                         units_format_size(io->read_iops, buf, sizeof(buf));
                         fprintf(f, "        read_iops: %s\n", buf);
                         units_format_size(io->write_iops, buf, sizeof(buf));
@@ -1209,7 +1218,7 @@ void policy_print(const struct pw_policy *p, FILE *f) {
                 }
                 fputs("    under_pressure:\n", f);
                 print_size(f, "      ", "memory_high_floor", c->memory_high_floor);
-                print_size(f, "      ", "io_floor", c->io_floor);
+                print_bandwidth(f, "      ", "io_floor", c->io_floor);
                 fprintf(f, "      freeze: %s\n", c->freeze ? "true" : "false");
                 units_format_duration(c->freeze_max_usec, buf, sizeof(buf));
                 fprintf(f, "      freeze_max: %s\n", buf);

@@ -1,0 +1,58 @@
+#!/bin/bash
+# pagewardend: options, exit statuses, configuration errors, and the host check
+# on the machine the tests run on.
+. "$top_srcdir/tests/cli/lib.sh"
+CONF="$top_srcdir/conf"
+
+run "$DAEMON" --help
+expect_status 0 "--help succeeds"
+expect_in "$OUT" "Usage: pagewardend [--config FILE] [--check]" "--help prints the synopsis"
+run "$DAEMON" --version
+expect_status 0 "--version succeeds"
+run "$DAEMON" --frobnicate
+expect_status 2 "an unknown option is a usage error"
+run "$DAEMON" extra
+expect_status 2 "an operand is a usage error"
+expect_in "$ERR" "unexpected argument 'extra'" "the operand is named"
+
+run "$DAEMON" --check --config "$CONF/pagewarden.yaml"
+expect_status 0 "--check accepts the shipped configuration"
+expect_in "$OUT" "valid; 2 job classes, 0 protected applications" "--check summarises"
+
+mkdir -p "$TMP/conf/policies.d"
+printf 'log_level: chatty\n' >"$TMP/conf/pagewarden.yaml"
+printf 'jobs:\n  b: {memory: {high: 5%%%%}}\n' >"$TMP/conf/policies.d/a.yaml"
+run "$DAEMON" --check --config "$TMP/conf/pagewarden.yaml"
+expect_status 3 "--check rejects an invalid configuration with exit 3"
+expect_in "$ERR" "<3>Invalid configuration (2 errors):" "errors are logged at priority 3"
+expect_in "$ERR" "<3>$TMP/conf/pagewarden.yaml:1:12: error: 'chatty'" "a settings error is located"
+expect_in "$ERR" "<3>$TMP/conf/policies.d/a.yaml:2:22: error: '5%%'" "a policy error is located"
+
+run "$DAEMON" --config "$TMP/none.yaml"
+expect_status 3 "a missing settings file stops the daemon"
+expect_in "$ERR" "none.yaml: error: cannot open: No such file or directory" "the missing file is named"
+
+# The host check on this very machine.  Our build machines are hybrid
+# (memory and io on cgroup v1): the daemon must refuse with the cause and the remedy.
+if grep -qE ' - cgroup cgroup [^ ]*\bmemory\b' /proc/self/mountinfo; then
+        run timeout 10 "$DAEMON" --config "$CONF/pagewarden.yaml"
+        expect_status 4 "on a hybrid host the daemon stops with exit 4"
+        expect_in "$ERR" "controllers are bound to cgroup v1" "the error names the cgroup v1 binding"
+        expect_in "$ERR" "boot with systemd.unified_cgroup_hierarchy=1" "the error names the remedy"
+        expect_not_in "$ERR" "READY" "nothing claims readiness"
+elif need_root "the daemon starts on a cgroup v2 host"; then
+        "$DAEMON" --config "$CONF/pagewarden.yaml" 2>"$TMP/err" &
+        pid=$!
+        sleep 1
+        kill -HUP $pid 2>/dev/null
+        sleep 0.5
+        kill -TERM $pid 2>/dev/null
+        wait $pid
+        STATUS=$?
+        ERR=$(cat "$TMP/err")
+        OUT=
+        expect_status 0 "on a cgroup v2 host the daemon runs and stops on SIGTERM"
+        expect_in "$ERR" "Reloaded" "SIGHUP reloads the configuration"
+fi
+
+done_testing
