@@ -94,9 +94,38 @@ static void diag_print_one(const struct diag *d, FILE *f) {
         }
 }
 
+static int diag_position_cmp(const void *a, const void *b) {
+        const struct diag *x = *(const struct diag *const *) a, *y = *(const struct diag *const *) b;
+
+        if (x->line != y->line)
+                return x->line < y->line ? -1 : 1;
+        if (x->column != y->column)
+                return x->column < y->column ? -1 : 1;
+        return x < y ? -1 : x > y; /* stable: keep the order they were found in */
+}
+
+/* Files in the order they were read; within a file, errors in line order. */
 void diag_print(const struct diag_list *l, FILE *f) {
+        const struct diag **order = malloc(l->n * sizeof(*order));
+
+        if (!order) {
+                for (size_t i = 0; i < l->n; i++)
+                        diag_print_one(&l->items[i], f);
+                return;
+        }
         for (size_t i = 0; i < l->n; i++)
-                diag_print_one(&l->items[i], f);
+                order[i] = &l->items[i];
+        for (size_t start = 0; start < l->n;) {
+                size_t end = start + 1;
+
+                while (end < l->n && streq(order[end]->path, order[start]->path))
+                        end++;
+                qsort(order + start, end - start, sizeof(*order), diag_position_cmp);
+                start = end;
+        }
+        for (size_t i = 0; i < l->n; i++)
+                diag_print_one(order[i], f);
+        free(order);
 }
 
 char *diag_to_string(const struct diag_list *l) {

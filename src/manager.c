@@ -6,8 +6,9 @@
 #include "manager.h"
 
 static void manager_notify_status(struct manager *m) {
-        sd_notifyf(false, "STATUS=%zu job classes, %zu protected applications; cgroup2 at %s",
-                   m->policy.n_classes, m->policy.n_protects, m->mount.path);
+        sd_notifyf(false, "STATUS=%zu job class%s, %zu protected application%s; cgroup2 at %s",
+                   m->policy.n_classes, m->policy.n_classes == 1 ? "" : "es", m->policy.n_protects,
+                   m->policy.n_protects == 1 ? "" : "s", m->mount.path);
 }
 
 int manager_reload(struct manager *m, char **ret_errors) {
@@ -17,7 +18,7 @@ int manager_reload(struct manager *m, char **ret_errors) {
         int r;
 
         sd_notify(false, "RELOADING=1");
-        r = config_load(&m->ctx, m->config_path, &settings, &policy, &diags);
+        r = config_load(&m->ctx, m->config_path, m->config_optional, &settings, &policy, &diags);
         if (r < 0) {
                 _cleanup_free_ char *text = diag_to_string(&diags);
 
@@ -59,7 +60,7 @@ static int on_sigterm(sd_event_source *s, const struct signalfd_siginfo *si, voi
         return sd_event_exit(m->event, 0);
 }
 
-int manager_new(const char *config_path, const struct policy_context *ctx, struct pw_settings *settings,
+int manager_new(const char *config_path, bool config_optional, const struct policy_context *ctx, struct pw_settings *settings,
                 struct pw_policy *policy, const struct cgroup_mount *mount, struct manager **ret) {
         _cleanup_(manager_freep) struct manager *m = NULL;
         static const struct {
@@ -80,6 +81,7 @@ int manager_new(const char *config_path, const struct policy_context *ctx, struc
         m->config_path = strdup(config_path);
         if (!m->config_path)
                 return -ENOMEM;
+        m->config_optional = config_optional;
         m->ctx = *ctx;
         m->settings = *settings;
         *settings = (struct pw_settings){};

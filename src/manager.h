@@ -15,6 +15,7 @@
 struct manager {
         sd_event *event;
         char *config_path;
+        bool config_optional; /* the default path: a missing file means defaults */
         struct policy_context ctx;
         struct pw_settings settings;
         struct pw_policy policy;
@@ -22,7 +23,7 @@ struct manager {
         unsigned reloads, failed_reloads;
 };
 
-int manager_new(const char *config_path, const struct policy_context *ctx, struct pw_settings *settings,
+int manager_new(const char *config_path, bool config_optional, const struct policy_context *ctx, struct pw_settings *settings,
                 struct pw_policy *policy, const struct cgroup_mount *mount, struct manager **ret);
 struct manager *manager_free(struct manager *m);
 static inline void manager_freep(struct manager **m) {

@@ -29,9 +29,10 @@ static void help(FILE *f) {
                 "Control the pagewarden daemon and validate its policy files.\n"
                 "\n"
                 "Commands:\n"
-                "  check [--print] [--ram SIZE] [FILE|DIR...]\n"
+                "  check [--print] [--ram SIZE] [--quiet] [FILE|DIR...]\n"
                 "                      Validate policy files (default: the settings file and\n"
-                "                      its policy directory); --print writes the effective policy\n"
+                "                      its policy directory); --print writes the effective\n"
+                "                      policy, --ram resolves percentages for another RAM size\n"
                 "  version             Print the version\n"
                 "  help                Print this help\n"
                 "\n"
@@ -84,7 +85,8 @@ static int cmd_check(int argc, char *argv[]) {
                 return EXIT_INVALID;
         }
         optind = 0;
-        while ((c = getopt_long(argc, argv, "+pr:c:qh", options, NULL)) >= 0)
+        /* Options may follow the files, as with most commands ("--" ends them). */
+        while ((c = getopt_long(argc, argv, "pr:c:qh", options, NULL)) >= 0)
                 switch (c) {
                 case 'p':
                         print = true;
@@ -114,7 +116,7 @@ static int cmd_check(int argc, char *argv[]) {
          * operands: those policy files; the settings file only if named. */
         with_settings = optind >= argc || arg_config;
         if (with_settings) {
-                r = settings_load(&ctx, arg_config ?: PW_DEFAULT_CONFIG, &settings, &diags);
+                r = settings_load(&ctx, arg_config ?: PW_DEFAULT_CONFIG, !arg_config, &settings, &diags);
                 if (r == -ENOMEM)
                         goto oom;
                 n_sources++;

@@ -21,7 +21,7 @@ enum {
         EXIT_HOST = 4,
 };
 
-static const char *arg_config = PW_DEFAULT_CONFIG;
+static const char *arg_config = NULL; /* NULL: the default, which may be missing */
 static bool arg_check = false;
 
 static void help(FILE *f) {
@@ -29,8 +29,8 @@ static void help(FILE *f) {
                 "Usage: pagewardend [--config FILE] [--check]\n"
                 "       pagewardend --help | --version\n"
                 "\n"
-                "Keep bulk jobs from pushing important applications out of RAM, with\n"
-                "cgroup v2 limits, protection and pressure monitoring.\n"
+                "The pagewarden daemon: keeps bulk jobs from pushing important\n"
+                "applications out of RAM (see pagewardend(8) for what this version does).\n"
                 "\n"
                 "  -c, --config FILE   Settings file (default: %s)\n"
                 "      --check         Validate the configuration and exit\n"
@@ -102,7 +102,7 @@ int main(int argc, char *argv[]) {
         r = policy_context_default(&ctx);
         if (r < 0)
                 return log_error_errno(r, "Cannot read the machine's memory size: %m"), EXIT_FAILURE_RUNTIME;
-        r = config_load(&ctx, arg_config, &settings, &policy, &diags);
+        r = config_load(&ctx, arg_config ?: PW_DEFAULT_CONFIG, !arg_config, &settings, &policy, &diags);
         if (r == -ENOMEM)
                 return log_error("Out of memory"), EXIT_FAILURE_RUNTIME;
         if (r < 0) {
@@ -112,8 +112,10 @@ int main(int argc, char *argv[]) {
         }
         log_set_max_level(settings.log_level);
         if (arg_check) {
-                printf("%s: valid; %zu job classes, %zu protected applications from %s\n", arg_config,
-                       policy.n_classes, policy.n_protects, settings.policy_dir);
+                printf("%s: valid; %zu job class%s, %zu protected application%s from %s\n",
+                       settings.path ?: "(no settings file, defaults)", policy.n_classes,
+                       policy.n_classes == 1 ? "" : "es", policy.n_protects, policy.n_protects == 1 ? "" : "s",
+                       settings.policy_dir);
                 return EXIT_OK;
         }
 
@@ -125,10 +127,9 @@ int main(int argc, char *argv[]) {
                 return EXIT_HOST;
         }
         if (!mount.psi)
-                log_warning("Pressure stall information is off (boot with psi=1): the pressure governor cannot "
-                            "watch applications; static limits and protection still apply");
+                log_warning("Pressure stall information is off (boot with psi=1): pressure cannot be watched");
 
-        r = manager_new(arg_config, &ctx, &settings, &policy, &mount, &m);
+        r = manager_new(arg_config ?: PW_DEFAULT_CONFIG, !arg_config, &ctx, &settings, &policy, &mount, &m);
         if (r < 0)
                 return log_error_errno(r, "Cannot set up the event loop: %m"), EXIT_FAILURE_RUNTIME;
         log_info("pagewarden %s running: cgroup2 at %s, %zu job classes, %zu protected applications", PACKAGE_VERSION,

@@ -334,7 +334,7 @@ static void p_bool(struct pstate *st, const struct ynode *val, void *target) {
         else if (val->plain && streq(val->value, "false"))
                 *(bool *) target = false;
         else
-                perr(st, val, "'%s': expected true or false", val->value);
+                perr(st, val, "'%s': expected true or false%s", val->value, val->plain ? "" : ", without quotes");
 }
 
 static void p_string(struct pstate *st, const struct ynode *val, void *target) {
@@ -365,7 +365,7 @@ static void p_protect_size(struct pstate *st, const struct ynode *val, void *tar
                 return;
         }
         if (units_parse_size(val->value, st->ctx->ram_bytes, &ps->bytes, &e) < 0) {
-                perr(st, val, "'%s': %s, or auto", val->value, e);
+                perr(st, val, "'%s': %s (a size, a percentage of RAM, or auto)", val->value, e);
                 return;
         }
         if (ps->bytes == UNITS_MAX) {
@@ -569,7 +569,7 @@ static void class_finish(struct pstate *st, const struct ynode *entry, struct pw
                      "memory.high (%s) is above memory.max (%s): it would never throttle", a, b);
         }
 
-        if (c->memory_high_floor == 0) {
+        if (!ymap_where(entry, "under_pressure.memory_high_floor", NULL)) {
                 c->memory_high_floor = PW_DEFAULT_MEMORY_HIGH_FLOOR;
                 if (c->memory_high < c->memory_high_floor)
                         c->memory_high_floor = c->memory_high;
@@ -592,7 +592,7 @@ static void class_finish(struct pstate *st, const struct ynode *entry, struct pw
                 if (c->io[i].write_bps < min_bps)
                         min_bps = c->io[i].write_bps;
         }
-        if (c->io_floor == 0)
+        if (!ymap_where(entry, "under_pressure.io_floor", NULL))
                 c->io_floor = PW_DEFAULT_IO_FLOOR < min_bps ? PW_DEFAULT_IO_FLOOR : min_bps;
         else if (c->io_floor == UNITS_MAX)
                 perr(st, ymap_where(entry, "under_pressure.io_floor", entry),
@@ -1122,7 +1122,7 @@ int settings_parse_source(const struct policy_context *ctx, const struct source 
         return pfailed(&st) ? -EINVAL : 0;
 }
 
-int settings_load(const struct policy_context *ctx, const char *path, struct pw_settings *s,
+int settings_load(const struct policy_context *ctx, const char *path, bool optional, struct pw_settings *s,
                   struct diag_list *diags) {
         struct source *src;
         int r;
@@ -1130,6 +1130,12 @@ int settings_load(const struct policy_context *ctx, const char *path, struct pw_
         settings_init(s);
         if (!path)
                 return 0;
+        if (optional && access(path, F_OK) < 0 && errno == ENOENT) {
+                /* No settings file: every default, policies next to where it would be. */
+                free(s->policy_dir);
+                s->policy_dir = sibling_path(path, "policies.d");
+                return s->policy_dir ? 0 : -ENOMEM;
+        }
         s->path = strdup(path);
         if (!s->path)
                 return -ENOMEM;
@@ -1141,11 +1147,11 @@ int settings_load(const struct policy_context *ctx, const char *path, struct pw_
         return r;
 }
 
-int config_load(const struct policy_context *ctx, const char *settings_path, struct pw_settings *s,
+int config_load(const struct policy_context *ctx, const char *settings_path, bool optional, struct pw_settings *s,
                 struct pw_policy *p, struct diag_list *diags) {
         int r, k;
 
-        r = settings_load(ctx, settings_path, s, diags);
+        r = settings_load(ctx, settings_path, optional, s, diags);
         if (r == -ENOMEM)
                 return r;
         /* Read the policies even when the settings have errors, to report theirs too. */

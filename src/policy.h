@@ -133,17 +133,18 @@ int policy_parse_source(const struct policy_context *ctx, const struct source *s
 int policy_load_path(const struct policy_context *ctx, const char *path, struct pw_policy *p,
                      struct diag_list *diags);
 
-/* Settings: path NULL gives the defaults.  A relative policy_dir is taken
- * relative to the settings file's directory. */
+/* Settings: path NULL gives the defaults; so does a missing file when
+ * optional (the default path).  A relative policy_dir is taken relative to
+ * the settings file's directory; the default is policies.d beside it. */
 int settings_parse_source(const struct policy_context *ctx, const struct source *src, struct pw_settings *s,
                           struct diag_list *diags);
-int settings_load(const struct policy_context *ctx, const char *path, struct pw_settings *s,
+int settings_load(const struct policy_context *ctx, const char *path, bool optional, struct pw_settings *s,
                   struct diag_list *diags);
 void settings_init(struct pw_settings *s);
 void settings_done(struct pw_settings *s);
 
 /* The daemon's whole configuration: the settings file, then its policy_dir. */
-int config_load(const struct policy_context *ctx, const char *settings_path, struct pw_settings *s,
+int config_load(const struct policy_context *ctx, const char *settings_path, bool optional, struct pw_settings *s,
                 struct pw_policy *p, struct diag_list *diags);
 
 /* Reads a configuration file, refusing unsafe ones (see ctx->check_owner). */

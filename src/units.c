@@ -169,7 +169,13 @@ int units_parse_iops(const char *s, uint64_t *ret, const char **ret_error) {
                 *ret = UNITS_MAX;
                 return 0;
         }
-        return units_parse_uint(s, 1, UNITS_MAX - 1, ret, ret_error);
+        int r = units_parse_uint(s, 0, UNITS_MAX - 1, ret, ret_error);
+
+        if (r < 0)
+                return r;
+        if (*ret == 0)
+                FAIL(ERANGE, "at least 1 operation per second (0 would stop all I/O; write max for no limit)");
+        return 0;
 }
 
 int units_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *ret, const char **ret_error) {

@@ -120,7 +120,7 @@ START_TEST(test_config_load) {
         _cleanup_free_ char *b = write_file(dir, "policies.d/b.yaml", "jobs: {copy: {}}\n");
         _cleanup_free_ char *text = NULL;
 
-        ck_assert_int_eq(config_load(&ctx, conf, &s, &p, &d), -EINVAL);
+        ck_assert_int_eq(config_load(&ctx, conf, false, &s, &p, &d), -EINVAL);
         text = diag_to_string(&d);
         ck_assert_msg(d.n == 2, "%s", text);
         ck_assert_ptr_nonnull(policy_find_class(&p, "copy"));
@@ -130,11 +130,26 @@ START_TEST(test_config_load) {
 
         free(write_file(dir, "pw.yaml", "log_level: notice\n"));
         free(write_file(dir, "policies.d/a.yaml", "jobs: {backup: {memory: {high: 1G}}}\n"));
-        ck_assert_int_eq(config_load(&ctx, conf, &s, &p, &d), 0);
+        ck_assert_int_eq(config_load(&ctx, conf, false, &s, &p, &d), 0);
         ck_assert_uint_eq(p.n_classes, 2);
         ck_assert_int_eq(s.log_level, PW_LOG_NOTICE);
         settings_done(&s);
         policy_done(&p);
+
+        /* The default settings file may be missing: defaults, policies beside it. */
+        free(conf);
+        conf = path_join(dir, "absent.yaml");
+        ck_assert_int_eq(config_load(&ctx, conf, true, &s, &p, &d), 0);
+        ck_assert_ptr_null(s.path);
+        ck_assert_uint_eq(p.n_classes, 2);
+        settings_done(&s);
+        policy_done(&p);
+        /* A settings file named explicitly must exist. */
+        ck_assert_int_eq(config_load(&ctx, conf, false, &s, &p, &d), -EINVAL);
+        ck_assert(has_diag(&d, 0, 0, "cannot open: No such file or directory"));
+        settings_done(&s);
+        policy_done(&p);
+        diag_list_done(&d);
         tmpdir_cleanup(dir);
 }
 END_TEST
