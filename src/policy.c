@@ -609,10 +609,17 @@ static void class_finish(struct pstate *st, const struct ynode *entry, struct pw
                      "freeze_max must be between 100ms and 60m");
 }
 
-static const char *source_basename(const struct source *src) {
+/* The file name for "# name.yaml:LINE" comments and messages, control characters made harmless. */
+static char *source_basename(const struct source *src) {
         const char *slash = strrchr(src->path, '/');
+        char *name = strdup(slash ? slash + 1 : src->path);
 
-        return slash ? slash + 1 : src->path;
+        if (!name)
+                abort();
+        for (char *p = name; *p; p++)
+                if ((unsigned char) *p < 0x20 || *p == 0x7f)
+                        *p = '?';
+        return name;
 }
 
 static void parse_class(struct pstate *st, const struct ynode *key, const struct ynode *val, struct pw_policy *p) {
@@ -648,7 +655,7 @@ static void parse_class(struct pstate *st, const struct ynode *key, const struct
                 return;
         }
         c.name = strdup(key->value);
-        c.source = strdup(source_basename(st->src));
+        c.source = source_basename(st->src);
         c.line = key->line;
         if (!c.name || !c.source || GROW(p->classes, p->allocated_classes, p->n_classes + 1) < 0)
                 abort();
@@ -750,7 +757,7 @@ static void parse_protect(struct pstate *st, const struct ynode *key, const stru
                 return;
         }
         pr.name = strdup(key->value);
-        pr.source = strdup(source_basename(st->src));
+        pr.source = source_basename(st->src);
         pr.line = key->line;
         if (!pr.name || !pr.source || GROW(p->protects, p->allocated_protects, p->n_protects + 1) < 0)
                 abort();
@@ -1161,6 +1168,26 @@ int config_load(const struct policy_context *ctx, const char *settings_path, boo
 
 /* ---- printing ------------------------------------------------------------ */
 
+/* A YAML double-quoted scalar that reads back as exactly s. */
+static void print_quoted(FILE *f, const char *s) {
+        fputc('"', f);
+        for (const unsigned char *p = (const unsigned char *) s; *p; p++)
+                if (*p == '"' || *p == '\\')
+                        fprintf(f, "\\%c", *p);
+                else if (*p < 0x20 || *p == 0x7f)
+                        fprintf(f, "\\x%02x", *p);
+                else
+                        fputc(*p, f);
+        fputc('"', f);
+}
+
+/* key: "value" and a newline. */
+static void print_string(FILE *f, const char *indent, const char *key, const char *value) {
+        fprintf(f, "%s%s: ", indent, key);
+        print_quoted(f, value);
+        fputc('\n', f);
+}
+
 /* A size or bandwidth in bytes, with a rounded human form as a comment. */
 static void print_bytes(FILE *f, const char *indent, const char *key, uint64_t v, const char *per) {
         char buf[32];
@@ -1213,8 +1240,9 @@ void policy_print(const struct pw_policy *p, FILE *f) {
                 for (size_t j = 0; j < c->n_io; j++) {
                         const struct pw_io_limit *io = &c->io[j];
 
-                        fprintf(f, "      - device: \"%u:%u\"  # %s, from %s\n", io->major, io->minor, io->disk,
-                                io->device);
+                        fprintf(f, "      - device: \"%u:%u\"  # %s, from ", io->major, io->minor, io->disk);
+                        print_quoted(f, io->device);
+                        fputc('\n', f);
                         print_bandwidth(f, "        ", "read_bps", io->read_bps);
                         print_bandwidth(f, "        ", "write_bps", io->write_bps);
                         units_format_size(io->read_iops, buf, sizeof(buf));
@@ -1229,8 +1257,11 @@ void policy_print(const struct pw_policy *p, FILE *f) {
                 units_format_duration(c->freeze_max_usec, buf, sizeof(buf));
                 fprintf(f, "      freeze_max: %s\n", buf);
                 fprintf(f, "    users:%s\n", c->n_users ? "" : " []");
-                for (size_t j = 0; j < c->n_users; j++)
-                        fprintf(f, "      - \"%s\"\n", c->users[j]);
+                for (size_t j = 0; j < c->n_users; j++) {
+                        fputs("      - ", f);
+                        print_quoted(f, c->users[j]);
+                        fputc('\n', f);
+                }
         }
         fprintf(f, "protect:%s\n", p->n_protects ? "" : " {}");
         for (size_t i = 0; i < p->n_protects; i++) {
@@ -1238,9 +1269,9 @@ void policy_print(const struct pw_policy *p, FILE *f) {
 
                 fprintf(f, "  %s:  # %s:%u\n", pr->name, pr->source, pr->line);
                 if (pr->unit)
-                        fprintf(f, "    unit: %s\n", pr->unit);
+                        print_string(f, "    ", "unit", pr->unit);
                 else
-                        fprintf(f, "    cgroup: %s\n", pr->cgroup);
+                        print_string(f, "    ", "cgroup", pr->cgroup);
                 fputs("    memory:\n", f);
                 print_protect_size(f, "min", &pr->min);
                 print_protect_size(f, "low", &pr->low);
@@ -1251,11 +1282,11 @@ void policy_print(const struct pw_policy *p, FILE *f) {
 void settings_print(const struct pw_settings *s, FILE *f) {
         char buf[32];
 
-        fprintf(f, "policy_dir: %s\n", s->policy_dir);
-        fprintf(f, "socket: %s\n", s->socket);
+        print_string(f, "", "policy_dir", s->policy_dir);
+        print_string(f, "", "socket", s->socket);
         if (s->socket_group)
-                fprintf(f, "socket_group: \"%s\"\n", s->socket_group);
-        fprintf(f, "cgroup_root: %s\n", s->cgroup_root);
+                print_string(f, "", "socket_group", s->socket_group);
+        print_string(f, "", "cgroup_root", s->cgroup_root);
         fprintf(f, "backend: %s\n", pw_backend_to_string(s->backend));
         fprintf(f, "restore_on_stop: %s\n", s->restore_on_stop ? "true" : "false");
         fprintf(f, "log_level: %s\n", pw_log_level_to_string(s->log_level));
