@@ -41,6 +41,11 @@ static inline void fclosep(FILE **f) {
 #define _cleanup_close_ _cleanup_(closep)
 #define _cleanup_fclose_ _cleanup_(fclosep)
 
+static inline void *mfree(void *p) {
+        free(p);
+        return NULL;
+}
+
 /* Hand over ownership of a pointer or fd held by a _cleanup_ variable. */
 #define TAKE_PTR(p)                             \
         ({                                      \

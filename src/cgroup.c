@@ -1,0 +1,1119 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <dirent.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libcgroup.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <time.h>
+
+#include "cgroup.h"
+#include "log.h"
+#include "units.h"
+#include "util.h"
+
+#define JOB_XATTR "user.pagewarden.job"
+#define SLOT_PREFIX "slot-"
+/* Below this, what is left charged to a released slot is per-CPU stock, not page cache. */
+#define RECLAIM_DONE_BYTES (UINT64_C(64) << 10)
+#define RECLAIM_ROUNDS 16
+#define RECLAIM_STALLS 3
+#define RECLAIM_STALL_USEC 50000
+
+struct saved_value {
+        char *path;
+        uint64_t min, low;
+        bool has_swap;
+        uint64_t swap_max;
+};
+
+struct cgroup_engine {
+        char *mount, *root, *state_file;
+        struct cgroup_features features;
+        unsigned idle_slots;
+        struct saved_value *saved;
+        size_t n_saved, allocated_saved;
+};
+
+/* ---- libcgroup glue ---- */
+
+static void libcgroup_logger(void *userdata, int level, const char *fmt, va_list ap) {
+        char buf[512];
+
+        vsnprintf(buf, sizeof(buf), fmt, ap);
+        buf[strcspn(buf, "\n")] = '\0';
+        /* libcgroup reports what it tried; the engine reports what failed. */
+        log_debug("libcgroup: %s", buf);
+}
+
+/* libcgroup's ECG* codes as a negative errno. */
+static int lc_errno(int rc) {
+        int e;
+
+        switch (rc) {
+        case 0:
+                return 0;
+        case ECGOTHER:
+                e = cgroup_get_last_errno();
+                return e > 0 ? -e : -EIO;
+        case ECGROUPNOTEXIST:
+        case ECGROUPVALUENOTEXIST:
+                return -ENOENT;
+        case ECGROUPNOTMOUNTED:
+        case ECGROUPSUBSYSNOTMOUNTED:
+                return -ENODEV;
+        case ECGROUPNOTALLOWED:
+        case ECGROUPNOTOWNER:
+                return -EPERM;
+        default:
+                return -EIO;
+        }
+}
+
+static int lc_init(void) {
+        static int done = 0;
+        int rc;
+
+        if (done)
+                return done < 0 ? done : 0;
+        cgroup_set_logger(libcgroup_logger, CGROUP_LOG_WARNING, NULL);
+        rc = cgroup_init();
+        done = rc == 0 ? 1 : lc_errno(rc);
+        return done < 0 ? done : 0;
+}
+
+/* The controller libcgroup wants named for a file: its prefix, or the core "cgroup". */
+static const char *controller_of(const char *file) {
+        if (startswith(file, "memory."))
+                return "memory";
+        if (startswith(file, "io."))
+                return "io";
+        if (startswith(file, "cpu."))
+                return "cpu";
+        return "cgroup";
+}
+
+int cgroup_write_file(struct cgroup_engine *e, const char *path, const char *file, const char *value) {
+        struct cgroup *cg;
+        struct cgroup_controller *ctrl;
+        int rc;
+
+        cg = cgroup_new_cgroup(path);
+        if (!cg)
+                return -ENOMEM;
+        ctrl = cgroup_add_controller(cg, controller_of(file));
+        if (!ctrl || cgroup_add_value_string(ctrl, file, value) != 0) {
+                cgroup_free(&cg);
+                return -ENOMEM;
+        }
+        rc = cgroup_modify_cgroup(cg);
+        cgroup_free(&cg);
+        return lc_errno(rc);
+}
+
+static int write_u64(struct cgroup_engine *e, const char *path, const char *file, uint64_t v) {
+        char buf[32];
+
+        cgv_format_limit(v, buf, sizeof(buf));
+        return cgroup_write_file(e, path, file, buf);
+}
+
+/*
+ * Creates path (and its missing parents) with the given controllers.  The
+ * caller has enabled them in the root's subtree_control: libcgroup enables
+ * them in every other ancestor but never in the root.  Succeeds if it exists.
+ */
+static int create_cgroup(const char *path, const char *const *controllers, size_t n) {
+        struct cgroup *cg = cgroup_new_cgroup(path);
+        int rc;
+
+        if (!cg)
+                return -ENOMEM;
+        /* Without a controller, libcgroup returns 0 and creates nothing. */
+        for (size_t i = 0; i < n; i++)
+                if (!cgroup_add_controller(cg, controllers[i])) {
+                        cgroup_free(&cg);
+                        return -ENOMEM;
+                }
+        rc = cgroup_create_cgroup(cg, 0);
+        cgroup_free(&cg);
+        return lc_errno(rc);
+}
+
+/* rmdir of an empty cgroup, through libcgroup with exactly one controller
+ * listed: with two it reports ENOENT although it removed the group. */
+static int remove_cgroup(const char *path) {
+        struct cgroup *cg = cgroup_new_cgroup(path);
+        int rc;
+
+        if (!cg)
+                return -ENOMEM;
+        if (!cgroup_add_controller(cg, "memory")) {
+                cgroup_free(&cg);
+                return -ENOMEM;
+        }
+        rc = cgroup_delete_cgroup_ext(cg, 0);
+        cgroup_free(&cg);
+        return lc_errno(rc);
+}
+
+/* ---- direct reads ---- */
+
+static char *abs_path(const struct cgroup_engine *e, const char *path, const char *file) {
+        char *p;
+
+        if (asprintf(&p, "%s%s%s%s%s", e->mount, *path ? "/" : "", path, file ? "/" : "", file ?: "") < 0)
+                return NULL;
+        return p;
+}
+
+int cgroup_read_file(struct cgroup_engine *e, const char *path, const char *file, char **ret) {
+        _cleanup_free_ char *p = abs_path(e, path, file);
+
+        if (!p)
+                return -ENOMEM;
+        return read_full_file(p, 1024 * 1024, ret, NULL);
+}
+
+int cgroup_read_u64(struct cgroup_engine *e, const char *path, const char *file, uint64_t *ret) {
+        _cleanup_free_ char *s = NULL;
+        int r = cgroup_read_file(e, path, file, &s);
+
+        if (r < 0)
+                return r;
+        return cgv_parse_limit(s, ret);
+}
+
+static int read_keyed(struct cgroup_engine *e, const char *path, const char *file, const char *key, uint64_t *ret) {
+        _cleanup_free_ char *s = NULL;
+        int r = cgroup_read_file(e, path, file, &s);
+
+        if (r < 0)
+                return r;
+        return cgv_parse_keyed(s, key, ret);
+}
+
+static bool has_file(const struct cgroup_engine *e, const char *path, const char *file) {
+        _cleanup_free_ char *p = abs_path(e, path, file);
+
+        return p && access(p, F_OK) == 0;
+}
+
+static int read_populated(struct cgroup_engine *e, const char *path, bool *ret) {
+        _cleanup_free_ char *s = NULL;
+        int r = cgroup_read_file(e, path, "cgroup.events", &s);
+
+        if (r < 0)
+                return r;
+        return cgv_parse_events(s, ret, NULL);
+}
+
+/* ---- the engine ---- */
+
+static int enable_in_root(const char *mount, const char *controller) {
+        _cleanup_free_ char *p = NULL, *line = NULL;
+        _cleanup_close_ int fd = -1;
+
+        if (asprintf(&p, "%s/cgroup.subtree_control", mount) < 0 || asprintf(&line, "+%s", controller) < 0)
+                return -ENOMEM;
+        fd = open(p, O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (write(fd, line, strlen(line)) < 0)
+                return -errno;
+        return 0;
+}
+
+static int state_load(struct cgroup_engine *e);
+
+int cgroup_engine_new(const char *mount, const char *root, const char *state_dir, struct cgroup_engine **ret) {
+        _cleanup_(cgroup_engine_freep) struct cgroup_engine *e = NULL;
+        const char *controllers[3] = { "memory", "io", "cpu" };
+        _cleanup_free_ char *rootdir = NULL;
+        const char *why;
+        size_t n = 3;
+        int r;
+
+        if (asprintf(&rootdir, "/%s", root + (root[0] == '/')) < 0)
+                return -ENOMEM;
+        why = policy_cgroup_path_problem(rootdir);
+        if (why)
+                return -EINVAL;
+        e = calloc(1, sizeof(*e));
+        if (!e)
+                return -ENOMEM;
+        e->mount = strdup(mount);
+        e->root = strdup(root + (root[0] == '/'));
+        e->idle_slots = CGROUP_IDLE_SLOTS_DEFAULT;
+        if (!e->mount || !e->root)
+                return -ENOMEM;
+        if (state_dir && asprintf(&e->state_file, "%s/protect.state", state_dir) < 0)
+                return -ENOMEM;
+
+        r = lc_init();
+        if (r < 0)
+                return r;
+        /* memory and io are required; cpu (for cpu.weight) only if the kernel lets us. */
+        r = enable_in_root(mount, "memory");
+        if (r < 0)
+                return r;
+        r = enable_in_root(mount, "io");
+        if (r < 0)
+                return r;
+        e->features.cpu = enable_in_root(mount, "cpu") >= 0;
+        if (!e->features.cpu)
+                n = 2;
+        r = create_cgroup(e->root, controllers, n);
+        if (r < 0)
+                return r;
+
+        e->features.memory_reclaim = has_file(e, e->root, "memory.reclaim");
+        e->features.swap = has_file(e, e->root, "memory.swap.max");
+        e->features.freeze = has_file(e, e->root, "cgroup.freeze");
+        e->features.kill = has_file(e, e->root, "cgroup.kill");
+        e->features.cpu = e->features.cpu && has_file(e, e->root, "cpu.weight");
+        {
+                _cleanup_free_ char *dir = abs_path(e, e->root, NULL);
+
+                if (!dir)
+                        return -ENOMEM;
+                e->features.user_xattr = setxattr(dir, "user.pagewarden.probe", "1", 1, 0) == 0;
+                (void) removexattr(dir, "user.pagewarden.probe");
+        }
+        r = state_load(e);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(e);
+        return 0;
+}
+
+struct cgroup_engine *cgroup_engine_free(struct cgroup_engine *e) {
+        if (!e)
+                return NULL;
+        for (size_t i = 0; i < e->n_saved; i++)
+                free(e->saved[i].path);
+        free(e->saved);
+        free(e->mount);
+        free(e->root);
+        free(e->state_file);
+        free(e);
+        return NULL;
+}
+
+const struct cgroup_features *cgroup_engine_features(const struct cgroup_engine *e) {
+        return &e->features;
+}
+
+const char *cgroup_engine_mount(const struct cgroup_engine *e) {
+        return e->mount;
+}
+
+const char *cgroup_engine_root(const struct cgroup_engine *e) {
+        return e->root;
+}
+
+void cgroup_engine_set_idle_slots(struct cgroup_engine *e, unsigned n) {
+        e->idle_slots = n;
+}
+
+/* ---- classes ---- */
+
+static char *class_path(const struct cgroup_engine *e, const char *class) {
+        char *p;
+
+        if (policy_name_problem(class)) /* names are checked again here: no path escapes */
+                return NULL;
+        if (asprintf(&p, "%s/%s", e->root, class) < 0)
+                return NULL;
+        return p;
+}
+
+static int write_io(struct cgroup_engine *e, const char *path, const struct pw_io_limit *io, size_t n) {
+        _cleanup_free_ char *text = NULL;
+        _cleanup_free_ struct cgv_io_line *have = NULL, *plan = NULL;
+        size_t n_have = 0, n_plan = 0;
+        int r;
+
+        r = cgroup_read_file(e, path, "io.max", &text);
+        if (r < 0)
+                return r;
+        r = cgv_parse_io_max(text, &have, &n_have);
+        if (r < 0)
+                return r;
+        r = cgv_io_plan(io, n, have, n_have, &plan, &n_plan);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n_plan; i++) {
+                char line[160];
+
+                cgv_format_io_line(&plan[i], line, sizeof(line));
+                r = cgroup_write_file(e, path, "io.max", line);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int cgroup_class_apply(struct cgroup_engine *e, const struct pw_job_class *c) {
+        const char *controllers[3] = { "memory", "io", "cpu" };
+        _cleanup_free_ char *path = class_path(e, c->name);
+        int r;
+
+        if (!path)
+                return -EINVAL;
+        r = create_cgroup(path, controllers, e->features.cpu ? 3 : 2);
+        if (r < 0)
+                return r;
+        r = write_u64(e, path, "memory.high", c->memory_high);
+        if (r >= 0)
+                r = write_u64(e, path, "memory.max", c->memory_max);
+        if (r >= 0 && e->features.swap)
+                r = write_u64(e, path, "memory.swap.max", c->memory_swap_max);
+        if (r >= 0 && e->features.cpu)
+                r = write_u64(e, path, "cpu.weight", c->cpu_weight);
+        if (r >= 0)
+                r = write_io(e, path, c->io, c->n_io);
+        return r;
+}
+
+int cgroup_class_set_memory_high(struct cgroup_engine *e, const char *class, uint64_t bytes) {
+        _cleanup_free_ char *path = class_path(e, class);
+
+        return path ? write_u64(e, path, "memory.high", bytes) : -EINVAL;
+}
+
+int cgroup_class_set_io(struct cgroup_engine *e, const char *class, const struct pw_io_limit *io, size_t n) {
+        _cleanup_free_ char *path = class_path(e, class);
+
+        return path ? write_io(e, path, io, n) : -EINVAL;
+}
+
+int cgroup_class_freeze(struct cgroup_engine *e, const char *class, bool frozen) {
+        _cleanup_free_ char *path = class_path(e, class);
+
+        if (!path)
+                return -EINVAL;
+        if (!e->features.freeze)
+                return -EOPNOTSUPP;
+        return cgroup_write_file(e, path, "cgroup.freeze", frozen ? "1" : "0");
+}
+
+int cgroup_class_read(struct cgroup_engine *e, const char *class, struct cgroup_class_state *ret) {
+        _cleanup_free_ char *path = class_path(e, class), *io = NULL, *events = NULL;
+        bool populated;
+        int r;
+
+        *ret = (struct cgroup_class_state){ .memory_swap_max = UNITS_MAX, .cpu_weight = PW_DEFAULT_CPU_WEIGHT };
+        if (!path)
+                return -EINVAL;
+        r = cgroup_read_u64(e, path, "memory.high", &ret->memory_high);
+        if (r < 0)
+                return r;
+        r = cgroup_read_u64(e, path, "memory.max", &ret->memory_max);
+        if (r >= 0)
+                r = cgroup_read_u64(e, path, "memory.current", &ret->memory_current);
+        if (r >= 0 && e->features.swap)
+                r = cgroup_read_u64(e, path, "memory.swap.max", &ret->memory_swap_max);
+        if (r >= 0 && e->features.cpu)
+                r = cgroup_read_u64(e, path, "cpu.weight", &ret->cpu_weight);
+        if (r >= 0)
+                r = cgroup_read_file(e, path, "io.max", &io);
+        if (r >= 0)
+                r = cgv_parse_io_max(io, &ret->io, &ret->n_io);
+        if (r >= 0 && e->features.freeze) {
+                r = cgroup_read_file(e, path, "cgroup.events", &events);
+                if (r >= 0)
+                        r = cgv_parse_events(events, &populated, &ret->frozen);
+        }
+        return r;
+}
+
+void cgroup_class_state_done(struct cgroup_class_state *s) {
+        free(s->io);
+        s->io = NULL;
+        s->n_io = 0;
+}
+
+/* ---- job slots ---- */
+
+static int label_format(const struct cgroup_job_label *l, char *buf, size_t len) {
+        int n = snprintf(buf, len, "id=%" PRIu64 " uid=%u started=%" PRIu64 " name=%s", l->id, (unsigned) l->uid,
+                         l->started_usec, l->name);
+
+        return n < 0 || (size_t) n >= len ? -EINVAL : n;
+}
+
+static int label_parse(const char *s, struct cgroup_job_label *ret) {
+        unsigned uid;
+        int n = 0;
+
+        *ret = (struct cgroup_job_label){};
+        if (sscanf(s, "id=%" SCNu64 " uid=%u started=%" SCNu64 " name=%n", &ret->id, &uid, &ret->started_usec, &n) != 3 ||
+            n == 0)
+                return -EINVAL;
+        ret->uid = (uid_t) uid;
+        snprintf(ret->name, sizeof(ret->name), "%s", s + n);
+        return 0;
+}
+
+/* The label of a slot: 0, -ENODATA when the slot is idle, or another error. */
+static int read_label(struct cgroup_engine *e, const char *path, struct cgroup_job_label *ret) {
+        _cleanup_free_ char *dir = abs_path(e, path, NULL);
+        char buf[256];
+        ssize_t n;
+
+        if (!dir)
+                return -ENOMEM;
+        n = getxattr(dir, JOB_XATTR, buf, sizeof(buf) - 1);
+        if (n < 0)
+                return -errno;
+        buf[n] = '\0';
+        return label_parse(buf, ret);
+}
+
+static bool slot_number(const char *name, unsigned *ret) {
+        const char *rest = startswith(name, SLOT_PREFIX);
+        char *end;
+        unsigned long v;
+
+        if (!rest || *rest < '0' || *rest > '9')
+                return false;
+        errno = 0;
+        v = strtoul(rest, &end, 10);
+        if (errno || *end || v > 100000)
+                return false;
+        *ret = (unsigned) v;
+        return true;
+}
+
+/* Idle slots of a class (not labelled, nothing inside), and the lowest unused number. */
+static int scan_class_slots(struct cgroup_engine *e, const char *cpath, const char *skip, char **ret_idle,
+                            unsigned *ret_n_idle, unsigned *ret_free_number) {
+        _cleanup_free_ char *dir = abs_path(e, cpath, NULL);
+        _cleanup_free_ bool *used = NULL;
+        size_t used_len = 0;
+        struct dirent *de;
+        unsigned n_idle = 0;
+        DIR *d;
+
+        if (ret_idle)
+                *ret_idle = NULL;
+        if (!dir)
+                return -ENOMEM;
+        d = opendir(dir);
+        if (!d)
+                return -errno;
+        while ((de = readdir(d))) {
+                _cleanup_free_ char *spath = NULL;
+                struct cgroup_job_label label;
+                unsigned num;
+                bool populated;
+
+                if (de->d_type != DT_DIR || !slot_number(de->d_name, &num))
+                        continue;
+                if (num >= used_len && GROW(used, used_len, num + 1) < 0) {
+                        closedir(d);
+                        return -ENOMEM;
+                }
+                used[num] = true;
+                if (asprintf(&spath, "%s/%s", cpath, de->d_name) < 0) {
+                        closedir(d);
+                        return -ENOMEM;
+                }
+                if (skip && streq(spath, skip))
+                        continue;
+                if (read_label(e, spath, &label) != -ENODATA)
+                        continue;
+                if (read_populated(e, spath, &populated) < 0 || populated)
+                        continue;
+                n_idle++;
+                if (ret_idle && !*ret_idle)
+                        *ret_idle = TAKE_PTR(spath);
+        }
+        closedir(d);
+        if (ret_n_idle)
+                *ret_n_idle = n_idle;
+        if (ret_free_number) {
+                unsigned k = 0;
+
+                while (k < used_len && used[k])
+                        k++;
+                *ret_free_number = k;
+        }
+        return 0;
+}
+
+int cgroup_job_acquire(struct cgroup_engine *e, const char *class, const struct cgroup_job_label *label,
+                       char **ret_path, int *ret_fd) {
+        _cleanup_free_ char *cpath = class_path(e, class), *spath = NULL, *dir = NULL;
+        const char *controllers[1] = { "memory" };
+        char value[256];
+        unsigned free_number;
+        int r;
+
+        if (!cpath || policy_name_problem(label->name))
+                return -EINVAL;
+        if (!e->features.user_xattr)
+                return -EOPNOTSUPP;
+        r = label_format(label, value, sizeof(value));
+        if (r < 0)
+                return r;
+        /* Another acquirer may take the same idle slot or slot number between our
+         * scan and our label (XATTR_CREATE fails then): scan again. */
+        for (unsigned attempt = 0;; attempt++) {
+                r = scan_class_slots(e, cpath, NULL, &spath, NULL, &free_number);
+                if (r < 0)
+                        return r;
+                if (!spath) {
+                        if (asprintf(&spath, "%s/" SLOT_PREFIX "%u", cpath, free_number) < 0)
+                                return -ENOMEM;
+                        r = create_cgroup(spath, controllers, 1);
+                        if (r < 0)
+                                return r;
+                }
+                dir = abs_path(e, spath, NULL);
+                if (!dir)
+                        return -ENOMEM;
+                if (setxattr(dir, JOB_XATTR, value, strlen(value), XATTR_CREATE) >= 0)
+                        break;
+                if (errno != EEXIST || attempt >= 16)
+                        return -errno;
+                spath = mfree(spath);
+                dir = mfree(dir);
+        }
+        if (ret_fd) {
+                *ret_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (*ret_fd < 0) {
+                        r = -errno;
+                        (void) removexattr(dir, JOB_XATTR);
+                        return r;
+                }
+        }
+        *ret_path = TAKE_PTR(spath);
+        return 0;
+}
+
+int cgroup_job_attach(struct cgroup_engine *e, const char *path, pid_t pid) {
+        char buf[32];
+
+        snprintf(buf, sizeof(buf), "%d", (int) pid);
+        return cgroup_write_file(e, path, "cgroup.procs", buf);
+}
+
+static int reclaim(struct cgroup_engine *e, const char *path, uint64_t *ret_before, uint64_t *ret_after) {
+        uint64_t cur;
+        int r;
+
+        r = cgroup_read_u64(e, path, "memory.current", &cur);
+        if (r < 0)
+                return r;
+        *ret_before = cur;
+        if (e->features.memory_reclaim) {
+                unsigned stalls = 0;
+
+                for (unsigned i = 0; i < RECLAIM_ROUNDS && cur > RECLAIM_DONE_BYTES; i++) {
+                        uint64_t now;
+
+                        /* EAGAIN: it could not reclaim all it was asked to; what it did counts. */
+                        r = write_u64(e, path, "memory.reclaim", cur);
+                        if (r < 0 && r != -EAGAIN)
+                                return r;
+                        r = cgroup_read_u64(e, path, "memory.current", &now);
+                        if (r < 0)
+                                return r;
+                        if (now >= cur) {
+                                /* Dirty pages under writeback cannot go yet: give it a moment. */
+                                if (++stalls > RECLAIM_STALLS)
+                                        break;
+                                (void) usleep(RECLAIM_STALL_USEC);
+                        } else
+                                stalls = 0;
+                        cur = now;
+                }
+        } else if (cur > RECLAIM_DONE_BYTES) {
+                /* Before 5.19: memory.max 0 on an empty group reclaims everything it can. */
+                r = cgroup_write_file(e, path, "memory.max", "0");
+                if (r < 0 && r != -EBUSY)
+                        return r;
+                r = cgroup_write_file(e, path, "memory.max", "max");
+                if (r < 0)
+                        return r;
+                r = cgroup_read_u64(e, path, "memory.current", &cur);
+                if (r < 0)
+                        return r;
+        }
+        *ret_after = cur;
+        return 0;
+}
+
+int cgroup_job_release(struct cgroup_engine *e, const char *path, struct cgroup_release *ret) {
+        _cleanup_free_ char *cpath = strdup(path), *dir = abs_path(e, path, NULL);
+        struct cgroup_release rel = {};
+        unsigned n_idle = 0;
+        bool populated;
+        char *slash;
+        int r;
+
+        if (!cpath || !dir)
+                return -ENOMEM;
+        slash = strrchr(cpath, '/');
+        if (!slash || !startswith(path, e->root))
+                return -EINVAL;
+        *slash = '\0';
+
+        r = read_populated(e, path, &populated);
+        if (r < 0)
+                return r;
+        if (populated)
+                return -EBUSY;
+        r = reclaim(e, path, &rel.before, &rel.after);
+        if (r < 0)
+                return r;
+
+        r = scan_class_slots(e, cpath, path, NULL, &n_idle, NULL);
+        if (r < 0)
+                return r;
+        if (n_idle >= e->idle_slots) {
+                r = remove_cgroup(path);
+                if (r < 0)
+                        return r;
+                rel.removed = true;
+        } else if (removexattr(dir, JOB_XATTR) < 0 && errno != ENODATA)
+                return -errno;
+        if (ret)
+                *ret = rel;
+        return 0;
+}
+
+int cgroup_job_read(struct cgroup_engine *e, const char *path, struct cgroup_job_state *ret) {
+        _cleanup_free_ char *procs = NULL;
+        int r;
+
+        *ret = (struct cgroup_job_state){};
+        r = read_populated(e, path, &ret->populated);
+        if (r < 0)
+                return r;
+        r = cgroup_read_file(e, path, "cgroup.procs", &procs);
+        if (r < 0)
+                return r;
+        for (const char *p = procs; *p; p++)
+                ret->n_procs += *p == '\n';
+        r = cgroup_read_u64(e, path, "memory.current", &ret->memory_current);
+        if (r < 0)
+                return r;
+        return read_keyed(e, path, "memory.stat", "file", &ret->memory_file);
+}
+
+int cgroup_scan(struct cgroup_engine *e, struct cgroup_slot **ret, size_t *ret_n) {
+        _cleanup_free_ char *rootdir = abs_path(e, e->root, NULL);
+        struct cgroup_slot *slots = NULL;
+        size_t n = 0, allocated = 0;
+        struct dirent *de;
+        DIR *d;
+        int r = 0;
+
+        if (!rootdir)
+                return -ENOMEM;
+        d = opendir(rootdir);
+        if (!d)
+                return -errno;
+        while (r >= 0 && (de = readdir(d))) {
+                _cleanup_free_ char *cpath = NULL, *cdir = NULL;
+                struct dirent *se;
+                DIR *sd;
+
+                if (de->d_type != DT_DIR || policy_name_problem(de->d_name))
+                        continue;
+                if (asprintf(&cpath, "%s/%s", e->root, de->d_name) < 0 || !(cdir = abs_path(e, cpath, NULL))) {
+                        r = -ENOMEM;
+                        break;
+                }
+                sd = opendir(cdir);
+                if (!sd)
+                        continue; /* removed meanwhile */
+                while ((se = readdir(sd))) {
+                        struct cgroup_slot s = {};
+                        unsigned num;
+
+                        if (se->d_type != DT_DIR || !slot_number(se->d_name, &num))
+                                continue;
+                        if (asprintf(&s.path, "%s/%s", cpath, se->d_name) < 0 || !(s.class = strdup(de->d_name)) ||
+                            GROW(slots, allocated, n + 1) < 0) {
+                                free(s.path);
+                                free(s.class);
+                                r = -ENOMEM;
+                                break;
+                        }
+                        s.labelled = read_label(e, s.path, &s.label) >= 0;
+                        if (read_populated(e, s.path, &s.populated) < 0)
+                                s.populated = false;
+                        slots[n++] = s;
+                }
+                closedir(sd);
+        }
+        closedir(d);
+        if (r < 0) {
+                cgroup_slots_free(slots, n);
+                return r;
+        }
+        *ret = slots;
+        *ret_n = n;
+        return 0;
+}
+
+void cgroup_slots_free(struct cgroup_slot *s, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                free(s[i].class);
+                free(s[i].path);
+        }
+        free(s);
+}
+
+int cgroup_thaw_all(struct cgroup_engine *e) {
+        _cleanup_free_ char *rootdir = abs_path(e, e->root, NULL);
+        struct dirent *de;
+        DIR *d;
+        int r = 0;
+
+        if (!e->features.freeze)
+                return 0;
+        if (!rootdir)
+                return -ENOMEM;
+        d = opendir(rootdir);
+        if (!d)
+                return -errno;
+        while ((de = readdir(d))) {
+                int k;
+
+                if (de->d_type != DT_DIR || policy_name_problem(de->d_name))
+                        continue;
+                k = cgroup_class_freeze(e, de->d_name, false);
+                if (k < 0 && k != -ENOENT && r == 0)
+                        r = k;
+        }
+        closedir(d);
+        return r;
+}
+
+int cgroup_class_remove(struct cgroup_engine *e, const char *class) {
+        _cleanup_free_ char *cpath = class_path(e, class);
+        struct cgroup_slot *slots = NULL;
+        size_t n = 0;
+        int r;
+
+        if (!cpath)
+                return -EINVAL;
+        r = cgroup_scan(e, &slots, &n);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n && r >= 0; i++)
+                if (streq(slots[i].class, class) && (slots[i].labelled || slots[i].populated))
+                        r = -EBUSY;
+        for (size_t i = 0; i < n && r >= 0; i++) {
+                uint64_t before, after;
+
+                if (!streq(slots[i].class, class))
+                        continue;
+                r = reclaim(e, slots[i].path, &before, &after);
+                if (r >= 0)
+                        r = remove_cgroup(slots[i].path);
+        }
+        cgroup_slots_free(slots, n);
+        if (r < 0)
+                return r;
+        return remove_cgroup(cpath);
+}
+
+/* ---- protection ---- */
+
+static struct saved_value *saved_find(struct cgroup_engine *e, const char *path) {
+        for (size_t i = 0; i < e->n_saved; i++)
+                if (streq(e->saved[i].path, path))
+                        return &e->saved[i];
+        return NULL;
+}
+
+static int state_save(struct cgroup_engine *e) {
+        _cleanup_free_ char *tmp = NULL;
+        FILE *f;
+
+        if (!e->state_file)
+                return 0;
+        if (asprintf(&tmp, "%s.tmp", e->state_file) < 0)
+                return -ENOMEM;
+        {
+                _cleanup_free_ char *dir = strdup(e->state_file);
+                char *slash = dir ? strrchr(dir, '/') : NULL;
+
+                if (!dir)
+                        return -ENOMEM;
+                if (slash && slash != dir) {
+                        *slash = '\0';
+                        if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+                                return -errno;
+                }
+        }
+        f = fopen(tmp, "we");
+        if (!f)
+                return -errno;
+        fputs("# pagewarden: original memory.min memory.low memory.swap.max of cgroups it changed\n", f);
+        for (size_t i = 0; i < e->n_saved; i++) {
+                const struct saved_value *s = &e->saved[i];
+                char swap[32] = "-";
+
+                if (s->has_swap)
+                        cgv_format_limit(s->swap_max, swap, sizeof(swap));
+                fprintf(f, "%" PRIu64 " %" PRIu64 " %s %s\n", s->min, s->low, swap, s->path);
+        }
+        if (fflush(f) != 0 || ferror(f) || fsync(fileno(f)) < 0) {
+                int r = -errno;
+
+                fclose(f);
+                unlink(tmp);
+                return r ?: -EIO;
+        }
+        fclose(f);
+        if (rename(tmp, e->state_file) < 0) {
+                int r = -errno;
+
+                unlink(tmp);
+                return r;
+        }
+        return 0;
+}
+
+static bool valid_relative_path(const char *path) {
+        _cleanup_free_ char *abs = NULL;
+
+        return asprintf(&abs, "/%s", path) >= 0 && !policy_cgroup_path_problem(abs);
+}
+
+static int state_load(struct cgroup_engine *e) {
+        _cleanup_free_ char *text = NULL;
+        int r;
+
+        if (!e->state_file)
+                return 0;
+        r = read_full_file(e->state_file, 4 * 1024 * 1024, &text, NULL);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+                struct saved_value s = {};
+                char swap[32];
+                int n = 0;
+
+                if (line[0] == '#')
+                        continue;
+                if (sscanf(line, "%" SCNu64 " %" SCNu64 " %31s %n", &s.min, &s.low, swap, &n) != 3 || n == 0 ||
+                    !valid_relative_path(line + n))
+                        continue; /* a damaged line: skip it rather than restore garbage */
+                s.has_swap = !streq(swap, "-");
+                if (s.has_swap && cgv_parse_limit(swap, &s.swap_max) < 0)
+                        continue;
+                s.path = strdup(line + n);
+                if (!s.path || GROW(e->saved, e->allocated_saved, e->n_saved + 1) < 0) {
+                        free(s.path);
+                        return -ENOMEM;
+                }
+                e->saved[e->n_saved++] = s;
+        }
+        return 0;
+}
+
+size_t cgroup_protect_saved(const struct cgroup_engine *e) {
+        return e->n_saved;
+}
+
+/* Reads the original values of path into the saved list (once). */
+static int save_original(struct cgroup_engine *e, const char *path, bool swap, struct saved_value **ret) {
+        struct saved_value *s = saved_find(e, path), n = {};
+        int r;
+
+        if (!s) {
+                r = cgroup_read_u64(e, path, "memory.min", &n.min);
+                if (r < 0)
+                        return r;
+                r = cgroup_read_u64(e, path, "memory.low", &n.low);
+                if (r < 0)
+                        return r;
+                n.path = strdup(path);
+                if (!n.path || GROW(e->saved, e->allocated_saved, e->n_saved + 1) < 0) {
+                        free(n.path);
+                        return -ENOMEM;
+                }
+                e->saved[e->n_saved] = n;
+                s = &e->saved[e->n_saved++];
+        }
+        if (swap && !s->has_swap && e->features.swap) {
+                r = cgroup_read_u64(e, path, "memory.swap.max", &s->swap_max);
+                if (r < 0)
+                        return r;
+                s->has_swap = true;
+        }
+        *ret = s;
+        return 0;
+}
+
+static int write_if_changed(struct cgroup_engine *e, const char *path, const char *file, uint64_t v) {
+        uint64_t cur;
+        int r = cgroup_read_u64(e, path, file, &cur);
+
+        if (r < 0)
+                return r;
+        return cur == v ? 0 : write_u64(e, path, file, v);
+}
+
+static void saved_drop(struct cgroup_engine *e, size_t i) {
+        free(e->saved[i].path);
+        e->saved[i] = e->saved[--e->n_saved];
+}
+
+/* path is path2 or below it. */
+static bool path_under(const char *path, const char *top) {
+        const char *rest = startswith(path, top);
+
+        return rest && (*rest == '\0' || *rest == '/');
+}
+
+static void effective(struct cgroup_engine *e, const char *path, struct cgroup_protect_result *res) {
+        _cleanup_free_ char *p = strdup(path);
+
+        res->effective_min = res->effective_low = UNITS_MAX;
+        if (!p) {
+                res->effective_min = res->effective_low = 0;
+                return;
+        }
+        for (char *slash = p + strlen(p); slash; slash = strrchr(p, '/')) {
+                uint64_t v;
+
+                *slash = '\0';
+                if (cgroup_read_u64(e, p, "memory.min", &v) >= 0 && v < res->effective_min)
+                        res->effective_min = v;
+                if (cgroup_read_u64(e, p, "memory.low", &v) >= 0 && v < res->effective_low)
+                        res->effective_low = v;
+                if (!strchr(p, '/'))
+                        break;
+        }
+}
+
+int cgroup_protect_set(struct cgroup_engine *e, const struct cgroup_protect *req, size_t n,
+                       struct cgroup_protect_result *results) {
+        _cleanup_free_ struct cgv_protect_request *creq = calloc(n + 1, sizeof(*creq));
+        _cleanup_free_ char **abs = calloc(n + 1, sizeof(char *));
+        _cleanup_free_ char **missing = NULL;
+        struct cgv_protect_need *needs = NULL;
+        size_t n_needs = 0, n_missing = 0;
+        int r = 0, k;
+
+        if (!creq || !abs)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                if (asprintf(&abs[i], "/%s", req[i].path) < 0) {
+                        r = -ENOMEM;
+                        goto finish;
+                }
+                if (policy_cgroup_path_problem(abs[i])) {
+                        r = -EINVAL;
+                        goto finish;
+                }
+                creq[i] = (struct cgv_protect_request){ abs[i], req[i].min, req[i].low };
+        }
+        r = cgv_protect_plan(creq, n, &needs, &n_needs);
+        if (r < 0)
+                goto finish;
+        missing = calloc(n_needs + 1, sizeof(char *));
+        if (!missing) {
+                r = -ENOMEM;
+                goto finish;
+        }
+
+        /* Parents first: raise (or set) every node of the plan. */
+        for (size_t i = 0; i < n_needs; i++) {
+                const char *path = needs[i].path + 1;
+                struct saved_value *s;
+                bool swap = false, gone = false;
+
+                for (size_t m = 0; m < n_missing; m++)
+                        if (path_under(path, missing[m]))
+                                gone = true;
+                if (gone)
+                        continue;
+                for (size_t j = 0; j < n; j++)
+                        if (req[j].swap_deny && streq(req[j].path, path))
+                                swap = true;
+                k = save_original(e, path, swap, &s);
+                if (k == -ENOENT || k == -ENODEV) {
+                        missing[n_missing++] = (char *) path;
+                        continue;
+                }
+                if (k < 0) {
+                        r = k;
+                        break;
+                }
+                k = write_if_changed(e, path, "memory.min", needs[i].min > s->min ? needs[i].min : s->min);
+                if (k >= 0)
+                        k = write_if_changed(e, path, "memory.low", needs[i].low > s->low ? needs[i].low : s->low);
+                if (k >= 0 && swap && e->features.swap)
+                        k = write_if_changed(e, path, "memory.swap.max", 0);
+                if (k == -ENOENT || k == -ENODEV)
+                        missing[n_missing++] = (char *) path;
+                else if (k < 0 && r == 0)
+                        r = k;
+        }
+
+        /* Restore what no request needs any more. */
+        for (size_t i = e->n_saved; r >= 0 && i-- > 0;) {
+                struct saved_value *s = &e->saved[i];
+                bool in_plan = false, swap = false;
+
+                for (size_t j = 0; j < n_needs; j++)
+                        if (streq(needs[j].path + 1, s->path))
+                                in_plan = true;
+                for (size_t j = 0; j < n; j++)
+                        if (req[j].swap_deny && streq(req[j].path, s->path))
+                                swap = true;
+                if (s->has_swap && !swap) {
+                        k = write_u64(e, s->path, "memory.swap.max", s->swap_max);
+                        if (k < 0 && k != -ENOENT && k != -ENODEV) {
+                                r = k;
+                                break;
+                        }
+                        s->has_swap = false;
+                }
+                if (in_plan)
+                        continue;
+                k = write_u64(e, s->path, "memory.min", s->min);
+                if (k >= 0)
+                        k = write_u64(e, s->path, "memory.low", s->low);
+                if (k < 0 && k != -ENOENT && k != -ENODEV) {
+                        r = k;
+                        break;
+                }
+                saved_drop(e, i);
+        }
+
+        k = state_save(e);
+        if (k < 0 && r == 0)
+                r = k;
+
+        for (size_t i = 0; results && i < n; i++) {
+                struct cgroup_protect_result *res = &results[i];
+
+                *res = (struct cgroup_protect_result){};
+                if (cgroup_read_u64(e, req[i].path, "memory.min", &res->min) < 0 ||
+                    cgroup_read_u64(e, req[i].path, "memory.low", &res->low) < 0) {
+                        res->error = -ENOENT;
+                        continue;
+                }
+                effective(e, req[i].path, res);
+        }
+finish:
+        cgv_protect_needs_free(needs, n_needs);
+        for (size_t i = 0; i < n; i++)
+                free(abs[i]);
+        return r;
+}

@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * The cgroup engine: the only module that writes cgroupfs.  It turns a
+ * policy into cgroup v2 settings:
+ *
+ *   <cgroup_root>/<class>/slot-N     (jobs are leaves below their class)
+ *
+ * Class limits (memory.high, memory.max, memory.swap.max, io.max, cpu.weight)
+ * live on the class cgroup.  A job runs in a slot: slots are reused, because
+ * a removed cgroup that still holds page cache lingers as a "dying" memcg
+ * that every reclaim pass walks; a released slot is reclaimed and kept for
+ * the next job, and only idle slots beyond a small pool are removed.  A busy
+ * slot carries its job's label in the user.pagewarden.job xattr (cgroup v2
+ * directories cannot be renamed), so a restarted daemon finds its jobs again.
+ *
+ * Writes go through libcgroup (one value per call, so that the errno names
+ * the file that failed); libcgroup cannot enable controllers in the root's
+ * cgroup.subtree_control, set xattrs, or read core files cheaply, so those
+ * are done directly.  Paths given to these functions are relative to the
+ * cgroup2 mount, without a leading '/'.
+ *
+ * Errors: negative errno.  -ENOENT and -ENODEV mean the cgroup is gone
+ * (a job ended, an application stopped): callers treat that as normal.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cgroup-values.h"
+#include "policy.h"
+
+struct cgroup_features {
+        bool memory_reclaim; /* memory.reclaim (5.19) */
+        bool swap;           /* memory.swap.max: swap accounting is on */
+        bool freeze;         /* cgroup.freeze (5.2) */
+        bool kill;           /* cgroup.kill (5.14) */
+        bool cpu;            /* the cpu controller could be enabled */
+        bool user_xattr;     /* user.* xattrs on cgroupfs (5.7) */
+};
+
+struct cgroup_engine;
+
+#define CGROUP_IDLE_SLOTS_DEFAULT 4
+
+/*
+ * mount: where cgroup2 is mounted; root: the job tree's root below it
+ * (settings cgroup_root); state_dir: where originals of changed protection
+ * values are kept across restarts (NULL: only in memory).  Creates the root
+ * and enables memory, io and cpu along its path.
+ */
+int cgroup_engine_new(const char *mount, const char *root, const char *state_dir, struct cgroup_engine **ret);
+struct cgroup_engine *cgroup_engine_free(struct cgroup_engine *e);
+static inline void cgroup_engine_freep(struct cgroup_engine **e) {
+        cgroup_engine_free(*e);
+}
+const struct cgroup_features *cgroup_engine_features(const struct cgroup_engine *e);
+const char *cgroup_engine_mount(const struct cgroup_engine *e);
+const char *cgroup_engine_root(const struct cgroup_engine *e);
+void cgroup_engine_set_idle_slots(struct cgroup_engine *e, unsigned n);
+
+/* ---- classes ---- */
+
+/* Creates the class cgroup if needed and writes every limit of c. */
+int cgroup_class_apply(struct cgroup_engine *e, const struct pw_job_class *c);
+/* What the governor changes. */
+int cgroup_class_set_memory_high(struct cgroup_engine *e, const char *class, uint64_t bytes);
+int cgroup_class_set_io(struct cgroup_engine *e, const char *class, const struct pw_io_limit *io, size_t n);
+int cgroup_class_freeze(struct cgroup_engine *e, const char *class, bool frozen);
+
+struct cgroup_class_state {
+        uint64_t memory_high, memory_max, memory_swap_max, cpu_weight;
+        uint64_t memory_current;
+        struct cgv_io_line *io; /* io.max as the kernel has it */
+        size_t n_io;
+        bool frozen;
+};
+int cgroup_class_read(struct cgroup_engine *e, const char *class, struct cgroup_class_state *ret);
+void cgroup_class_state_done(struct cgroup_class_state *s);
+/* Removes a class cgroup that has no busy slot (its idle slots are reclaimed and removed). */
+int cgroup_class_remove(struct cgroup_engine *e, const char *class);
+
+/* ---- job slots ---- */
+
+struct cgroup_job_label {
+        uint64_t id;
+        uid_t uid;
+        uint64_t started_usec; /* CLOCK_REALTIME */
+        char name[POLICY_NAME_MAX + 1];
+};
+
+/*
+ * Takes an idle slot of class (or creates one), labels it, and returns its
+ * path (relative to the mount) and an O_DIRECTORY fd for clone3's
+ * CLONE_INTO_CGROUP.  ret_fd may be NULL.
+ */
+int cgroup_job_acquire(struct cgroup_engine *e, const char *class, const struct cgroup_job_label *label,
+                       char **ret_path, int *ret_fd);
+/* Moves a running process into the slot. */
+int cgroup_job_attach(struct cgroup_engine *e, const char *path, pid_t pid);
+
+struct cgroup_release {
+        uint64_t before, after; /* memory.current before and after reclaim */
+        bool removed;           /* rmdir'ed (the pool of idle slots was full) */
+};
+/*
+ * After the job's last process exited: reclaims what is still charged to the
+ * slot (memory.reclaim), then keeps it as an idle slot or removes it.
+ * Reclaim runs in the caller's context and can take a while: never call this
+ * on the event loop's thread.  -EBUSY if processes are still inside.
+ */
+int cgroup_job_release(struct cgroup_engine *e, const char *path, struct cgroup_release *ret);
+
+struct cgroup_job_state {
+        bool populated;
+        unsigned n_procs;
+        uint64_t memory_current, memory_file; /* file: its page cache */
+};
+int cgroup_job_read(struct cgroup_engine *e, const char *path, struct cgroup_job_state *ret);
+
+/* Slots found in the tree: for adoption after a restart. */
+struct cgroup_slot {
+        char *class;
+        char *path;
+        bool labelled; /* busy: carries a job label */
+        struct cgroup_job_label label;
+        bool populated;
+};
+int cgroup_scan(struct cgroup_engine *e, struct cgroup_slot **ret, size_t *ret_n);
+void cgroup_slots_free(struct cgroup_slot *s, size_t n);
+/* Thaws every class (nothing may stay frozen after a crash). */
+int cgroup_thaw_all(struct cgroup_engine *e);
+
+/* ---- protection ---- */
+
+struct cgroup_protect {
+        const char *path; /* relative to the mount, no leading '/' */
+        uint64_t min, low;
+        bool swap_deny;
+};
+
+struct cgroup_protect_result {
+        int error;              /* 0, or -ENOENT when the cgroup does not exist */
+        uint64_t min, low;      /* now in force on the cgroup itself */
+        uint64_t effective_min; /* the smallest memory.min on its path to the root */
+        uint64_t effective_low;
+};
+
+/*
+ * Makes the protection in force exactly what req asks: memory.min/low on each
+ * cgroup, raised on every ancestor to cover the sum of its protected children
+ * (never lowered below what it had), memory.swap.max 0 for swap_deny.  Every
+ * value it changes is remembered (and kept in state_dir) and restored when no
+ * request needs it any more: cgroup_protect_set(e, NULL, 0, NULL) withdraws
+ * everything.  results (n entries, may be NULL) report each request.
+ */
+int cgroup_protect_set(struct cgroup_engine *e, const struct cgroup_protect *req, size_t n,
+                       struct cgroup_protect_result *results);
+/* Number of cgroups whose original values are remembered. */
+size_t cgroup_protect_saved(const struct cgroup_engine *e);
+
+/* ---- low-level, for status and tests ---- */
+
+int cgroup_read_file(struct cgroup_engine *e, const char *path, const char *file, char **ret);
+int cgroup_read_u64(struct cgroup_engine *e, const char *path, const char *file, uint64_t *ret);
+int cgroup_write_file(struct cgroup_engine *e, const char *path, const char *file, const char *value);

@@ -1,0 +1,68 @@
+#!/bin/sh
+# Job cgroups leave no dying memcg behind: 200 jobs that each write 32 MB
+# through the page cache and exit, four at a time.  Released slots are
+# reclaimed and reused, so nr_dying_descendants stays 0 and the number of
+# cgroups stays bounded.  The naive way (rmdir right after the job) is
+# measured too, to show that the test can fail.
+. /lib.sh
+JOBS=${JOBS:-200}
+PAR=4
+
+printf 'jobs:\n  churn:\n    memory: {high: 256M}\n' >/tmp/policy.yaml
+check "apply the class" pwtest apply /tmp/policy.yaml
+
+worker() { # worker K: jobs K, K+PAR, ...
+	i=$1
+	while [ "$i" -lt "$JOBS" ]; do
+		pwtest run churn "j$i" -- pwload write "$PW_DATA_MNT/j$i" 32 >/dev/null 2>>/tmp/jobs.$1 || echo "FAILED j$i" >>/tmp/jobs.$1
+		rm -f "$PW_DATA_MNT/j$i"
+		i=$((i + PAR))
+	done
+}
+start=$(date +%s)
+k=0
+while [ $k -lt $PAR ]; do
+	worker $k &
+	k=$((k + 1))
+done
+wait
+diag "$JOBS jobs in $(($(date +%s) - start)) s"
+cat /tmp/jobs.* >/tmp/jobs
+expect_eq "every job ran and was released" "$(grep -c '^job ' /tmp/jobs)" "$JOBS"
+expect_eq "no job failed" "$(grep -c FAILED /tmp/jobs)" 0
+before=$(awk '/^job / { for (i = 1; i <= NF; i++) if ($i ~ /^before=/) { split($i, a, "="); s += a[2]; n++ } } END { printf "%d", s / n / 1048576 }' /tmp/jobs)
+after=$(awk '/^job / { for (i = 1; i <= NF; i++) if ($i ~ /^after=/) { split($i, a, "="); if (a[2] > m) m = a[2] } } END { printf "%d", m / 1024 }' /tmp/jobs)
+rel=$(awk '/^job / { for (i = 1; i <= NF; i++) if ($i ~ /^release_us=/) { split($i, a, "="); s += a[2]; n++ } } END { printf "%d", s / n / 1000 }' /tmp/jobs)
+diag "charged to a slot when its job ended: $before MiB on average; left after reclaim: at most $after KiB; release took $rel ms on average"
+expect_ge "each job's page cache was charged to its slot (MiB)" "$before" 30
+expect_le "reclaim left at most 1 MiB in a slot (KiB)" "$after" 1024
+
+sleep 2
+S=$CG/pagewarden.slice
+dying=$(keyed $S/cgroup.stat nr_dying_descendants)
+diag "pagewarden.slice cgroup.stat: $(tr '\n' ' ' <$S/cgroup.stat)"
+expect_eq "nr_dying_descendants of pagewarden.slice is 0" "$dying" 0
+slots=$(ls -d $S/churn/slot-* | wc -l)
+diag "slots of the class: $slots"
+expect_le "the class has at most $PAR slots" "$slots" $PAR
+out=$(pwtest scan)
+expect_eq "no slot is labelled busy" "$(echo "$out" | grep -c 'labelled=1')" 0
+expect_eq "no slot has a process" "$(cat $S/churn/slot-*/cgroup.procs | wc -l)" 0
+
+# The naive way, for comparison: a fresh cgroup per job, removed as soon as it is empty.
+mkdir $CG/naive
+echo +memory >$CG/naive/cgroup.subtree_control
+i=0
+while [ $i -lt 20 ]; do
+	mkdir $CG/naive/j$i
+	sh -c "echo \$\$ >$CG/naive/j$i/cgroup.procs; exec pwload write $PW_DATA_MNT/n$i 32" >/dev/null
+	rmdir $CG/naive/j$i
+	i=$((i + 1))
+done
+sleep 2
+naive=$(keyed $CG/naive/cgroup.stat nr_dying_descendants)
+rm -f "$PW_DATA_MNT"/n*
+diag "naive: 20 jobs removed right after they ended leave $naive dying memcgs"
+expect_ge "without reclaim and reuse, removed job cgroups linger as dying memcgs" "$naive" 10
+
+done_testing

@@ -1,0 +1,42 @@
+# shellcheck shell=sh
+# TAP helpers for the guest scenarios (busybox sh).  Source with ". /lib.sh".
+CG=/sys/fs/cgroup
+T_N=0
+T_FAILED=0
+
+ok() { T_N=$((T_N + 1)); echo "ok $T_N - $*"; }
+not_ok() { T_N=$((T_N + 1)); T_FAILED=$((T_FAILED + 1)); echo "not ok $T_N - $*"; }
+diag() { echo "# $*"; }
+# check DESCRIPTION COMMAND...
+check() {
+	_d=$1
+	shift
+	if "$@"; then ok "$_d"; else not_ok "$_d"; fi
+}
+# expect_eq DESCRIPTION GOT WANT
+expect_eq() {
+	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1: got '$2', want '$3'"; fi
+}
+# expect_between DESCRIPTION VALUE LOW HIGH (integers or decimals, via awk)
+expect_between() {
+	if awk -v v="$2" -v lo="$3" -v hi="$4" 'BEGIN { exit !(v >= lo && v <= hi) }'; then
+		ok "$1 ($2 in [$3, $4])"
+	else
+		not_ok "$1: $2 not in [$3, $4]"
+	fi
+}
+# expect_ge DESCRIPTION VALUE MIN
+expect_ge() {
+	if awk -v v="$2" -v m="$3" 'BEGIN { exit !(v >= m) }'; then ok "$1 ($2 >= $3)"; else not_ok "$1: $2 < $3"; fi
+}
+expect_le() {
+	if awk -v v="$2" -v m="$3" 'BEGIN { exit !(v <= m) }'; then ok "$1 ($2 <= $3)"; else not_ok "$1: $2 > $3"; fi
+}
+# keyed FILE KEY: the value of KEY in a "key value" file
+keyed() { awk -v k="$2" '$1 == k { print $2 }' "$1"; }
+# kv TEXT KEY: the value of key=value in a line of text
+kv() { echo "$1" | tr ' ' '\n' | awk -F= -v k="$2" '$1 == k { print $2; exit }'; }
+done_testing() {
+	echo "1..$T_N"
+	[ "$T_FAILED" -eq 0 ]
+}
