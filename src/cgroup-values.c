@@ -163,6 +163,28 @@ int cgv_parse_events(const char *text, bool *ret_populated, bool *ret_frozen) {
         return 0;
 }
 
+int cgv_parse_psi(const char *text, struct cgv_psi *ret) {
+        bool some = false;
+
+        *ret = (struct cgv_psi){};
+        for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+                double a10, a60, a300;
+                unsigned long long total;
+
+                if (sscanf(p, "some avg10=%lf avg60=%lf avg300=%lf total=%llu", &a10, &a60, &a300, &total) == 4) {
+                        ret->some_avg10 = a10;
+                        ret->some_avg60 = a60;
+                        ret->some_total = total;
+                        some = true;
+                } else if (sscanf(p, "full avg10=%lf avg60=%lf avg300=%lf total=%llu", &a10, &a60, &a300, &total) == 4) {
+                        ret->full_avg10 = a10;
+                        ret->full_avg60 = a60;
+                        ret->full_total = total;
+                }
+        }
+        return some ? 0 : -EINVAL;
+}
+
 /* ---- protection ---------------------------------------------------------- */
 
 static int need_cmp(const void *a, const void *b) {

@@ -43,6 +43,13 @@ int cgv_parse_events(const char *text, bool *ret_populated, bool *ret_frozen);
 /* The value of key in a "key value" file (memory.stat, memory.events, cgroup.stat). */
 int cgv_parse_keyed(const char *text, const char *key, uint64_t *ret);
 
+/* A PSI file (memory.pressure): averages in percent; full is absent for cpu on old kernels. */
+struct cgv_psi {
+        double some_avg10, some_avg60, full_avg10, full_avg60;
+        uint64_t some_total, full_total; /* microseconds stalled */
+};
+int cgv_parse_psi(const char *text, struct cgv_psi *ret);
+
 /* Protection that a cgroup asks for. */
 struct cgv_protect_request {
         const char *path; /* below the cgroup2 mount: "/system.slice/db.service" */

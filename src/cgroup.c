@@ -19,7 +19,7 @@
 /* Below this, what is left charged to a released slot is per-CPU stock, not page cache. */
 #define RECLAIM_DONE_BYTES (UINT64_C(64) << 10)
 #define RECLAIM_ROUNDS 16
-#define RECLAIM_STALLS 3
+#define RECLAIM_STALLS 5
 #define RECLAIM_STALL_USEC 50000
 
 struct saved_value {
@@ -39,7 +39,7 @@ struct cgroup_engine {
 
 /* ---- libcgroup glue ---- */
 
-static void libcgroup_logger(void *userdata, int level, const char *fmt, va_list ap) {
+_printf_(3, 0) static void libcgroup_logger(void *userdata, int level, const char *fmt, va_list ap) {
         char buf[512];
 
         vsnprintf(buf, sizeof(buf), fmt, ap);

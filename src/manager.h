@@ -2,15 +2,41 @@
 #pragma once
 
 /*
- * The daemon's event wiring: sd-event loop, signals, reload.  The manager
- * owns the running configuration; a reload builds a complete new one first
- * and replaces the running one only when it is valid.
+ * The daemon's event wiring: the sd-event loop with signals, the control
+ * socket, an inotify watch on each job's cgroup.events, and the worker that
+ * releases ended jobs.  The manager owns the running configuration; a reload
+ * builds a complete new one first and replaces the running one only when it
+ * is valid.
  */
 
+#include <json-c/json.h>
 #include <systemd/sd-event.h>
 
 #include "cgroup-discover.h"
+#include "cgroup.h"
+#include "control.h"
 #include "policy.h"
+#include "worker.h"
+
+struct job {
+        struct manager *manager;
+        uint64_t id;
+        char name[POLICY_NAME_MAX + 1];
+        char class[POLICY_NAME_MAX + 1];
+        char *path; /* the slot, relative to the cgroup2 mount */
+        uid_t uid;
+        uint64_t started_usec; /* CLOCK_REALTIME */
+        sd_event_source *watch;
+        bool releasing;
+        struct job *next;
+};
+
+#define MANAGER_ACTIONS 32
+
+struct action {
+        uint64_t usec; /* CLOCK_REALTIME */
+        char *message;
+};
 
 struct manager {
         sd_event *event;
@@ -20,19 +46,45 @@ struct manager {
         struct pw_settings settings;
         struct pw_policy policy;
         struct cgroup_mount mount;
+        struct cgroup_engine *engine;
+        struct worker *worker;
+        struct control *control;
+        struct job *jobs;
+        unsigned n_jobs;
+        uint64_t next_job_id;
+        struct action actions[MANAGER_ACTIONS]; /* a ring, oldest overwritten */
+        unsigned n_actions;
         unsigned reloads, failed_reloads;
+        const char *state_dir;
 };
 
-int manager_new(const char *config_path, bool config_optional, const struct policy_context *ctx, struct pw_settings *settings,
-                struct pw_policy *policy, const struct cgroup_mount *mount, struct manager **ret);
+int manager_new(const char *config_path, bool config_optional, const struct policy_context *ctx,
+                struct pw_settings *settings, struct pw_policy *policy, const struct cgroup_mount *mount,
+                struct manager **ret);
 struct manager *manager_free(struct manager *m);
 static inline void manager_freep(struct manager **m) {
         manager_free(*m);
 }
 
+/* Applies the policy, adopts the job tree, opens the control socket. */
+int manager_start(struct manager *m);
+/* Runs the event loop until SIGTERM or SIGINT; then stops cleanly. */
+int manager_run(struct manager *m);
+
 /* Loads the configuration again; the running one stays when the new one is invalid.
  * On -EINVAL, *ret_errors (if given) holds the diagnostics as text. */
 int manager_reload(struct manager *m, char **ret_errors);
 
-/* Runs the event loop until SIGTERM or SIGINT. */
-int manager_run(struct manager *m);
+/* Logs a line and keeps it among the recent actions shown by status. */
+void manager_action(struct manager *m, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+struct job *manager_find_job(struct manager *m, const char *id_or_name);
+/* A new job of class for uid holding pids (those that still exist); *ret_moved of them moved. */
+int manager_place(struct manager *m, const char *class, const char *name, uid_t uid, const pid_t *pids, size_t n,
+                  struct job **ret, size_t *ret_moved);
+
+/* manager-status.c: what `pagewardenctl status` shows. */
+json_object *manager_status_json(struct manager *m);
+json_object *manager_job_json(struct manager *m, const struct job *j);
+/* manager-control.c: the control socket's requests. */
+json_object *manager_handle_request(void *userdata, const struct ucred *peer, const struct pw_request *req);

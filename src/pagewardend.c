@@ -131,9 +131,12 @@ int main(int argc, char *argv[]) {
 
         r = manager_new(arg_config ?: PW_DEFAULT_CONFIG, !arg_config, &ctx, &settings, &policy, &mount, &m);
         if (r < 0)
-                return log_error_errno(r, "Cannot set up the event loop: %m"), EXIT_FAILURE_RUNTIME;
-        log_info("pagewarden %s running: cgroup2 at %s, %zu job classes, %zu protected applications", PACKAGE_VERSION,
-                 mount.path, m->policy.n_classes, m->policy.n_protects);
+                return log_error_errno(r, "Cannot start: %m"), EXIT_FAILURE_RUNTIME;
+        r = manager_start(m);
+        if (r < 0)
+                return EXIT_FAILURE_RUNTIME;
+        log_info("pagewarden %s running: %zu job classes, %zu protected applications, %u jobs adopted", PACKAGE_VERSION,
+                 m->policy.n_classes, m->policy.n_protects, m->n_jobs);
         r = manager_run(m);
         return r < 0 ? EXIT_FAILURE_RUNTIME : EXIT_OK;
 }

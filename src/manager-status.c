@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* What `pagewardenctl status` shows: built from the policy and what the kernel has now. */
+#include <pwd.h>
+
+#include "manager.h"
+#include "units.h"
+
+static json_object *limit_json(uint64_t v) {
+        return v == UNITS_MAX ? json_object_new_string("max") : json_object_new_uint64(v);
+}
+
+static json_object *io_json(unsigned major, unsigned minor, uint64_t rbps, uint64_t wbps, uint64_t riops,
+                            uint64_t wiops) {
+        json_object *o = json_object_new_object();
+        char dev[32];
+
+        snprintf(dev, sizeof(dev), "%u:%u", major, minor);
+        json_object_object_add(o, "device", json_object_new_string(dev));
+        json_object_object_add(o, "read_bps", limit_json(rbps));
+        json_object_object_add(o, "write_bps", limit_json(wbps));
+        json_object_object_add(o, "read_iops", limit_json(riops));
+        json_object_object_add(o, "write_iops", limit_json(wiops));
+        return o;
+}
+
+static json_object *configured_json(const struct pw_job_class *c) {
+        json_object *o = json_object_new_object(), *io = json_object_new_array();
+
+        json_object_object_add(o, "memory_high", limit_json(c->memory_high));
+        json_object_object_add(o, "memory_max", limit_json(c->memory_max));
+        json_object_object_add(o, "memory_swap_max", limit_json(c->memory_swap_max));
+        json_object_object_add(o, "cpu_weight", json_object_new_uint64(c->cpu_weight));
+        for (size_t i = 0; i < c->n_io; i++)
+                json_object_array_add(io, io_json(c->io[i].major, c->io[i].minor, c->io[i].read_bps, c->io[i].write_bps,
+                                                  c->io[i].read_iops, c->io[i].write_iops));
+        json_object_object_add(o, "io", io);
+        return o;
+}
+
+static json_object *in_force_json(struct manager *m, const char *class) {
+        struct cgroup_class_state s;
+        json_object *o, *io;
+
+        if (cgroup_class_read(m->engine, class, &s) < 0)
+                return NULL; /* json null */
+        o = json_object_new_object();
+        io = json_object_new_array();
+        json_object_object_add(o, "memory_high", limit_json(s.memory_high));
+        json_object_object_add(o, "memory_max", limit_json(s.memory_max));
+        json_object_object_add(o, "memory_swap_max", limit_json(s.memory_swap_max));
+        json_object_object_add(o, "cpu_weight", json_object_new_uint64(s.cpu_weight));
+        for (size_t i = 0; i < s.n_io; i++)
+                json_object_array_add(io, io_json(s.io[i].major, s.io[i].minor, s.io[i].rbps, s.io[i].wbps,
+                                                  s.io[i].riops, s.io[i].wiops));
+        json_object_object_add(o, "io", io);
+        json_object_object_add(o, "frozen", json_object_new_boolean(s.frozen));
+        json_object_object_add(o, "memory_current", json_object_new_uint64(s.memory_current));
+        cgroup_class_state_done(&s);
+        return o;
+}
+
+static unsigned class_jobs(struct manager *m, const char *class) {
+        unsigned n = 0;
+
+        for (struct job *j = m->jobs; j; j = j->next)
+                n += streq(j->class, class);
+        return n;
+}
+
+static json_object *class_json(struct manager *m, const char *name, const struct pw_job_class *c) {
+        json_object *o = json_object_new_object();
+
+        json_object_object_add(o, "name", json_object_new_string(name));
+        json_object_object_add(o, "in_policy", json_object_new_boolean(c != NULL));
+        json_object_object_add(o, "jobs", json_object_new_int64(class_jobs(m, name)));
+        json_object_object_add(o, "configured", c ? configured_json(c) : NULL);
+        json_object_object_add(o, "in_force", in_force_json(m, name));
+        return o;
+}
+
+json_object *manager_job_json(struct manager *m, const struct job *j) {
+        json_object *o = json_object_new_object();
+        struct cgroup_job_state s;
+        struct passwd pw, *res = NULL;
+        char buf[1024], *cg = NULL;
+        bool have = cgroup_job_read(m->engine, j->path, &s) >= 0;
+
+        json_object_object_add(o, "id", json_object_new_uint64(j->id));
+        json_object_object_add(o, "name", json_object_new_string(j->name));
+        json_object_object_add(o, "class", json_object_new_string(j->class));
+        if (asprintf(&cg, "/%s", j->path) >= 0)
+                json_object_object_add(o, "cgroup", json_object_new_string(cg));
+        free(cg);
+        json_object_object_add(o, "uid", json_object_new_int64(j->uid));
+        json_object_object_add(o, "user",
+                               getpwuid_r(j->uid, &pw, buf, sizeof(buf), &res) == 0 && res
+                                       ? json_object_new_string(res->pw_name)
+                                       : NULL);
+        json_object_object_add(o, "started", json_object_new_uint64(j->started_usec / 1000000));
+        json_object_object_add(o, "pids", have ? json_object_new_int64(s.n_procs) : NULL);
+        json_object_object_add(o, "memory_current", have ? json_object_new_uint64(s.memory_current) : NULL);
+        json_object_object_add(o, "memory_file", have ? json_object_new_uint64(s.memory_file) : NULL);
+        json_object_object_add(o, "class_in_policy", json_object_new_boolean(policy_find_class(&m->policy, j->class) != NULL));
+        json_object_object_add(o, "state", json_object_new_string(j->releasing ? "ending" : "running"));
+        return o;
+}
+
+static json_object *protect_size_json(const struct pw_protect_size *ps) {
+        switch (ps->mode) {
+        case PW_PROTECT_AUTO:
+                return json_object_new_string("auto");
+        case PW_PROTECT_BYTES:
+                return json_object_new_uint64(ps->bytes);
+        default:
+                return NULL;
+        }
+}
+
+static json_object *protect_json(struct manager *m, const struct pw_protect *pr) {
+        json_object *o = json_object_new_object(), *min = json_object_new_object(), *low = json_object_new_object();
+        const char *path = pr->cgroup ? pr->cgroup + 1 : NULL;
+        uint64_t v, eff_min = UNITS_MAX, eff_low = UNITS_MAX;
+        _cleanup_free_ char *psi_text = NULL, *p = NULL;
+        bool exists = false;
+
+        json_object_object_add(o, "name", json_object_new_string(pr->name));
+        json_object_object_add(o, "unit", pr->unit ? json_object_new_string(pr->unit) : NULL);
+        json_object_object_add(o, "cgroup", pr->cgroup ? json_object_new_string(pr->cgroup) : NULL);
+        json_object_object_add(o, "swap", json_object_new_string(pr->swap_deny ? "deny" : "allow"));
+        json_object_object_add(min, "configured", protect_size_json(&pr->min));
+        json_object_object_add(low, "configured", protect_size_json(&pr->low));
+        if (path && cgroup_read_u64(m->engine, path, "memory.min", &v) >= 0) {
+                exists = true;
+                json_object_object_add(min, "in_force", json_object_new_uint64(v));
+                if (cgroup_read_u64(m->engine, path, "memory.low", &v) >= 0)
+                        json_object_object_add(low, "in_force", json_object_new_uint64(v));
+                /* Effective: the smallest value on the path to the root. */
+                p = strdup(path);
+                for (char *slash = p ? p + strlen(p) : NULL; slash; slash = strrchr(p, '/')) {
+                        *slash = '\0';
+                        if (cgroup_read_u64(m->engine, p, "memory.min", &v) >= 0 && v < eff_min)
+                                eff_min = v;
+                        if (cgroup_read_u64(m->engine, p, "memory.low", &v) >= 0 && v < eff_low)
+                                eff_low = v;
+                        if (!strchr(p, '/'))
+                                break;
+                }
+                json_object_object_add(min, "effective", json_object_new_uint64(eff_min));
+                json_object_object_add(low, "effective", json_object_new_uint64(eff_low));
+        }
+        json_object_object_add(o, "memory_min", min);
+        json_object_object_add(o, "memory_low", low);
+        json_object_object_add(o, "memory_current",
+                               exists && cgroup_read_u64(m->engine, path, "memory.current", &v) >= 0
+                                       ? json_object_new_uint64(v)
+                                       : NULL);
+        json_object_object_add(o, "swap_current",
+                               exists && cgroup_read_u64(m->engine, path, "memory.swap.current", &v) >= 0
+                                       ? json_object_new_uint64(v)
+                                       : NULL);
+        if (exists && cgroup_read_file(m->engine, path, "memory.pressure", &psi_text) >= 0) {
+                struct cgv_psi psi;
+
+                if (cgv_parse_psi(psi_text, &psi) >= 0) {
+                        json_object *ps = json_object_new_object();
+
+                        json_object_object_add(ps, "some_avg10", json_object_new_double(psi.some_avg10));
+                        json_object_object_add(ps, "some_avg60", json_object_new_double(psi.some_avg60));
+                        json_object_object_add(ps, "full_avg10", json_object_new_double(psi.full_avg10));
+                        json_object_object_add(ps, "full_avg60", json_object_new_double(psi.full_avg60));
+                        json_object_object_add(o, "psi", ps);
+                }
+        }
+        if (!json_object_object_get_ex(o, "psi", NULL))
+                json_object_object_add(o, "psi", NULL);
+        json_object_object_add(o, "error",
+                               !pr->cgroup ? json_object_new_string("unit: needs the systemd backend")
+                               : !exists   ? json_object_new_string("cgroup not found")
+                                           : NULL);
+        return o;
+}
+
+json_object *manager_status_json(struct manager *m) {
+        json_object *o = json_object_new_object(), *classes = json_object_new_array(), *jobs = json_object_new_array(),
+                    *prot = json_object_new_array(), *actions = json_object_new_array();
+        unsigned first = m->n_actions > MANAGER_ACTIONS ? m->n_actions - MANAGER_ACTIONS : 0;
+
+        json_object_object_add(o, "ok", json_object_new_boolean(true));
+        json_object_object_add(o, "version", json_object_new_string(PACKAGE_VERSION));
+        json_object_object_add(o, "cgroup_root", json_object_new_string(cgroup_engine_root(m->engine)));
+        json_object_object_add(o, "backend", json_object_new_string("cgroupfs"));
+        for (size_t i = 0; i < m->policy.n_classes; i++)
+                json_object_array_add(classes, class_json(m, m->policy.classes[i].name, &m->policy.classes[i]));
+        /* Classes that left the policy while jobs still run in them. */
+        for (struct job *j = m->jobs; j; j = j->next) {
+                bool listed = policy_find_class(&m->policy, j->class) != NULL;
+
+                for (struct job *k = m->jobs; k != j && !listed; k = k->next)
+                        listed = streq(k->class, j->class);
+                if (!listed)
+                        json_object_array_add(classes, class_json(m, j->class, NULL));
+        }
+        for (struct job *j = m->jobs; j; j = j->next)
+                json_object_array_add(jobs, manager_job_json(m, j));
+        for (size_t i = 0; i < m->policy.n_protects; i++)
+                json_object_array_add(prot, protect_json(m, &m->policy.protects[i]));
+        for (unsigned i = first; i < m->n_actions; i++) {
+                const struct action *a = &m->actions[i % MANAGER_ACTIONS];
+                json_object *ao = json_object_new_object();
+
+                json_object_object_add(ao, "time", json_object_new_double((double) a->usec / 1e6));
+                json_object_object_add(ao, "message", json_object_new_string(a->message));
+                json_object_array_add(actions, ao);
+        }
+        json_object_object_add(o, "classes", classes);
+        json_object_object_add(o, "jobs", jobs);
+        json_object_object_add(o, "protected", prot);
+        json_object_object_add(o, "actions", actions);
+        return o;
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * The control protocol between pagewardenctl and pagewardend: one JSON
+ * object per line over a Unix stream socket, one request and one response
+ * per connection.  A request is at most PROTOCOL_MAX_MESSAGE bytes, ends
+ * with '\n', and has a "command" and the fields that command takes; unknown
+ * fields are refused.  A response is a JSON object with "ok": true and the
+ * command's data, or "ok": false with "error" (a sentence) and, for reload,
+ * "diagnostics" (FILE:LINE:COLUMN lines).
+ *
+ *   {"command": "version"}
+ *   {"command": "status"}
+ *   {"command": "list"}
+ *   {"command": "show", "job": "3"}                  id or name
+ *   {"command": "reload"}
+ *   {"command": "run", "class": "backup", "name": "nightly", "pid": 1234}
+ *   {"command": "move", "class": "backup", "name": "x", "pids": [1, 2], "tree": true}
+ *
+ * For run, the caller has forked the command's process and holds it before
+ * exec; the daemon moves it into a new job and answers, and only then is the
+ * command executed: it never runs outside its job.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "policy.h"
+
+#define PROTOCOL_MAX_MESSAGE (64 * 1024)
+#define PROTOCOL_MAX_PIDS 1024
+
+enum pw_command {
+        PW_CMD_VERSION,
+        PW_CMD_STATUS,
+        PW_CMD_LIST,
+        PW_CMD_SHOW,
+        PW_CMD_RELOAD,
+        PW_CMD_RUN,
+        PW_CMD_MOVE,
+        _PW_CMD_MAX,
+};
+
+struct pw_request {
+        enum pw_command command;
+        char class[POLICY_NAME_MAX + 1];
+        char name[POLICY_NAME_MAX + 1]; /* run, move: optional job name */
+        char job[POLICY_NAME_MAX + 1];  /* show: id or name */
+        pid_t pid;                      /* run */
+        pid_t pids[PROTOCOL_MAX_PIDS];  /* move */
+        size_t n_pids;
+        bool tree; /* move: descendants too */
+};
+
+const char *pw_command_to_string(enum pw_command c);
+int pw_command_from_string(const char *s);
+
+/*
+ * Parses one request (without its '\n').  On -EINVAL, *ret_error is a
+ * static sentence for the client.  Everything is checked: types, names,
+ * pid ranges, the fields each command takes.
+ */
+int protocol_parse_request(const char *buf, size_t len, struct pw_request *ret, const char **ret_error);
+/* The request as a line of JSON (with '\n'); the caller frees it. */
+char *protocol_format_request(const struct pw_request *req);

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <fcntl.h>
+#include <pthread.h>
+
+#include "log.h"
+#include "util.h"
+#include "worker.h"
+
+struct task {
+        uint64_t job_id;
+        char *path;
+        struct task *next;
+};
+
+struct result {
+        uint64_t job_id;
+        int r;
+        struct cgroup_release rel;
+};
+
+struct worker {
+        struct cgroup_engine *engine;
+        worker_done_fn done;
+        void *userdata;
+        pthread_t thread;
+        bool started;
+        pthread_mutex_t lock;
+        pthread_cond_t cond;
+        struct task *head, *tail; /* guarded by lock */
+        bool stop;                /* guarded by lock */
+        int pipe[2];
+        sd_event_source *source;
+};
+
+static void *worker_main(void *arg) {
+        struct worker *w = arg;
+
+        for (;;) {
+                struct task *t;
+                struct result res = {};
+
+                pthread_mutex_lock(&w->lock);
+                while (!w->head && !w->stop)
+                        pthread_cond_wait(&w->cond, &w->lock);
+                if (w->stop) {
+                        pthread_mutex_unlock(&w->lock);
+                        return NULL;
+                }
+                t = w->head;
+                w->head = t->next;
+                if (!w->head)
+                        w->tail = NULL;
+                pthread_mutex_unlock(&w->lock);
+
+                res.job_id = t->job_id;
+                res.r = cgroup_job_release(w->engine, t->path, &res.rel);
+                free(t->path);
+                free(t);
+                /* Smaller than PIPE_BUF: written whole.  The loop may be slow to read: block. */
+                while (write(w->pipe[1], &res, sizeof(res)) < 0 && errno == EINTR)
+                        ;
+        }
+}
+
+static int on_result(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        struct worker *w = userdata;
+        struct result res;
+        ssize_t n;
+
+        while ((n = read(fd, &res, sizeof(res))) == (ssize_t) sizeof(res))
+                w->done(w->userdata, res.job_id, res.r, &res.rel);
+        if (n < 0 && errno != EAGAIN && errno != EINTR)
+                log_warning_errno(errno, "Reading worker results failed: %m");
+        return 0;
+}
+
+int worker_new(sd_event *event, struct cgroup_engine *engine, worker_done_fn done, void *userdata,
+               struct worker **ret) {
+        _cleanup_(worker_freep) struct worker *w = calloc(1, sizeof(*w));
+        int r;
+
+        if (!w)
+                return -ENOMEM;
+        w->engine = engine;
+        w->done = done;
+        w->userdata = userdata;
+        w->pipe[0] = w->pipe[1] = -1;
+        pthread_mutex_init(&w->lock, NULL);
+        pthread_cond_init(&w->cond, NULL);
+        if (pipe2(w->pipe, O_CLOEXEC) < 0)
+                return -errno;
+        if (fcntl(w->pipe[0], F_SETFL, O_NONBLOCK) < 0)
+                return -errno;
+        r = sd_event_add_io(event, &w->source, w->pipe[0], EPOLLIN, on_result, w);
+        if (r < 0)
+                return r;
+        (void) sd_event_source_set_description(w->source, "worker-results");
+        r = -pthread_create(&w->thread, NULL, worker_main, w);
+        if (r < 0)
+                return r;
+        w->started = true;
+        *ret = TAKE_PTR(w);
+        return 0;
+}
+
+int worker_release(struct worker *w, uint64_t job_id, const char *path) {
+        struct task *t = calloc(1, sizeof(*t));
+
+        if (!t)
+                return -ENOMEM;
+        t->job_id = job_id;
+        t->path = strdup(path);
+        if (!t->path) {
+                free(t);
+                return -ENOMEM;
+        }
+        pthread_mutex_lock(&w->lock);
+        if (w->tail)
+                w->tail->next = t;
+        else
+                w->head = t;
+        w->tail = t;
+        pthread_cond_signal(&w->cond);
+        pthread_mutex_unlock(&w->lock);
+        return 0;
+}
+
+struct worker *worker_free(struct worker *w) {
+        if (!w)
+                return NULL;
+        if (w->started) {
+                pthread_mutex_lock(&w->lock);
+                w->stop = true;
+                pthread_cond_signal(&w->cond);
+                pthread_mutex_unlock(&w->lock);
+                pthread_join(w->thread, NULL);
+        }
+        while (w->head) {
+                struct task *t = w->head;
+
+                w->head = t->next;
+                free(t->path);
+                free(t);
+        }
+        sd_event_source_disable_unref(w->source);
+        closep(&w->pipe[0]);
+        closep(&w->pipe[1]);
+        pthread_mutex_destroy(&w->lock);
+        pthread_cond_destroy(&w->cond);
+        free(w);
+        return NULL;
+}
