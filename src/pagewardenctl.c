@@ -1,26 +1,45 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * pagewardenctl: the control command.  `check` validates policy files without
- * a daemon; the other commands talk to pagewardend over its control socket.
+ * a daemon; the other commands talk to pagewardend over its control socket
+ * (ctl-client), print its answers (ctl-print) or run a command in a job
+ * (ctl-run).
  */
 #include <getopt.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 
 #include "config.h"
+#include "ctl-client.h"
+#include "ctl-print.h"
+#include "ctl-run.h"
 #include "policy.h"
 #include "util.h"
 
-/* Exit statuses, documented in pagewardenctl(8). */
+/* Exit statuses, documented in pagewardenctl(8); run has its own (ctl-run.h). */
 enum {
         EXIT_OK = 0,
         EXIT_INVALID = 1, /* the policy is invalid, or the request failed */
         EXIT_USAGE = 2,
+        EXIT_UNREACHABLE = 3, /* the daemon cannot be reached */
+};
+
+/* Long options without a short form. */
+enum {
+        ARG_SOCKET = 0x100,
+        ARG_JSON,
+        ARG_JOB,
+        ARG_NAME,
+        ARG_TREE,
+        ARG_FALLBACK,
 };
 
 static const char *arg_config = NULL;
+static const char *arg_socket = NULL;
+static bool arg_json = false;
 
 static void help(FILE *f) {
         fprintf(f,
@@ -29,31 +48,82 @@ static void help(FILE *f) {
                 "Control the pagewarden daemon and validate its policy files.\n"
                 "\n"
                 "Commands:\n"
+                "  run --job CLASS [--name NAME] [--fallback] [-v] [--] COMMAND [ARGS...]\n"
+                "                      Run COMMAND in a new job of class CLASS: it starts\n"
+                "                      only once it is in the job's cgroup\n"
+                "  move --job CLASS [--name NAME] [--tree] PID...\n"
+                "                      Move running processes (--tree: with their\n"
+                "                      descendants) into a new job of class CLASS\n"
+                "  status              Show job classes, jobs, protected applications and\n"
+                "                      the daemon's recent actions\n"
+                "  list                List the jobs\n"
+                "  show JOB            Show a job, by id or name\n"
+                "  reload              Make the daemon reload its settings and policy files\n"
                 "  check [--print] [--ram SIZE] [--quiet] [FILE|DIR...]\n"
                 "                      Validate policy files (default: the settings file and\n"
                 "                      its policy directory); --print writes the effective\n"
                 "                      policy, --ram resolves percentages for another RAM size\n"
-                "  version             Print the version\n"
+                "  version             Print the versions of pagewardenctl and pagewardend\n"
                 "  help                Print this help\n"
                 "\n"
                 "Options:\n"
-                "  -c, --config FILE   Settings file (default: %s)\n"
+                "      --socket PATH   The daemon's control socket (default:\n"
+                "                      $PAGEWARDEN_SOCKET, else %s)\n"
+                "      --json          Print the daemon's response as it is, a line of JSON\n"
+                "                      (all commands but run, check and help)\n"
+                "  -c, --config FILE   Settings file, for check (default: %s)\n"
                 "  -h, --help          Print this help\n"
                 "  -V, --version       Print the version\n"
                 "\n"
+                "Options of run:\n"
+                "      --job CLASS     The job class (required)\n"
+                "      --name NAME     A name for the job\n"
+                "      --fallback      Run COMMAND outside any job if pagewardend is not running\n"
+                "  -v, --verbose       Print the job and how long placing COMMAND in it took\n"
+                "\n"
+                "Exit status: 0 success; 1 the daemon answered with an error, or check found\n"
+                "invalid files; 2 usage error; 3 the daemon cannot be reached.  run exits with\n"
+                "COMMAND's status, or 125 if COMMAND was not run (including usage errors),\n"
+                "126 if it could not be executed, 127 if it was not found.\n"
+                "\n"
                 "See pagewardenctl(8) and pagewarden.yaml(5).\n",
-                PW_DEFAULT_CONFIG);
+                PW_DEFAULT_SOCKET, PW_DEFAULT_CONFIG);
+}
+
+_printf_(2, 0) static int usage_errorv(int status, const char *fmt, va_list ap) {
+        fputs("pagewardenctl: ", stderr);
+        vfprintf(stderr, fmt, ap);
+        fputs("\nTry 'pagewardenctl --help'.\n", stderr);
+        return status;
 }
 
 _printf_(1, 2) static int usage_error(const char *fmt, ...) {
         va_list ap;
+        int r;
 
-        fputs("pagewardenctl: ", stderr);
         va_start(ap, fmt);
-        vfprintf(stderr, fmt, ap);
+        r = usage_errorv(EXIT_USAGE, fmt, ap);
         va_end(ap);
-        fputs("\nTry 'pagewardenctl --help'.\n", stderr);
-        return EXIT_USAGE;
+        return r;
+}
+
+/* run exits 125 instead of 2, which the command itself may well use. */
+_printf_(1, 2) static int run_usage_error(const char *fmt, ...) {
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = usage_errorv(CTL_RUN_NOT_RUN, fmt, ap);
+        va_end(ap);
+        return r;
+}
+
+static int flush_stdout(void) {
+        if (fflush(stdout) != 0 || ferror(stdout)) {
+                fprintf(stderr, "pagewardenctl: cannot write output: %s\n", strerror(errno));
+                return EXIT_INVALID;
+        }
+        return EXIT_OK;
 }
 
 static void print_summary(FILE *f, const char *prefix, const struct pw_policy *p, size_t n_files) {
@@ -162,28 +232,303 @@ static int cmd_check(int argc, char *argv[]) {
                 policy_print(&policy, stdout);
         } else if (!quiet)
                 print_summary(stdout, "", &policy, n_sources);
-        if (fflush(stdout) != 0 || ferror(stdout)) {
-                fprintf(stderr, "pagewardenctl: cannot write output: %s\n", strerror(errno));
-                return EXIT_INVALID;
-        }
-        return EXIT_OK;
+        return flush_stdout();
 oom:
         fprintf(stderr, "pagewardenctl: out of memory\n");
         return EXIT_INVALID;
 }
 
+/* ---- commands that talk to pagewardend ---- */
+
+/* Sends req; on failure says why and returns the exit status, else EXIT_OK with *ret filled in. */
+static int call(const struct pw_request *req, struct ctl_response *ret) {
+        const char *socket = ctl_socket_path(arg_socket);
+        _cleanup_close_ int fd = -1;
+        int r;
+
+        r = ctl_connect(socket, &fd);
+        if (r < 0) {
+                if (ctl_not_running(r))
+                        fprintf(stderr, "pagewardenctl: pagewardend is not running (cannot connect to %s: %s)\n",
+                                socket, strerror(-r));
+                else
+                        fprintf(stderr, "pagewardenctl: cannot connect to pagewardend at %s: %s\n", socket,
+                                strerror(-r));
+                return EXIT_UNREACHABLE;
+        }
+        r = ctl_exchange(fd, req, -1, ret);
+        if (r < 0) {
+                fprintf(stderr, "pagewardenctl: %s\n", ctl_strerror(r));
+                return r == -ETIMEDOUT ? EXIT_UNREACHABLE : EXIT_INVALID;
+        }
+        return EXIT_OK;
+}
+
+/* Sends req and prints the response: as it is with --json, else with print. */
+static int request(const struct pw_request *req, int (*print)(FILE *f, json_object *resp)) {
+        _cleanup_(ctl_response_done) struct ctl_response resp = {};
+        int r;
+
+        r = call(req, &resp);
+        if (r != EXIT_OK)
+                return r;
+        if (arg_json)
+                puts(resp.line);
+        if (!resp.ok) {
+                (void) flush_stdout();
+                ctl_print_failure(stderr, &resp, NULL);
+                return EXIT_INVALID;
+        }
+        if (!arg_json && print(stdout, resp.obj) < 0) {
+                fprintf(stderr, "pagewardenctl: out of memory\n");
+                return EXIT_INVALID;
+        }
+        return flush_stdout();
+}
+
+/*
+ * Parses the options of a command that takes no other option than --json and
+ * checks its number of operands.  Returns -1 to go on, or an exit status.
+ */
+static int parse_json_option(int argc, char *argv[], int n_operands, const char *operands) {
+        static const struct option options[] = {
+                { "json", no_argument, NULL, ARG_JSON },
+                { "help", no_argument, NULL, 'h' },
+                {},
+        };
+        int c;
+
+        optind = 0;
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+                switch (c) {
+                case ARG_JSON:
+                        arg_json = true;
+                        break;
+                case 'h':
+                        help(stdout);
+                        return EXIT_OK;
+                default:
+                        return usage_error("%s: bad option", argv[0]);
+                }
+        if (argc - optind < n_operands)
+                return usage_error("%s: missing %s", argv[0], operands);
+        if (argc - optind > n_operands)
+                return usage_error("%s: unexpected argument '%s'", argv[0], argv[optind + n_operands]);
+        return -1;
+}
+
+/* A job class or job name, as the daemon accepts it; -1 if valid, else an exit status. */
+static int check_name(const char *cmd, const char *what, const char *name, int (*error)(const char *fmt, ...)) {
+        const char *why = policy_name_problem(name);
+
+        if (why)
+                return error("%s: invalid %s '%s': %s", cmd, what, name, why);
+        return -1;
+}
+
+static int cmd_status(int argc, char *argv[]) {
+        const struct pw_request req = { .command = PW_CMD_STATUS };
+        int r = parse_json_option(argc, argv, 0, NULL);
+
+        return r >= 0 ? r : request(&req, ctl_print_status);
+}
+
+static int cmd_list(int argc, char *argv[]) {
+        const struct pw_request req = { .command = PW_CMD_LIST };
+        int r = parse_json_option(argc, argv, 0, NULL);
+
+        return r >= 0 ? r : request(&req, ctl_print_list);
+}
+
+static int cmd_reload(int argc, char *argv[]) {
+        const struct pw_request req = { .command = PW_CMD_RELOAD };
+        int r = parse_json_option(argc, argv, 0, NULL);
+
+        return r >= 0 ? r : request(&req, ctl_print_reloaded);
+}
+
+static int cmd_show(int argc, char *argv[]) {
+        struct pw_request req = { .command = PW_CMD_SHOW };
+        int r = parse_json_option(argc, argv, 1, "JOB (an id or a name)");
+
+        if (r >= 0)
+                return r;
+        r = check_name(argv[0], "job", argv[optind], usage_error);
+        if (r >= 0)
+                return r;
+        snprintf(req.job, sizeof(req.job), "%s", argv[optind]);
+        return request(&req, ctl_print_show);
+}
+
+/* pagewardenctl's version, then the daemon's; the daemon need not run (except with --json). */
+static int cmd_version(int argc, char *argv[]) {
+        const struct pw_request req = { .command = PW_CMD_VERSION };
+        _cleanup_(ctl_response_done) struct ctl_response resp = {};
+        const char *socket = ctl_socket_path(arg_socket);
+        _cleanup_close_ int fd = -1;
+        json_object *v;
+        int r = parse_json_option(argc, argv, 0, NULL);
+
+        if (r >= 0)
+                return r;
+        if (arg_json)
+                return request(&req, NULL);
+
+        printf("pagewardenctl %s\n", PACKAGE_VERSION);
+        r = ctl_connect(socket, &fd);
+        if (ctl_not_running(r))
+                puts("pagewardend: not running");
+        else if (r < 0)
+                printf("pagewardend: unknown (cannot connect to %s: %s)\n", socket, strerror(-r));
+        else if ((r = ctl_exchange(fd, &req, -1, &resp)) < 0)
+                printf("pagewardend: unknown (%s)\n", ctl_strerror(r));
+        else if (!resp.ok)
+                printf("pagewardend: unknown (%s)\n", ctl_response_error(&resp));
+        else if (json_object_object_get_ex(resp.obj, "version", &v) && json_object_is_type(v, json_type_string))
+                printf("pagewardend %s\n", json_object_get_string(v));
+        else
+                puts("pagewardend: unknown (its answer has no version)");
+        return flush_stdout();
+}
+
+static int cmd_move(int argc, char *argv[]) {
+        static const struct option options[] = {
+                { "job", required_argument, NULL, ARG_JOB },
+                { "name", required_argument, NULL, ARG_NAME },
+                { "tree", no_argument, NULL, ARG_TREE },
+                { "json", no_argument, NULL, ARG_JSON },
+                { "help", no_argument, NULL, 'h' },
+                {},
+        };
+        struct pw_request req = { .command = PW_CMD_MOVE };
+        const char *class = NULL, *name = NULL;
+        int c, r;
+
+        optind = 0;
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+                switch (c) {
+                case ARG_JOB:
+                        class = optarg;
+                        break;
+                case ARG_NAME:
+                        name = optarg;
+                        break;
+                case ARG_TREE:
+                        req.tree = true;
+                        break;
+                case ARG_JSON:
+                        arg_json = true;
+                        break;
+                case 'h':
+                        help(stdout);
+                        return EXIT_OK;
+                default:
+                        return usage_error("move: bad option");
+                }
+        if (!class)
+                return usage_error("move: --job CLASS is required");
+        if ((r = check_name("move", "job class", class, usage_error)) >= 0)
+                return r;
+        if (name && (r = check_name("move", "job name", name, usage_error)) >= 0)
+                return r;
+        if (optind >= argc)
+                return usage_error("move: missing PID");
+        if (argc - optind > PROTOCOL_MAX_PIDS)
+                return usage_error("move: more than %d processes", PROTOCOL_MAX_PIDS);
+        for (int i = optind; i < argc; i++) {
+                const char *e;
+                uint64_t pid;
+
+                if (units_parse_uint(argv[i], 2, INT_MAX, &pid, &e) < 0)
+                        return usage_error("move: invalid process id '%s': %s", argv[i], e);
+                req.pids[req.n_pids++] = (pid_t) pid;
+        }
+        snprintf(req.class, sizeof(req.class), "%s", class);
+        snprintf(req.name, sizeof(req.name), "%s", strempty(name));
+        return request(&req, ctl_print_moved);
+}
+
+static int cmd_run(int argc, char *argv[]) {
+        static const struct option options[] = {
+                { "job", required_argument, NULL, ARG_JOB },
+                { "name", required_argument, NULL, ARG_NAME },
+                { "fallback", no_argument, NULL, ARG_FALLBACK },
+                { "verbose", no_argument, NULL, 'v' },
+                { "help", no_argument, NULL, 'h' },
+                {},
+        };
+        struct ctl_run_options o = { .socket = ctl_socket_path(arg_socket) };
+        int c, r;
+
+        optind = 0;
+        /* "+": the options end at COMMAND, whose own options are not ours. */
+        while ((c = getopt_long(argc, argv, "+hv", options, NULL)) >= 0)
+                switch (c) {
+                case ARG_JOB:
+                        o.class = optarg;
+                        break;
+                case ARG_NAME:
+                        o.name = optarg;
+                        break;
+                case ARG_FALLBACK:
+                        o.fallback = true;
+                        break;
+                case 'v':
+                        o.verbose = true;
+                        break;
+                case 'h':
+                        help(stdout);
+                        return EXIT_OK;
+                default:
+                        return run_usage_error("run: bad option");
+                }
+        if (!o.class)
+                return run_usage_error("run: --job CLASS is required");
+        if ((r = check_name("run", "job class", o.class, run_usage_error)) >= 0)
+                return r;
+        if (o.name && (r = check_name("run", "job name", o.name, run_usage_error)) >= 0)
+                return r;
+        if (optind >= argc)
+                return run_usage_error("run: missing COMMAND");
+        o.argv = argv + optind;
+        return ctl_run(&o);
+}
+
+static int cmd_help(int argc, char *argv[]) {
+        help(stdout);
+        return EXIT_OK;
+}
+
 int main(int argc, char *argv[]) {
         static const struct option options[] = {
+                { "socket", required_argument, NULL, ARG_SOCKET },
+                { "json", no_argument, NULL, ARG_JSON },
                 { "config", required_argument, NULL, 'c' },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'V' },
                 {},
+        };
+        static const struct {
+                const char *name;
+                int (*run)(int argc, char *argv[]);
+        } commands[] = {
+                { "run", cmd_run },       { "move", cmd_move },     { "status", cmd_status },
+                { "list", cmd_list },     { "show", cmd_show },     { "reload", cmd_reload },
+                { "check", cmd_check },   { "version", cmd_version }, { "help", cmd_help },
         };
         const char *cmd;
         int c;
 
         while ((c = getopt_long(argc, argv, "+c:hV", options, NULL)) >= 0)
                 switch (c) {
+                case ARG_SOCKET:
+                        if (!*optarg)
+                                return usage_error("--socket: empty path");
+                        arg_socket = optarg;
+                        break;
+                case ARG_JSON:
+                        arg_json = true;
+                        break;
                 case 'c':
                         arg_config = optarg;
                         break;
@@ -202,15 +547,8 @@ int main(int argc, char *argv[]) {
         argc -= optind;
         argv += optind;
 
-        if (streq(cmd, "check"))
-                return cmd_check(argc, argv);
-        if (streq(cmd, "version")) {
-                puts(PACKAGE_STRING);
-                return EXIT_OK;
-        }
-        if (streq(cmd, "help")) {
-                help(stdout);
-                return EXIT_OK;
-        }
+        for (size_t i = 0; i < ELEMENTSOF(commands); i++)
+                if (streq(cmd, commands[i].name))
+                        return commands[i].run(argc, argv);
         return usage_error("unknown command '%s'", cmd);
 }

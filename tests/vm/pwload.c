@@ -5,15 +5,23 @@
  *   pwload write-direct FILE MIB   write MIB MiB with O_DIRECT, print the rate
  *   pwload write FILE MIB          write through the page cache (no fsync)
  *   pwload read FILE               read through the page cache, print the rate
+ *   pwload as-user UID CMD...      run CMD as UID (gid UID, no groups)
+ *   pwload sock PATH TEXT|-SIZE    send TEXT (or SIZE bytes of 'x', no newline) on a
+ *                                  Unix stream socket, print the reply
+ *   pwload stall PATH SECONDS      connect and send nothing for SECONDS
  *
  * Prints "bytes=N seconds=S mib_per_s=R" on stdout.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <grp.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #define CHUNK (1024 * 1024)
@@ -32,6 +40,48 @@ static int report(long long bytes, double start) {
         return 0;
 }
 
+static int unix_connect(const char *path) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+        strncpy(sa.sun_path, path, sizeof(sa.sun_path) - 1);
+        if (fd < 0 || connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
+                perror(path);
+                exit(1);
+        }
+        return fd;
+}
+
+static int sock_cmd(int argc, char *argv[]) {
+        int fd = unix_connect(argv[2]);
+        char reply[65536];
+        size_t len, got = 0;
+        char *text;
+        ssize_t n;
+
+        if (argv[3][0] == '-') {
+                len = (size_t) atol(argv[3] + 1);
+                text = malloc(len);
+                memset(text, 'x', len);
+        } else {
+                text = argv[3];
+                len = strlen(text);
+        }
+        /* The daemon may answer (and close) before taking everything: ignore EPIPE. */
+        signal(SIGPIPE, SIG_IGN);
+        for (size_t off = 0; off < len;) {
+                n = write(fd, text + off, len - off);
+                if (n <= 0)
+                        break;
+                off += (size_t) n;
+        }
+        while (got < sizeof(reply) - 1 && (n = read(fd, reply + got, sizeof(reply) - 1 - got)) > 0)
+                got += (size_t) n;
+        reply[got] = '\0';
+        fputs(reply, stdout);
+        return got > 0 ? 0 : 1;
+}
+
 int main(int argc, char *argv[]) {
         void *buf;
         long long total = 0;
@@ -41,6 +91,28 @@ int main(int argc, char *argv[]) {
         if (argc < 3) {
                 fprintf(stderr, "usage: pwload write-direct|write FILE MIB | read FILE\n");
                 return 2;
+        }
+        if (strcmp(argv[1], "as-user") == 0) {
+                gid_t g = (gid_t) atoi(argv[2]);
+
+                if (setgroups(0, NULL) < 0 || setgid(g) < 0 || setuid((uid_t) atoi(argv[2])) < 0) {
+                        perror("as-user");
+                        return 1;
+                }
+                execvp(argv[3], argv + 3);
+                perror(argv[3]);
+                return 127;
+        }
+        if (strcmp(argv[1], "sock") == 0 && argc >= 4)
+                return sock_cmd(argc, argv);
+        if (strcmp(argv[1], "stall") == 0) {
+                int sfd = unix_connect(argv[2]);
+                char c;
+
+                sleep((unsigned) atoi(argv[3]));
+                /* Dropped by the daemon meanwhile: read sees EOF. */
+                printf("%s\n", read(sfd, &c, 1) == 0 ? "closed" : "open");
+                return 0;
         }
         if (posix_memalign(&buf, 4096, CHUNK) != 0)
                 return 1;

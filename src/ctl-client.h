@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * The client side of the control protocol (see protocol.h): connect to
+ * pagewardend's socket, send one request, read its one-line response.
+ * Functions return 0 or a negative errno and print nothing;
+ * ctl_strerror() words their errors for a person.
+ */
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdbool.h>
+
+#include "protocol.h"
+
+#define CTL_TIMEOUT_SEC 30
+#define CTL_MAX_RESPONSE (1024 * 1024)
+
+struct ctl_response {
+        char *line;       /* as received, without its '\n' */
+        json_object *obj; /* the parsed object */
+        bool ok;          /* its "ok" */
+};
+
+void ctl_response_done(struct ctl_response *r);
+
+/* The socket to use: arg (--socket), else $PAGEWARDEN_SOCKET, else the default. */
+const char *ctl_socket_path(const char *arg);
+
+/* Connects to the daemon's socket (SOCK_CLOEXEC, with a send timeout). */
+int ctl_connect(const char *path, int *ret_fd);
+
+/* Whether a ctl_connect() error means that no daemon listens on the socket. */
+static inline bool ctl_not_running(int r) {
+        return r == -ENOENT || r == -ECONNREFUSED;
+}
+
+/*
+ * Sends req and waits up to CTL_TIMEOUT_SEC for the response.  Besides the
+ * errno of send() and recv(), fails with -ETIMEDOUT, -ECONNRESET (the daemon
+ * closed the connection before a whole line), -EFBIG (a line longer than
+ * CTL_MAX_RESPONSE), -EBADMSG (not a JSON object with a boolean "ok"), and
+ * -EINTR when cancel_fd (ignored if negative) becomes readable first.
+ */
+int ctl_exchange(int fd, const struct pw_request *req, int cancel_fd, struct ctl_response *ret);
+
+/* A sentence for an error of ctl_exchange(), such as "pagewardend did not answer within 30 s". */
+const char *ctl_strerror(int r);
+
+/* The daemon's "error" of a failed response (a fallback sentence if it has none). */
+const char *ctl_response_error(const struct ctl_response *r);
+/* Its "diagnostics" (FILE:LINE:COLUMN lines), or NULL. */
+const char *ctl_response_diagnostics(const struct ctl_response *r);

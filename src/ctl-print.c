@@ -1,0 +1,553 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <time.h>
+
+#include "ctl-print.h"
+#include "units.h"
+#include "util.h"
+
+/* ---- reading fields that may be missing, null or of another type ---- */
+
+static json_object *field(json_object *o, const char *key) {
+        json_object *v = NULL;
+
+        if (!o || !json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, key, &v))
+                return NULL;
+        return v;
+}
+
+/* A string that is not empty, else NULL. */
+static const char *str_field(json_object *o, const char *key) {
+        json_object *v = field(o, key);
+
+        return json_object_is_type(v, json_type_string) && json_object_get_string_len(v) > 0
+                       ? json_object_get_string(v)
+                       : NULL;
+}
+
+static bool uint_value(json_object *v, uint64_t *ret) {
+        if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0)
+                return false;
+        *ret = json_object_get_uint64(v);
+        return true;
+}
+
+/* Only a JSON true is true (json-c would take "false", a string, for true). */
+static bool is_true(json_object *v) {
+        return json_object_is_type(v, json_type_boolean) && json_object_get_boolean(v);
+}
+
+static bool is_false(json_object *v) {
+        return json_object_is_type(v, json_type_boolean) && !json_object_get_boolean(v);
+}
+
+static size_t array_length(json_object *v) {
+        return json_object_is_type(v, json_type_array) ? json_object_array_length(v) : 0;
+}
+
+/* The i-th element of an array if it is an object (else a table skips it). */
+static json_object *object_at(json_object *array, size_t i) {
+        json_object *v = json_object_array_get_idx(array, i);
+
+        return json_object_is_type(v, json_type_object) ? v : NULL;
+}
+
+static const char *dash(const char *s) {
+        return s && *s ? s : "-";
+}
+
+/* ---- values, formatted into a buffer ---- */
+
+#define VALUE_MAX 64
+
+static const char *fmt_int(json_object *v, char buf[static VALUE_MAX]) {
+        if (!json_object_is_type(v, json_type_int))
+                return "-";
+        snprintf(buf, VALUE_MAX, "%" PRId64, json_object_get_int64(v));
+        return buf;
+}
+
+/* A size in bytes, "max", or a word the daemon chose ("auto"). */
+static const char *fmt_size(json_object *v, char buf[static VALUE_MAX]) {
+        uint64_t u;
+
+        if (json_object_is_type(v, json_type_string)) {
+                snprintf(buf, VALUE_MAX, "%s", dash(json_object_get_string(v)));
+                return buf;
+        }
+        if (!uint_value(v, &u))
+                return "-";
+        units_format_human(u, buf, VALUE_MAX);
+        return buf;
+}
+
+static const char *fmt_bandwidth(json_object *v, char buf[static VALUE_MAX]) {
+        uint64_t u;
+
+        if (!uint_value(v, &u))
+                return fmt_size(v, buf);
+        units_format_human(u, buf, VALUE_MAX - 2);
+        strcat(buf, "/s");
+        return buf;
+}
+
+/* A time in seconds since the epoch: local HH:MM:SS if today (and !full), else with the date. */
+static const char *fmt_time(json_object *v, bool full, char buf[static VALUE_MAX]) {
+        struct tm tm, today;
+        time_t t, now;
+        double d;
+
+        if (!json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double))
+                return "-";
+        d = json_object_get_double(v);
+        if (!(d >= 0 && d < 1e12))
+                return "-";
+        t = (time_t) d;
+        now = time(NULL);
+        if (!localtime_r(&t, &tm) || !localtime_r(&now, &today))
+                return "-";
+        if (!full && tm.tm_year == today.tm_year && tm.tm_yday == today.tm_yday)
+                strftime(buf, VALUE_MAX, "%H:%M:%S", &tm);
+        else
+                strftime(buf, VALUE_MAX, "%Y-%m-%d %H:%M:%S", &tm);
+        return buf;
+}
+
+static const char *fmt_percent(json_object *v, char buf[static VALUE_MAX]) {
+        if (!json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double))
+                return "-";
+        snprintf(buf, VALUE_MAX, "%.2f", json_object_get_double(v));
+        return buf;
+}
+
+/* ---- tables: cells added row by row, columns aligned on print ---- */
+
+struct table {
+        size_t n_columns;
+        char **cells;
+        size_t n_cells, allocated;
+        bool oom; /* a cell could not be added: table_print() fails */
+};
+
+static void table_done(struct table *t) {
+        for (size_t i = 0; i < t->n_cells; i++)
+                free(t->cells[i]);
+        free(t->cells);
+}
+
+/* Takes s (NULL: out of memory).  Control characters would break the layout. */
+static void table_take(struct table *t, char *s) {
+        if (!s || GROW(t->cells, t->allocated, t->n_cells + 1) < 0) {
+                free(s);
+                t->oom = true;
+                return;
+        }
+        for (char *p = s; *p; p++)
+                if ((unsigned char) *p < 0x20 || *p == 0x7f)
+                        *p = '?';
+        t->cells[t->n_cells++] = s;
+}
+
+static void table_add(struct table *t, const char *s) {
+        table_take(t, strdup(dash(s)));
+}
+
+_printf_(2, 3) static void table_addf(struct table *t, const char *fmt, ...) {
+        char *s;
+        va_list ap;
+
+        va_start(ap, fmt);
+        if (vasprintf(&s, fmt, ap) < 0)
+                s = NULL;
+        va_end(ap);
+        table_take(t, s);
+}
+
+/* Display width: UTF-8 continuation bytes take no column. */
+static size_t width(const char *s) {
+        size_t w = 0;
+
+        for (; *s; s++)
+                w += ((unsigned char) *s & 0xc0) != 0x80;
+        return w;
+}
+
+static int table_print(FILE *f, const struct table *t, const char *indent) {
+        _cleanup_free_ size_t *widths = NULL;
+
+        if (t->oom)
+                return -ENOMEM;
+        widths = calloc(t->n_columns, sizeof(size_t));
+        if (!widths)
+                return -ENOMEM;
+        for (size_t i = 0; i < t->n_cells; i++) {
+                size_t w = width(t->cells[i]);
+
+                if (w > widths[i % t->n_columns])
+                        widths[i % t->n_columns] = w;
+        }
+        for (size_t i = 0; i < t->n_cells; i++) {
+                size_t col = i % t->n_columns;
+                bool last = col + 1 == t->n_columns || i + 1 == t->n_cells;
+
+                fprintf(f, "%s%s", col == 0 ? indent : "  ", t->cells[i]);
+                if (last)
+                        fputc('\n', f);
+                else
+                        fprintf(f, "%*s", (int) (widths[col] - width(t->cells[i])), "");
+        }
+        return 0;
+}
+
+static void table_header(struct table *t, const char *const *names) {
+        for (t->n_columns = 0; names[t->n_columns]; t->n_columns++)
+                table_add(t, names[t->n_columns]);
+}
+
+/* ---- limits: the value in force, and the configured one where it differs ---- */
+
+typedef const char *(*formatter_t)(json_object *v, char buf[static VALUE_MAX]);
+
+/* in_force or configured (either may be null: a class without cgroup, or no longer in the policy). */
+static void limit_cell(struct table *t, json_object *configured, json_object *in_force, const char *key,
+                       formatter_t fmt) {
+        json_object *cfg = field(configured, key), *cur = field(in_force, key);
+        char a[VALUE_MAX], b[VALUE_MAX];
+
+        if (!json_object_is_type(in_force, json_type_object))
+                table_add(t, fmt(cfg, a));
+        else if (!json_object_is_type(configured, json_type_object) || json_object_equal(cfg, cur))
+                table_add(t, fmt(cur, a));
+        else
+                table_addf(t, "%s (cfg %s)", fmt(cur, a), fmt(cfg, b));
+}
+
+/* "254:0 rbps 200 MiB/s wbps 80 MiB/s, 8:0 wiops 2000": the limits that are not max. */
+static char *io_text(json_object *io) {
+        static const struct {
+                const char *key, *label;
+                formatter_t fmt;
+        } keys[] = {
+                { "read_bps", "rbps", fmt_bandwidth },
+                { "write_bps", "wbps", fmt_bandwidth },
+                { "read_iops", "riops", fmt_int },
+                { "write_iops", "wiops", fmt_int },
+        };
+        size_t n = array_length(io), size = 0;
+        char *buf = NULL;
+        FILE *m;
+
+        if (n == 0)
+                return strdup("-");
+        m = open_memstream(&buf, &size);
+        if (!m)
+                return NULL;
+        for (size_t i = 0; i < n; i++) {
+                json_object *d = json_object_array_get_idx(io, i);
+                bool any = false;
+
+                fprintf(m, "%s%s", i > 0 ? ", " : "", dash(str_field(d, "device")));
+                for (size_t k = 0; k < ELEMENTSOF(keys); k++) {
+                        json_object *v = field(d, keys[k].key);
+                        char b[VALUE_MAX];
+
+                        if (!v || streq_ptr(json_object_get_string(v), "max"))
+                                continue;
+                        fprintf(m, " %s %s", keys[k].label, keys[k].fmt(v, b));
+                        any = true;
+                }
+                if (!any)
+                        fputs(" max", m);
+        }
+        if (fclose(m) != 0)
+                return mfree(buf);
+        return buf;
+}
+
+static void io_cell(struct table *t, json_object *configured, json_object *in_force) {
+        json_object *cfg = field(configured, "io"), *cur = field(in_force, "io");
+        _cleanup_free_ char *a = NULL, *b = NULL;
+
+        if (!json_object_is_type(in_force, json_type_object))
+                table_take(t, io_text(cfg));
+        else if (!json_object_is_type(configured, json_type_object) || json_object_equal(cfg, cur))
+                table_take(t, io_text(cur));
+        else if (!(a = io_text(cur)) || !(b = io_text(cfg)))
+                table_take(t, NULL);
+        else
+                table_addf(t, "%s (cfg %s)", a, b);
+}
+
+/* ---- sections ---- */
+
+static int print_classes(FILE *f, json_object *classes) {
+        static const char *const header[] = { "NAME", "JOBS", "MEMORY", "HIGH", "MAX", "SWAP MAX", "CPU", "IO",
+                                              "STATE", NULL };
+        _cleanup_(table_done) struct table t = {};
+        size_t n = array_length(classes);
+
+        if (n == 0) {
+                fputs("  none\n", f);
+                return 0;
+        }
+        table_header(&t, header);
+        for (size_t i = 0; i < n; i++) {
+                json_object *c = object_at(classes, i);
+                json_object *cfg = field(c, "configured"), *cur = field(c, "in_force");
+                char a[VALUE_MAX];
+
+                if (!c)
+                        continue;
+                table_add(&t, str_field(c, "name"));
+                table_add(&t, fmt_int(field(c, "jobs"), a));
+                table_add(&t, fmt_size(field(cur, "memory_current"), a));
+                limit_cell(&t, cfg, cur, "memory_high", fmt_size);
+                limit_cell(&t, cfg, cur, "memory_max", fmt_size);
+                limit_cell(&t, cfg, cur, "memory_swap_max", fmt_size);
+                limit_cell(&t, cfg, cur, "cpu_weight", fmt_int);
+                io_cell(&t, cfg, cur);
+                if (is_false(field(c, "in_policy")))
+                        table_add(&t, is_true(field(cur, "frozen")) ? "frozen, not in policy" : "not in policy");
+                else
+                        table_add(&t, is_true(field(cur, "frozen")) ? "frozen" : "-");
+        }
+        return table_print(f, &t, "  ");
+}
+
+static void job_class_cell(struct table *t, json_object *job) {
+        if (is_false(field(job, "class_in_policy")))
+                table_addf(t, "%s (not in policy)", dash(str_field(job, "class")));
+        else
+                table_add(t, str_field(job, "class"));
+}
+
+static void job_user_cell(struct table *t, json_object *job) {
+        char a[VALUE_MAX];
+
+        if (str_field(job, "user"))
+                table_add(t, str_field(job, "user"));
+        else
+                table_add(t, fmt_int(field(job, "uid"), a));
+}
+
+static int print_jobs(FILE *f, json_object *jobs, const char *indent) {
+        static const char *const header[] = { "ID", "NAME", "CLASS", "USER", "STARTED", "PIDS", "MEMORY", "CACHE",
+                                              "CGROUP", NULL };
+        _cleanup_(table_done) struct table t = {};
+        size_t n = array_length(jobs);
+
+        if (n == 0) {
+                fprintf(f, "%snone\n", indent);
+                return 0;
+        }
+        table_header(&t, header);
+        for (size_t i = 0; i < n; i++) {
+                json_object *j = object_at(jobs, i);
+                char a[VALUE_MAX];
+
+                if (!j)
+                        continue;
+                table_add(&t, fmt_int(field(j, "id"), a));
+                table_add(&t, str_field(j, "name"));
+                job_class_cell(&t, j);
+                job_user_cell(&t, j);
+                table_add(&t, fmt_time(field(j, "started"), false, a));
+                table_add(&t, fmt_int(field(j, "pids"), a));
+                table_add(&t, fmt_size(field(j, "memory_current"), a));
+                table_add(&t, fmt_size(field(j, "memory_file"), a));
+                table_add(&t, str_field(j, "cgroup"));
+        }
+        return table_print(f, &t, indent);
+}
+
+/* memory_min / memory_low: in force, with what is configured and what is effective where they differ. */
+static void protection_cell(struct table *t, json_object *prot) {
+        json_object *cfg = field(prot, "configured"), *cur = field(prot, "in_force"), *eff = field(prot, "effective");
+        char a[VALUE_MAX], b[VALUE_MAX], c[VALUE_MAX];
+        bool show_cfg = !json_object_equal(cfg, cur), show_eff = eff && !json_object_equal(eff, cur);
+
+        if (!json_object_is_type(prot, json_type_object))
+                table_add(t, NULL);
+        else if (show_cfg && show_eff)
+                table_addf(t, "%s (cfg %s, eff %s)", fmt_size(cur, a), fmt_size(cfg, b), fmt_size(eff, c));
+        else if (show_cfg)
+                table_addf(t, "%s (cfg %s)", fmt_size(cur, a), fmt_size(cfg, b));
+        else if (show_eff)
+                table_addf(t, "%s (eff %s)", fmt_size(cur, a), fmt_size(eff, c));
+        else
+                table_add(t, fmt_size(cur, a));
+}
+
+static void psi_cell(struct table *t, json_object *psi) {
+        char a[VALUE_MAX], b[VALUE_MAX], c[VALUE_MAX], d[VALUE_MAX];
+
+        if (!json_object_is_type(psi, json_type_object)) {
+                table_add(t, NULL);
+                return;
+        }
+        table_addf(t, "some %s/%s full %s/%s", fmt_percent(field(psi, "some_avg10"), a),
+                   fmt_percent(field(psi, "some_avg60"), b), fmt_percent(field(psi, "full_avg10"), c),
+                   fmt_percent(field(psi, "full_avg60"), d));
+}
+
+static int print_protected(FILE *f, json_object *prots) {
+        static const char *const header[] = { "NAME", "TARGET", "MEMORY", "MIN", "LOW", "SWAP", "SWAP USED",
+                                              "PRESSURE 10s/60s", "STATE", NULL };
+        _cleanup_(table_done) struct table t = {};
+        size_t n = array_length(prots);
+
+        if (n == 0) {
+                fputs("  none\n", f);
+                return 0;
+        }
+        table_header(&t, header);
+        for (size_t i = 0; i < n; i++) {
+                json_object *p = object_at(prots, i);
+                json_object *error = field(p, "error");
+                char a[VALUE_MAX];
+
+                if (!p)
+                        continue;
+                table_add(&t, str_field(p, "name"));
+                table_add(&t, str_field(p, "unit") ?: str_field(p, "cgroup"));
+                table_add(&t, fmt_size(field(p, "memory_current"), a));
+                protection_cell(&t, field(p, "memory_min"));
+                protection_cell(&t, field(p, "memory_low"));
+                table_add(&t, str_field(p, "swap"));
+                table_add(&t, fmt_size(field(p, "swap_current"), a));
+                psi_cell(&t, field(p, "psi"));
+                if (!error)
+                        table_add(&t, "ok");
+                else
+                        table_addf(&t, "error: %s", dash(json_object_get_string(error)));
+        }
+        return table_print(f, &t, "  ");
+}
+
+static int print_actions(FILE *f, json_object *actions) {
+        _cleanup_(table_done) struct table t = { .n_columns = 2 };
+        size_t n = array_length(actions);
+
+        if (n == 0) {
+                fputs("  none\n", f);
+                return 0;
+        }
+        for (size_t i = 0; i < n; i++) {
+                json_object *a = object_at(actions, i);
+                char b[VALUE_MAX];
+
+                if (!a)
+                        continue;
+                table_add(&t, fmt_time(field(a, "time"), false, b));
+                table_add(&t, str_field(a, "message"));
+        }
+        return table_print(f, &t, "  ");
+}
+
+int ctl_print_status(FILE *f, json_object *resp) {
+        int r;
+
+        fprintf(f, "pagewardend %s: cgroup root %s, backend %s\n", dash(str_field(resp, "version")),
+                dash(str_field(resp, "cgroup_root")), dash(str_field(resp, "backend")));
+        fputs("\nCLASSES\n", f);
+        r = print_classes(f, field(resp, "classes"));
+        if (r < 0)
+                return r;
+        fputs("\nJOBS\n", f);
+        r = print_jobs(f, field(resp, "jobs"), "  ");
+        if (r < 0)
+                return r;
+        fputs("\nPROTECTED\n", f);
+        r = print_protected(f, field(resp, "protected"));
+        if (r < 0)
+                return r;
+        fputs("\nRECENT ACTIONS\n", f);
+        return print_actions(f, field(resp, "actions"));
+}
+
+int ctl_print_list(FILE *f, json_object *resp) {
+        if (array_length(field(resp, "jobs")) == 0) {
+                fputs("no jobs\n", f);
+                return 0;
+        }
+        return print_jobs(f, field(resp, "jobs"), "");
+}
+
+int ctl_print_show(FILE *f, json_object *resp) {
+        _cleanup_(table_done) struct table t = { .n_columns = 2 };
+        json_object *j = field(resp, "job");
+        char a[VALUE_MAX], b[VALUE_MAX];
+
+        fprintf(f, "job %s", fmt_int(field(j, "id"), a));
+        if (str_field(j, "name"))
+                fprintf(f, " (%s)", str_field(j, "name"));
+        fputc('\n', f);
+
+        table_add(&t, "class:");
+        job_class_cell(&t, j);
+        table_add(&t, "cgroup:");
+        table_add(&t, str_field(j, "cgroup"));
+        table_add(&t, "user:");
+        if (str_field(j, "user") && field(j, "uid"))
+                table_addf(&t, "%s (uid %s)", str_field(j, "user"), fmt_int(field(j, "uid"), a));
+        else
+                job_user_cell(&t, j);
+        table_add(&t, "started:");
+        table_add(&t, fmt_time(field(j, "started"), true, a));
+        table_add(&t, "processes:");
+        table_add(&t, fmt_int(field(j, "pids"), a));
+        table_add(&t, "memory:");
+        table_addf(&t, "%s (page cache %s)", fmt_size(field(j, "memory_current"), a),
+                   fmt_size(field(j, "memory_file"), b));
+        return table_print(f, &t, "  ");
+}
+
+/* "job 3 (nightly)", "job 3" */
+static void print_job_ref(FILE *f, json_object *job) {
+        char a[VALUE_MAX];
+
+        fprintf(f, "job %s", fmt_int(field(job, "id"), a));
+        if (str_field(job, "name"))
+                fprintf(f, " (%s)", str_field(job, "name"));
+}
+
+int ctl_print_moved(FILE *f, json_object *resp) {
+        json_object *job = field(resp, "job"), *moved = field(resp, "moved");
+        size_t n = array_length(moved);
+
+        if (json_object_is_type(moved, json_type_array))
+                fprintf(f, "moved %zu process%s into ", n, n == 1 ? "" : "es");
+        else
+                fputs("moved the processes into ", f);
+        print_job_ref(f, job);
+        fprintf(f, " of class %s at %s\n", dash(str_field(job, "class")), dash(str_field(job, "cgroup")));
+        return 0;
+}
+
+int ctl_print_reloaded(FILE *f, json_object *resp) {
+        char a[VALUE_MAX], b[VALUE_MAX];
+        int64_t c = json_object_get_int64(field(resp, "classes")), p = json_object_get_int64(field(resp, "protected"));
+
+        fprintf(f, "reloaded: %s job class%s, %s protected application%s\n", fmt_int(field(resp, "classes"), a),
+                c == 1 ? "" : "es", fmt_int(field(resp, "protected"), b), p == 1 ? "" : "s");
+        return 0;
+}
+
+int ctl_print_placed(FILE *f, json_object *resp, double msec) {
+        json_object *job = field(resp, "job");
+
+        fputs("pagewardenctl: ", f);
+        print_job_ref(f, job);
+        fprintf(f, " in %s at %s, placed in %.2f ms\n", dash(str_field(job, "class")), dash(str_field(job, "cgroup")),
+                msec);
+        return 0;
+}
+
+void ctl_print_failure(FILE *f, const struct ctl_response *r, const char *suffix) {
+        const char *diagnostics = ctl_response_diagnostics(r);
+
+        fprintf(f, "pagewardenctl: %s%s\n", ctl_response_error(r), strempty(suffix));
+        if (diagnostics)
+                fprintf(f, "%s%s", diagnostics, endswith(diagnostics, "\n") ? "" : "\n");
+}

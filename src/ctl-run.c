@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The command's process is forked first and waits, before exec, for a byte
+ * on a socketpair (a pipe that never raises SIGPIPE on the writer); the
+ * request names its pid, and only when pagewardend answers that the
+ * process is in its job does the byte go out.  If anything fails, the
+ * parent closes its end instead: the child reads EOF and exits without
+ * running the command.  A CLOEXEC pipe brings exec's errno back.
+ *
+ * Signals that the parent must forward or react to (SIGINT, SIGTERM,
+ * SIGHUP, SIGQUIT) and SIGCHLD are blocked from before the fork and read
+ * from a signalfd; the child restores the caller's mask and dispositions,
+ * so that the command inherits them unchanged.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "ctl-client.h"
+#include "ctl-print.h"
+#include "ctl-run.h"
+#include "util.h"
+
+static const int forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+
+static int exit_status_for_exec_error(int e) {
+        return e == ENOENT ? CTL_RUN_NOT_FOUND : CTL_RUN_CANNOT_EXECUTE;
+}
+
+/* Without a daemon (--fallback): pagewardenctl becomes the command. */
+static int exec_unmanaged(char **argv) {
+        int e;
+
+        fflush(stdout);
+        execvp(argv[0], argv);
+        e = errno;
+        fprintf(stderr, "pagewardenctl: %s: %s\n", argv[0], strerror(e));
+        return exit_status_for_exec_error(e);
+}
+
+_Noreturn static void child(int hold_fd, int err_fd, const sigset_t *mask, const struct sigaction *sigchld,
+                            char **argv) {
+        ssize_t n;
+        char c;
+        int e;
+
+        sigaction(SIGCHLD, sigchld, NULL);
+        sigprocmask(SIG_SETMASK, mask, NULL);
+        do
+                n = read(hold_fd, &c, 1);
+        while (n < 0 && errno == EINTR);
+        if (n != 1)
+                _exit(CTL_RUN_NOT_RUN);
+        execvp(argv[0], argv);
+        e = errno;
+        if (write(err_fd, &e, sizeof(e)) < 0)
+                _exit(CTL_RUN_NOT_RUN);
+        _exit(exit_status_for_exec_error(e));
+}
+
+/* Exits as the command did: with its signal, without dumping a core of our own. */
+_Noreturn static void die_with_signal(int sig) {
+        const struct sigaction dfl = { .sa_handler = SIG_DFL };
+        const struct rlimit no_core = {};
+        sigset_t s;
+
+        (void) setrlimit(RLIMIT_CORE, &no_core);
+        (void) prctl(PR_SET_DUMPABLE, 0);
+        sigaction(sig, &dfl, NULL);
+        raise(sig); /* pending while blocked */
+        sigemptyset(&s);
+        sigaddset(&s, sig);
+        sigprocmask(SIG_UNBLOCK, &s, NULL);
+        _exit(128 + sig); /* a signal that does not terminate */
+}
+
+static int wait_child(pid_t pid, int *ret_status) {
+        while (waitpid(pid, ret_status, 0) < 0)
+                if (errno != EINTR)
+                        return -errno;
+        return 0;
+}
+
+/*
+ * Tells the held child to exit without exec (EOF), and reaps it.  SIGKILL too:
+ * the daemon may have placed it in a frozen job before the request failed.
+ */
+static void cancel_child(pid_t pid, int *hold_fd) {
+        int status;
+
+        closep(hold_fd);
+        *hold_fd = -1;
+        (void) kill(pid, SIGKILL);
+        (void) wait_child(pid, &status);
+}
+
+/* Exits as the child did, or returns its exit status. */
+static int child_result(int status) {
+        if (WIFSIGNALED(status))
+                die_with_signal(WTERMSIG(status));
+        return WIFEXITED(status) ? WEXITSTATUS(status) : CTL_RUN_NOT_RUN;
+}
+
+/* Signals sent with kill(2) or sigqueue(3); those from the terminal reached the command already. */
+static bool sent_by_a_process(const struct signalfd_siginfo *si) {
+        int code = si->ssi_code;
+
+        return (code == SI_USER || code == SI_QUEUE || code == SI_TKILL) && si->ssi_pid != 0;
+}
+
+/* After exec: forwards signals until the command exits, then returns its status. */
+static int supervise(pid_t pid, int sfd, const sigset_t *with_sigchld) {
+        int status;
+
+        if (signalfd(sfd, with_sigchld, SFD_CLOEXEC) < 0)
+                goto just_wait;
+        for (;;) {
+                struct signalfd_siginfo si;
+                ssize_t n = read(sfd, &si, sizeof(si));
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n != (ssize_t) sizeof(si))
+                        goto just_wait;
+                if (si.ssi_signo == SIGCHLD) {
+                        pid_t w = waitpid(pid, &status, WNOHANG);
+
+                        if (w == pid)
+                                return child_result(status);
+                        if (w < 0)
+                                goto just_wait;
+                } else if (sent_by_a_process(&si))
+                        (void) kill(pid, (int) si.ssi_signo);
+        }
+just_wait:
+        if (wait_child(pid, &status) < 0)
+                return CTL_RUN_NOT_RUN;
+        return child_result(status);
+}
+
+static double msec_since(const struct timespec *t0) {
+        struct timespec t;
+
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        return (double) (t.tv_sec - t0->tv_sec) * 1e3 + (double) (t.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/* Sends the request for pid; on failure, says why and that the command was not run. */
+static int place(const struct ctl_run_options *o, int fd, pid_t pid, int sfd, struct ctl_response *resp,
+                 int *ret_signal) {
+        struct pw_request req = { .command = PW_CMD_RUN, .pid = pid };
+        _cleanup_free_ char *suffix = NULL;
+        int r;
+
+        snprintf(req.class, sizeof(req.class), "%s", o->class);
+        snprintf(req.name, sizeof(req.name), "%s", strempty(o->name));
+        *ret_signal = 0;
+        r = ctl_exchange(fd, &req, sfd, resp);
+        if (r == -EINTR) {
+                struct signalfd_siginfo si;
+
+                if (read(sfd, &si, sizeof(si)) != (ssize_t) sizeof(si))
+                        si.ssi_signo = SIGTERM;
+                *ret_signal = (int) si.ssi_signo;
+                return r;
+        }
+        if (asprintf(&suffix, "; %s was not run", o->argv[0]) < 0)
+                suffix = NULL;
+        if (r < 0) {
+                fprintf(stderr, "pagewardenctl: %s%s\n", ctl_strerror(r), strempty(suffix));
+                return r;
+        }
+        if (!resp->ok) {
+                ctl_print_failure(stderr, resp, suffix);
+                return -EPERM;
+        }
+        return 0;
+}
+
+static int run_managed(const struct ctl_run_options *o, int connection) {
+        _cleanup_(ctl_response_done) struct ctl_response resp = {};
+        _cleanup_close_ int fd = connection, sfd = -1, hold = -1, err = -1, child_hold = -1, child_err = -1;
+        const struct sigaction dfl = { .sa_handler = SIG_DFL };
+        struct sigaction old_sigchld;
+        sigset_t cancel, all, old_mask;
+        struct timespec t0;
+        int pair[2], pipefd[2], r, sig, e;
+        pid_t pid;
+        ssize_t n;
+
+        sigemptyset(&cancel);
+        for (size_t i = 0; i < ELEMENTSOF(forwarded_signals); i++)
+                sigaddset(&cancel, forwarded_signals[i]);
+        all = cancel;
+        sigaddset(&all, SIGCHLD);
+        if (sigprocmask(SIG_BLOCK, &all, &old_mask) < 0)
+                goto fail;
+        /* An ignored SIGCHLD would have the child reaped behind our back. */
+        if (sigaction(SIGCHLD, &dfl, &old_sigchld) < 0)
+                goto fail;
+        sfd = signalfd(-1, &cancel, SFD_CLOEXEC);
+        if (sfd < 0)
+                goto fail;
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0)
+                goto fail;
+        hold = pair[0];
+        child_hold = pair[1];
+        if (pipe2(pipefd, O_CLOEXEC) < 0)
+                goto fail;
+        err = pipefd[0];
+        child_err = pipefd[1];
+
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        pid = fork();
+        if (pid < 0)
+                goto fail;
+        if (pid == 0) {
+                close(hold);
+                child(child_hold, child_err, &old_mask, &old_sigchld, o->argv);
+        }
+        closep(&child_hold);
+        closep(&child_err);
+        child_hold = child_err = -1;
+
+        r = place(o, fd, pid, sfd, &resp, &sig);
+        closep(&fd);
+        fd = -1;
+        if (r < 0) {
+                cancel_child(pid, &hold);
+                if (r == -EINTR)
+                        die_with_signal(sig);
+                return CTL_RUN_NOT_RUN;
+        }
+        if (o->verbose)
+                ctl_print_placed(stderr, resp.obj, msec_since(&t0));
+
+        /* Release the child.  If it died meanwhile, supervise() reports how. */
+        (void) send(hold, "x", 1, MSG_NOSIGNAL);
+        closep(&hold);
+        hold = -1;
+        do
+                n = read(err, &e, sizeof(e));
+        while (n < 0 && errno == EINTR);
+        if (n == (ssize_t) sizeof(e)) {
+                int status;
+
+                fprintf(stderr, "pagewardenctl: %s: %s\n", o->argv[0], strerror(e));
+                (void) wait_child(pid, &status);
+                return exit_status_for_exec_error(e);
+        }
+        return supervise(pid, sfd, &all);
+
+fail:
+        fprintf(stderr, "pagewardenctl: cannot start %s: %s\n", o->argv[0], strerror(errno));
+        return CTL_RUN_NOT_RUN;
+}
+
+int ctl_run(const struct ctl_run_options *o) {
+        _cleanup_close_ int fd = -1;
+        int r;
+
+        r = ctl_connect(o->socket, &fd);
+        if (r < 0 && !ctl_not_running(r)) {
+                fprintf(stderr, "pagewardenctl: cannot connect to pagewardend at %s: %s; %s was not run\n", o->socket,
+                        strerror(-r), o->argv[0]);
+                return CTL_RUN_NOT_RUN;
+        }
+        if (r < 0 && !o->fallback) {
+                fprintf(stderr,
+                        "pagewardenctl: pagewardend is not running (cannot connect to %s: %s); %s was not run "
+                        "(--fallback runs it unmanaged)\n",
+                        o->socket, strerror(-r), o->argv[0]);
+                return CTL_RUN_NOT_RUN;
+        }
+        if (r < 0) {
+                fprintf(stderr,
+                        "pagewardenctl: warning: pagewardend is not running (cannot connect to %s: %s): running %s "
+                        "outside any job\n",
+                        o->socket, strerror(-r), o->argv[0]);
+                return exec_unmanaged(o->argv);
+        }
+        return run_managed(o, TAKE_FD(fd));
+}

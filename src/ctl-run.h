@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * pagewardenctl run: start a command inside a new job.  The command's
+ * process is forked and held before exec until pagewardend has moved it
+ * into the job's cgroup, so that the command never runs outside its job.
+ */
+
+#include <stdbool.h>
+
+/* Exit statuses of run besides the command's own, as env(1) and nice(1) use them. */
+enum {
+        CTL_RUN_NOT_RUN = 125,        /* pagewardenctl's own failure: the command was not run */
+        CTL_RUN_CANNOT_EXECUTE = 126, /* found, but exec failed */
+        CTL_RUN_NOT_FOUND = 127,
+};
+
+struct ctl_run_options {
+        const char *socket;
+        const char *class;
+        const char *name; /* NULL: the daemon names the job */
+        bool fallback;    /* run the command unmanaged when the daemon is not running */
+        bool verbose;     /* print the job and the placement latency on stderr */
+        char **argv;      /* the command and its arguments, NULL-terminated */
+};
+
+/*
+ * Returns the command's exit status, or one of the statuses above.  When the
+ * command is killed by a signal, pagewardenctl kills itself with the same
+ * signal and does not return.  Prints its own messages on stderr.
+ */
+int ctl_run(const struct ctl_run_options *o);

@@ -1,0 +1,178 @@
+#!/bin/sh
+# pagewardend and pagewardenctl on a real kernel: run, move --tree, status,
+# reload (a broken policy keeps the old one), kill -9 and adoption, per-user
+# authorisation, and a socket that survives garbage and stalled clients.
+. /lib.sh
+S=$CG/pagewarden.slice
+SOCK=/run/pagewarden/control.sock
+CONF=/etc/pw/pagewarden.yaml
+
+mkdir -p /etc/pw/policies.d
+# Group 1000 may use the socket: uid 1000 runs with gid 1000 below.
+printf 'log_level: debug\nsocket_group: "1000"\n' >$CONF
+cat >/etc/pw/policies.d/10-jobs.yaml <<YAML
+jobs:
+  backup:
+    memory: {high: 256M}
+    io: [{device: $PW_DATA_MNT, write_bps: 50M}]
+  shared:
+    memory: {high: 64M}
+    users: ["1000"]
+YAML
+
+start_daemon() {
+	pagewardend --config $CONF 2>>/tmp/daemon.log &
+	DAEMON=$!
+	i=0
+	while [ $i -lt 50 ] && ! pagewardenctl status >/dev/null 2>&1; do sleep 0.1; i=$((i + 1)); done
+}
+jobs_count() { pagewardenctl status --json | jq '.jobs | length'; }
+# Ends every process of every job of a class (busybox has no pkill here).
+kill_class() { for f in $S/$1/slot-*/cgroup.kill; do echo 1 >"$f"; done; }
+in_jobs() { cat $S/*/slot-*/cgroup.procs | wc -l; }
+
+start_daemon
+check "the daemon starts and answers status" pagewardenctl status
+expect_eq "the control socket is mode 0660" "$(stat -c %a $SOCK)" 660
+expect_eq "class limits applied at start" "$(cat $S/backup/memory.high)" 268435456
+
+# run: from the first instruction inside the job, with the class limits in force.
+out=$(pagewardenctl run --job backup -- sh -c 'cat /proc/self/cgroup; cat /sys/fs/cgroup/pagewarden.slice/backup/memory.high')
+expect_eq "the command's first action sees its job cgroup" "$(echo "$out" | head -1)" "0::/pagewarden.slice/backup/slot-0"
+expect_eq "the class limit is in force while it runs" "$(echo "$out" | tail -1)" 268435456
+pagewardenctl run --job backup -- sh -c 'exit 3'
+expect_eq "exit status 3 comes back" "$?" 3
+pagewardenctl run --job backup -- sh -c 'kill -TERM $$'
+expect_eq "a command killed by SIGTERM looks killed by SIGTERM" "$?" 143
+pagewardenctl run --job backup -- /no/such/command 2>/dev/null
+expect_eq "a missing command gives 127" "$?" 127
+pagewardenctl run --job nosuch -- true 2>/tmp/err
+expect_eq "an unknown class gives 125" "$?" 125
+check "and says so" grep -q "no job class 'nosuch'" /tmp/err
+
+# The job is gone within 1 s of the command's end.
+lat=$(pagewardenctl run --verbose --job backup -- true 2>&1 | sed -n 's/.*placed in \([0-9.]*\) ms.*/\1/p')
+diag "placement latency (fork to exec in the job): $lat ms"
+pagewardenctl run --job backup --name quick -- sleep 0.2
+gone=no
+i=0
+while [ $i -lt 20 ]; do
+	if [ "$(jobs_count)" = 0 ]; then gone=yes; break; fi
+	sleep 0.05
+	i=$((i + 1))
+done
+expect_eq "the job is gone from status within 1 s of its end" "$gone" yes
+expect_eq "no process is left in the slot" "$(cat $S/backup/slot-*/cgroup.procs | wc -l)" 0
+
+# move --tree
+sh -c 'sleep 30 & sleep 30 & wait' &
+TREE=$!
+sleep 0.3
+pagewardenctl move --job backup --name tree --tree $TREE >/tmp/out
+expect_eq "move --tree exits 0" "$?" 0
+json=$(pagewardenctl status --json)
+check "status --json parses" sh -c "echo '$json' | jq -e .ok >/dev/null"
+expect_eq "status --json shows the moved job" "$(echo "$json" | jq -r '.jobs[] | select(.name == "tree") | .pids')" 3
+slot=$(echo "$json" | jq -r '.jobs[] | select(.name == "tree") | .cgroup')
+expect_eq "the whole tree is in the job's cgroup" "$(wc -l <$CG$slot/cgroup.procs)" 3
+echo 1 >$CG$slot/cgroup.kill
+
+# Reload: a broken file keeps the old policy.
+cat >/etc/pw/policies.d/20-broken.yaml <<YAML
+jobs:
+  other:
+    memory: {high: lots}
+YAML
+pagewardenctl reload 2>/tmp/err
+expect_eq "a reload with a broken file exits 1" "$?" 1
+check "and prints where the error is" grep -q "20-broken.yaml:3:20: error" /tmp/err
+expect_eq "the old policy stays in force" "$(pagewardenctl status --json | jq -r '[.classes[].name] | join(",")')" "backup,shared"
+rm /etc/pw/policies.d/20-broken.yaml
+pagewardenctl run --job backup --name longjob -- sleep 30 &
+sleep 0.5
+sed -i 's/high: 256M/high: 128M/' /etc/pw/policies.d/10-jobs.yaml
+pagewardenctl reload >/dev/null
+expect_eq "a good reload exits 0" "$?" 0
+expect_eq "and changes the running job's memory.high" "$(cat $S/backup/memory.high)" 134217728
+
+# kill -9 while three jobs run, restart: all adopted, none duplicated, limits intact.
+pagewardenctl run --job backup --name a2 -- sleep 30 &
+pagewardenctl run --job shared --name a3 -- sleep 30 &
+sleep 0.5
+expect_eq "three jobs run" "$(jobs_count)" 3
+kill -9 $DAEMON
+sleep 0.3
+start_daemon
+json=$(pagewardenctl status --json)
+expect_eq "after kill -9 and a restart the three jobs are adopted" "$(echo "$json" | jq -r '[.jobs[].name] | sort | join(",")')" "a2,a3,longjob"
+expect_eq "none is duplicated" "$(echo "$json" | jq '[.jobs[].id] | unique | length')" 3
+expect_eq "their limits are intact" "$(cat $S/backup/memory.high)" 134217728
+pagewardenctl run --job backup -- true
+expect_eq "a fourth job works" "$?" 0
+kill_class backup
+kill_class shared
+sleep 1
+expect_eq "the adopted jobs end when their processes do" "$(jobs_count)" 0
+
+# Authorisation: uid 1000 may use 'shared' (it lists them), not 'backup', and not root's processes.
+sleep 60 &
+ROOTPID=$!
+pwload as-user 1000 pagewardenctl run --job backup -- true 2>/tmp/err
+expect_eq "a user cannot use a class that does not list them" "$?" 125
+check "and is told why" grep -q "may not use class 'backup'" /tmp/err
+pwload as-user 1000 pagewardenctl move --job shared $ROOTPID 2>/tmp/err
+expect_eq "a user cannot move root's processes" "$?" 1
+check "and is told why" grep -q "does not belong to uid 1000" /tmp/err
+expect_eq "root's process stayed where it was" "$(cat /proc/$ROOTPID/cgroup)" "0::/"
+pwload as-user 1000 pagewardenctl run --job shared -- true
+expect_eq "a user may run in a class that lists them" "$?" 0
+pwload as-user 1000 pagewardenctl reload 2>/dev/null
+expect_eq "a user cannot reload" "$?" 1
+kill $ROOTPID
+
+# Bad clients: garbage, oversized, unknown commands, stalls; others are served meanwhile.
+out=$(pwload sock $SOCK 'garbage
+')
+check "garbage gets an error" sh -c "echo '$out' | jq -e '.ok == false and (.error | test(\"not valid JSON\"))' >/dev/null"
+out=$(pwload sock $SOCK -70000)
+check "a request over 64 KiB gets an error" sh -c "echo '$out' | jq -e '.error | test(\"64 KiB\")' >/dev/null"
+out=$(pwload sock $SOCK '{"command":"format-disk"}
+')
+check "an unknown command gets an error" sh -c "echo '$out' | jq -e '.error == \"unknown command\"' >/dev/null"
+pwload stall $SOCK 7 >/tmp/stall &
+STALL=$!
+sleep 0.2
+t=$(date +%s)
+check "status answers while a client stalls" pagewardenctl status
+expect_le "and at once (s)" "$(($(date +%s) - t))" 1
+wait $STALL
+expect_eq "the stalled client was dropped" "$(cat /tmp/stall)" closed
+
+# Daemon memory with 100 jobs.
+i=0
+while [ $i -lt 100 ]; do
+	pagewardenctl run --job backup --name "m$i" -- sleep 60 &
+	i=$((i + 1))
+done
+i=0
+while [ $i -lt 100 ] && [ "$(jobs_count)" != 100 ]; do sleep 0.2; i=$((i + 1)); done
+expect_eq "100 jobs run" "$(jobs_count)" 100
+diag "daemon with 100 jobs: $(grep -E 'VmRSS|VmHWM' /proc/$DAEMON/status | tr -s ' \t' ' ' | tr '\n' ' ')"
+kill_class backup
+i=0
+while [ $i -lt 50 ] && [ "$(jobs_count)" != 0 ]; do sleep 0.2; i=$((i + 1)); done
+expect_eq "all 100 ended and were released" "$(jobs_count)" 0
+expect_eq "no dying memcg was left" "$(keyed $S/cgroup.stat nr_dying_descendants)" 0
+
+# SIGTERM: the daemon stops cleanly and jobs keep running.
+pagewardenctl run --job backup --name survivor -- sleep 30 &
+sleep 0.5
+kill -TERM $DAEMON
+wait $DAEMON
+expect_eq "SIGTERM stops the daemon with exit 0" "$?" 0
+expect_eq "the job still runs after the daemon stopped" "$(in_jobs)" 1
+check "the control socket is gone" test ! -e $SOCK
+kill_class backup
+
+grep -E '<[0-4]>' /tmp/daemon.log | head -20 | sed 's/^/# daemon: /'
+done_testing
