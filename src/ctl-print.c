@@ -445,6 +445,38 @@ static int print_actions(FILE *f, json_object *actions) {
         return table_print(f, &t, "  ");
 }
 
+/* The governor: idle or watching, its counters, and each class's limits in force against the policy's. */
+static int print_governor(FILE *f, json_object *gov) {
+        _cleanup_(table_done) struct table t = { .n_columns = 4 };
+        static const char *const header[] = { "CLASS", "MEMORY.HIGH", "FROZEN", "LAST ACTION" };
+        json_object *lat = field(gov, "reaction_latency"), *classes = field(gov, "classes");
+        char a[VALUE_MAX], b[VALUE_MAX], c[VALUE_MAX];
+
+        if (!gov) {
+                fputs("  -\n", f);
+                return 0;
+        }
+        fprintf(f, "  %s%s; %s actions; reaction latency median %s us, max %s us\n",
+                is_true(field(gov, "active")) ? "watching" : "idle",
+                is_true(field(gov, "under_pressure")) ? ", under pressure" : "", fmt_int(field(gov, "actions"), a),
+                fmt_int(field(lat, "median_us"), b), fmt_int(field(lat, "max_us"), c));
+        if (array_length(classes) == 0)
+                return 0;
+        table_header(&t, header);
+        for (size_t i = 0; i < array_length(classes); i++) {
+                json_object *cl = object_at(classes, i);
+
+                if (!cl)
+                        continue;
+                table_add(&t, dash(str_field(cl, "name")));
+                table_addf(&t, "%s (cfg %s)", fmt_size(field(cl, "memory_high"), a),
+                           fmt_size(field(cl, "memory_high_configured"), b));
+                table_add(&t, is_true(field(cl, "frozen")) ? "yes" : "no");
+                table_add(&t, dash(str_field(cl, "last_action")));
+        }
+        return table_print(f, &t, "  ");
+}
+
 int ctl_print_status(FILE *f, json_object *resp) {
         int r;
 
@@ -460,6 +492,10 @@ int ctl_print_status(FILE *f, json_object *resp) {
                 return r;
         fputs("\nPROTECTED\n", f);
         r = print_protected(f, field(resp, "protected"));
+        if (r < 0)
+                return r;
+        fputs("\nGOVERNOR\n", f);
+        r = print_governor(f, field(resp, "governor"));
         if (r < 0)
                 return r;
         fputs("\nRECENT ACTIONS\n", f);

@@ -215,6 +215,7 @@ json_object *manager_status_json(struct manager *m) {
         json_object_object_add(o, "classes", classes);
         json_object_object_add(o, "jobs", jobs);
         json_object_object_add(o, "protected", prot);
+        json_object_object_add(o, "governor", manager_governor_json(m));
         json_object_object_add(o, "actions", actions);
         return o;
 }

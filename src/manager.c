@@ -58,8 +58,9 @@ static void apply_classes(struct manager *m) {
         }
 }
 
-/* The protection the policy asks for now ("auto" sizes are the governor's; until it sets them, 0). */
-static int apply_protection(struct manager *m, const struct pw_policy *p) {
+/* The protection the policy asks for now ("auto" sizes are the governor's: 0 while no job runs). */
+int manager_apply_protection(struct manager *m) {
+        const struct pw_policy *p = &m->policy;
         _cleanup_free_ struct cgroup_protect *req = calloc(p->n_protects + 1, sizeof(*req));
         _cleanup_free_ struct cgroup_protect_result *res = calloc(p->n_protects + 1, sizeof(*res));
         _cleanup_free_ const struct pw_protect **who = calloc(p->n_protects + 1, sizeof(*who));
@@ -81,8 +82,12 @@ static int apply_protection(struct manager *m, const struct pw_policy *p) {
                 who[n] = pr;
                 req[n++] = (struct cgroup_protect){
                         .path = pr->cgroup + 1,
-                        .min = pr->min.mode == PW_PROTECT_BYTES ? pr->min.bytes : 0,
-                        .low = pr->low.mode == PW_PROTECT_BYTES ? pr->low.bytes : 0,
+                        .min = pr->min.mode == PW_PROTECT_BYTES ? pr->min.bytes
+                             : pr->min.mode == PW_PROTECT_AUTO  ? manager_auto_protection(m, pr)
+                                                                : 0,
+                        .low = pr->low.mode == PW_PROTECT_BYTES ? pr->low.bytes
+                             : pr->low.mode == PW_PROTECT_AUTO  ? manager_auto_protection(m, pr)
+                                                                : 0,
                         .swap_deny = pr->swap_deny,
                 };
         }
@@ -99,7 +104,7 @@ static int apply_protection(struct manager *m, const struct pw_policy *p) {
                 }
                 units_format_human(res[i].min, min, sizeof(min));
                 units_format_human(res[i].effective_min, eff, sizeof(eff));
-                log_info("Protect %s: %s has memory.min %s (effective %s)", who[i]->name, who[i]->cgroup, min, eff);
+                log_debug("Protect %s: %s has memory.min %s (effective %s)", who[i]->name, who[i]->cgroup, min, eff);
         }
         return r;
 }
@@ -135,6 +140,7 @@ static void job_free(struct manager *m, struct job *j) {
         sd_event_source_disable_unref(j->watch);
         free(j->path);
         free(j);
+        manager_governor_update(m);
 }
 
 static void job_start_release(struct manager *m, struct job *j) {
@@ -183,8 +189,7 @@ static int on_job_events(sd_event_source *s, const struct inotify_event *ev, voi
         return 0;
 }
 
-static void on_release_done(void *userdata, uint64_t job_id, int r, const struct cgroup_release *rel) {
-        struct manager *m = userdata;
+static void on_release_done(struct manager *m, uint64_t job_id, int r, const struct cgroup_release *rel) {
         struct job *j = find_job_id(m, job_id);
         char before[32], after[32];
 
@@ -209,6 +214,15 @@ static void on_release_done(void *userdata, uint64_t job_id, int r, const struct
         }
         job_free(m, j);
         manager_notify_status(m);
+}
+
+static void on_worker_done(void *userdata, const struct worker_task *t) {
+        struct manager *m = userdata;
+
+        if (t->kind == WORKER_RELEASE)
+                on_release_done(m, t->job_id, t->r, &t->rel);
+        else
+                manager_governor_write_done(m, t);
 }
 
 /* Registers a job in a slot that holds it (or held it: then it is released at once). */
@@ -246,6 +260,7 @@ static int job_add(struct manager *m, const struct cgroup_job_label *label, cons
                 m->next_job_id = label->id + 1;
         if (ret)
                 *ret = j;
+        manager_governor_update(m);
         /* It may have ended before the watch was in place. */
         job_check(m, j);
         manager_notify_status(m);
@@ -364,6 +379,7 @@ int manager_reload(struct manager *m, char **ret_errors) {
         if (!streq_ptr(settings.socket, m->settings.socket) || !streq_ptr(settings.cgroup_root, m->settings.cgroup_root) ||
             !streq_ptr(settings.socket_group, m->settings.socket_group))
                 log_notice("Changes of socket, socket_group and cgroup_root take effect when the daemon restarts");
+        manager_governor_stop(m); /* its state points into the old policy */
         policy_done(&m->policy);
         m->policy = policy;
         /* Settings that cannot change while running keep their old values. */
@@ -379,7 +395,8 @@ int manager_reload(struct manager *m, char **ret_errors) {
         log_set_max_level(m->settings.log_level);
 
         apply_classes(m);
-        (void) apply_protection(m, &m->policy);
+        (void) manager_apply_protection(m);
+        manager_governor_update(m);
         for (struct job *j = m->jobs; j; j = j->next)
                 if (!policy_find_class(&m->policy, j->class))
                         log_notice("Job %" PRIu64 " (%s): class %s is no longer in the policy; the job keeps its last "
@@ -439,6 +456,7 @@ int manager_new(const char *config_path, bool config_optional, const struct poli
         m->mount = *mount;
         m->next_job_id = 1;
         m->state_dir = STATE_DIR;
+        m->sys_fd = -1;
 
         r = sd_event_default(&m->event);
         if (r < 0)
@@ -468,7 +486,7 @@ int manager_new(const char *config_path, bool config_optional, const struct poli
         r = cgroup_engine_new(m->mount.path, m->settings.cgroup_root, m->state_dir, &m->engine);
         if (r < 0)
                 return log_error_errno(r, "Cannot set up /%s below %s: %m", m->settings.cgroup_root, m->mount.path);
-        r = worker_new(m->event, m->engine, on_release_done, m, &m->worker);
+        r = worker_new(m->event, m->engine, on_worker_done, m, &m->worker);
         if (r < 0)
                 return log_error_errno(r, "Cannot start the worker thread: %m");
         *ret = TAKE_PTR(m);
@@ -485,7 +503,7 @@ int manager_start(struct manager *m) {
         if (!f->user_xattr)
                 return log_error_errno(EOPNOTSUPP, "cgroupfs has no user xattrs (Linux 5.7 or later is needed)");
         apply_classes(m);
-        (void) apply_protection(m, &m->policy);
+        (void) manager_apply_protection(m);
         r = adopt(m);
         if (r < 0)
                 return r;
@@ -503,6 +521,9 @@ int manager_run(struct manager *m) {
         r = sd_event_loop(m->event);
         if (r < 0)
                 return log_error_errno(r, "Event loop failed: %m");
+        /* Jobs keep running, under their class's configured limits and thawed. */
+        m->stopping = true;
+        manager_governor_stop(m);
         if (m->settings.restore_on_stop) {
                 r = cgroup_protect_set(m->engine, NULL, 0, NULL);
                 if (r < 0)
@@ -517,8 +538,11 @@ int manager_run(struct manager *m) {
 struct manager *manager_free(struct manager *m) {
         if (!m)
                 return NULL;
+        m->stopping = true;
         control_free(m->control);
         worker_free(m->worker); /* before the jobs: it calls back into them */
+        if (m->engine)
+                manager_governor_stop(m);
         while (m->jobs)
                 job_free(m, m->jobs);
         cgroup_engine_free(m->engine);

@@ -15,6 +15,7 @@
 #include "cgroup-discover.h"
 #include "cgroup.h"
 #include "control.h"
+#include "governor.h"
 #include "policy.h"
 #include "worker.h"
 
@@ -32,6 +33,19 @@ struct job {
 };
 
 #define MANAGER_ACTIONS 32
+#define MANAGER_LATENCIES 256
+
+/* A protected application the governor watches while jobs run. */
+struct gov_watch {
+        char *name;
+        char *path; /* relative to the mount */
+        bool auto_min, auto_low;
+        uint64_t auto_bytes; /* the protection "auto" gives it now: its usage while jobs run */
+        int fd[2];           /* PSI triggers: memory.pressure, io.pressure */
+        sd_event_source *src[2];
+        bool sampled;
+        uint64_t pgsteal, refaults, majfaults, swap, low_events;
+};
 
 struct action {
         uint64_t usec; /* CLOCK_REALTIME */
@@ -56,6 +70,23 @@ struct manager {
         unsigned n_actions;
         unsigned reloads, failed_reloads;
         const char *state_dir;
+
+        /* The pressure governor (manager-governor.c): active only while jobs
+         * run and something is protected, or while it has limits to give back. */
+        struct governor gov;
+        bool gov_active;
+        sd_event_source *gov_tick;
+        struct gov_watch *watches;
+        size_t n_watches;
+        int sys_fd;
+        sd_event_source *sys_src;
+        bool stopping;      /* no governor activation any more */
+        bool gov_triggered; /* a trigger fired since the last step */
+        char gov_why[160];
+        uint64_t gov_actions;
+        uint64_t latencies[MANAGER_LATENCIES]; /* trigger wake-up to the limit's write, usec */
+        unsigned n_latencies;
+        uint64_t write_usec_max;                /* the longest memory.high write (its reclaim) */
 };
 
 int manager_new(const char *config_path, bool config_optional, const struct policy_context *ctx,
@@ -82,6 +113,15 @@ struct job *manager_find_job(struct manager *m, const char *id_or_name);
 /* A new job of class for uid holding pids (those that still exist); *ret_moved of them moved. */
 int manager_place(struct manager *m, const char *class, const char *name, uid_t uid, const pid_t *pids, size_t n,
                   struct job **ret, size_t *ret_moved);
+
+/* manager-governor.c */
+void manager_governor_update(struct manager *m); /* after jobs came or went, or a reload */
+void manager_governor_stop(struct manager *m);   /* limits back to the policy's, thawed */
+void manager_governor_write_done(struct manager *m, const struct worker_task *t);
+/* The size an "auto" protection has now (0 when the governor does not run). */
+uint64_t manager_auto_protection(struct manager *m, const struct pw_protect *pr);
+json_object *manager_governor_json(struct manager *m);
+int manager_apply_protection(struct manager *m);
 
 /* manager-status.c: what `pagewardenctl status` shows. */
 json_object *manager_status_json(struct manager *m);

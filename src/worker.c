@@ -1,22 +1,27 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <fcntl.h>
 #include <pthread.h>
+#include <time.h>
 
 #include "log.h"
 #include "util.h"
 #include "worker.h"
 
-struct task {
-        uint64_t job_id;
-        char *path;
-        struct task *next;
-};
+static uint64_t now_monotonic(void) {
+        struct timespec ts;
 
-struct result {
-        uint64_t job_id;
-        int r;
-        struct cgroup_release rel;
-};
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
+}
+
+static void task_free(struct worker_task *t) {
+        if (!t)
+                return;
+        free(t->path);
+        free(t->file);
+        free(t->value);
+        free(t);
+}
 
 struct worker {
         struct cgroup_engine *engine;
@@ -26,7 +31,7 @@ struct worker {
         bool started;
         pthread_mutex_t lock;
         pthread_cond_t cond;
-        struct task *head, *tail; /* guarded by lock */
+        struct worker_task *head, *tail; /* guarded by lock */
         bool stop;                /* guarded by lock */
         int pipe[2];
         sd_event_source *source;
@@ -36,8 +41,7 @@ static void *worker_main(void *arg) {
         struct worker *w = arg;
 
         for (;;) {
-                struct task *t;
-                struct result res = {};
+                struct worker_task *t;
 
                 pthread_mutex_lock(&w->lock);
                 while (!w->head && !w->stop)
@@ -52,23 +56,27 @@ static void *worker_main(void *arg) {
                         w->tail = NULL;
                 pthread_mutex_unlock(&w->lock);
 
-                res.job_id = t->job_id;
-                res.r = cgroup_job_release(w->engine, t->path, &res.rel);
-                free(t->path);
-                free(t);
-                /* Smaller than PIPE_BUF: written whole.  The loop may be slow to read: block. */
-                while (write(w->pipe[1], &res, sizeof(res)) < 0 && errno == EINTR)
+                t->start_usec = now_monotonic();
+                if (t->kind == WORKER_RELEASE)
+                        t->r = cgroup_job_release(w->engine, t->path, &t->rel);
+                else
+                        t->r = cgroup_write_file(w->engine, t->path, t->file, t->value);
+                t->end_usec = now_monotonic();
+                /* A pointer: written whole.  The loop may be slow to read: block. */
+                while (write(w->pipe[1], &t, sizeof(t)) < 0 && errno == EINTR)
                         ;
         }
 }
 
 static int on_result(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         struct worker *w = userdata;
-        struct result res;
+        struct worker_task *t;
         ssize_t n;
 
-        while ((n = read(fd, &res, sizeof(res))) == (ssize_t) sizeof(res))
-                w->done(w->userdata, res.job_id, res.r, &res.rel);
+        while ((n = read(fd, &t, sizeof(t))) == (ssize_t) sizeof(t)) {
+                w->done(w->userdata, t);
+                task_free(t);
+        }
         if (n < 0 && errno != EAGAIN && errno != EINTR)
                 log_warning_errno(errno, "Reading worker results failed: %m");
         return 0;
@@ -103,17 +111,7 @@ int worker_new(sd_event *event, struct cgroup_engine *engine, worker_done_fn don
         return 0;
 }
 
-int worker_release(struct worker *w, uint64_t job_id, const char *path) {
-        struct task *t = calloc(1, sizeof(*t));
-
-        if (!t)
-                return -ENOMEM;
-        t->job_id = job_id;
-        t->path = strdup(path);
-        if (!t->path) {
-                free(t);
-                return -ENOMEM;
-        }
+static void queue(struct worker *w, struct worker_task *t) {
         pthread_mutex_lock(&w->lock);
         if (w->tail)
                 w->tail->next = t;
@@ -122,6 +120,39 @@ int worker_release(struct worker *w, uint64_t job_id, const char *path) {
         w->tail = t;
         pthread_cond_signal(&w->cond);
         pthread_mutex_unlock(&w->lock);
+}
+
+int worker_release(struct worker *w, uint64_t job_id, const char *path) {
+        struct worker_task *t = calloc(1, sizeof(*t));
+
+        if (!t)
+                return -ENOMEM;
+        t->kind = WORKER_RELEASE;
+        t->job_id = job_id;
+        t->path = strdup(path);
+        if (!t->path) {
+                task_free(t);
+                return -ENOMEM;
+        }
+        queue(w, t);
+        return 0;
+}
+
+int worker_write(struct worker *w, const char *path, const char *file, const char *value, uint64_t wake_usec) {
+        struct worker_task *t = calloc(1, sizeof(*t));
+
+        if (!t)
+                return -ENOMEM;
+        t->kind = WORKER_WRITE;
+        t->wake_usec = wake_usec;
+        t->path = strdup(path);
+        t->file = strdup(file);
+        t->value = strdup(value);
+        if (!t->path || !t->file || !t->value) {
+                task_free(t);
+                return -ENOMEM;
+        }
+        queue(w, t);
         return 0;
 }
 
@@ -136,11 +167,10 @@ struct worker *worker_free(struct worker *w) {
                 pthread_join(w->thread, NULL);
         }
         while (w->head) {
-                struct task *t = w->head;
+                struct worker_task *t = w->head;
 
                 w->head = t->next;
-                free(t->path);
-                free(t);
+                task_free(t);
         }
         sd_event_source_disable_unref(w->source);
         closep(&w->pipe[0]);

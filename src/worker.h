@@ -2,10 +2,11 @@
 #pragma once
 
 /*
- * A thread for the engine's blocking work.  Writing memory.reclaim reclaims
- * synchronously in the writer's context and can take a while: it must never
- * stall the event loop, which serves the control socket and the watchdog.
- * Results come back to the loop through a pipe.
+ * A thread for the engine's blocking writes.  Writing memory.reclaim, or a
+ * memory.high below a cgroup's usage, reclaims synchronously in the
+ * writer's context and can take seconds under pressure: it must never stall
+ * the event loop, which serves the control socket, the PSI triggers and the
+ * watchdog.  Finished tasks come back to the loop through a pipe, in order.
  */
 
 #include <stdint.h>
@@ -13,16 +14,33 @@
 
 #include "cgroup.h"
 
+enum worker_kind {
+        WORKER_RELEASE, /* cgroup_job_release(path) */
+        WORKER_WRITE,   /* cgroup_write_file(path, file, value) */
+};
+
+struct worker_task {
+        enum worker_kind kind;
+        uint64_t job_id;         /* RELEASE */
+        char *path, *file, *value;
+        uint64_t wake_usec;      /* WRITE: when the reason for it woke the daemon (0: none) */
+        uint64_t start_usec, end_usec; /* CLOCK_MONOTONIC, around the work */
+        int r;
+        struct cgroup_release rel;
+        struct worker_task *next;
+};
+
 struct worker;
 
-typedef void (*worker_done_fn)(void *userdata, uint64_t job_id, int r, const struct cgroup_release *rel);
+/* Called on the event loop for each finished task; the task is freed after. */
+typedef void (*worker_done_fn)(void *userdata, const struct worker_task *t);
 
 int worker_new(sd_event *event, struct cgroup_engine *engine, worker_done_fn done, void *userdata,
                struct worker **ret);
-/* Queues the release of a job's slot (cgroup_job_release). */
 int worker_release(struct worker *w, uint64_t job_id, const char *path);
+int worker_write(struct worker *w, const char *path, const char *file, const char *value, uint64_t wake_usec);
 /* Stops the thread after its current task; queued tasks are dropped (the
- * next start adopts those slots and releases them then). */
+ * next start adopts the slots and releases them then). */
 struct worker *worker_free(struct worker *w);
 static inline void worker_freep(struct worker **w) {
         worker_free(*w);

@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <stdio.h>
+
+#include "governor.h"
+#include "units.h"
+#include "util.h"
+
+#define MIB (UINT64_C(1) << 20)
+
+void governor_init(struct governor *g, const struct pw_settings *s, uint64_t ram_bytes) {
+        *g = (struct governor){
+                .window_usec = s->pressure.window_usec,
+                .cooldown_usec = s->pressure.cooldown_usec,
+                .release = s->pressure.release,
+                .ram_bytes = ram_bytes,
+        };
+}
+
+void governor_class_init(struct governor_class *c, const struct pw_job_class *pc) {
+        *c = (struct governor_class){
+                .configured_high = pc->memory_high,
+                .floor_high = pc->memory_high_floor,
+                .io_floor = pc->io_floor,
+                .freeze_allowed = pc->freeze,
+                .freeze_max_usec = pc->freeze_max_usec,
+                .high = pc->memory_high,
+        };
+        snprintf(c->name, sizeof(c->name), "%s", pc->name);
+        for (size_t i = 0; i < pc->n_io && i < GOVERNOR_MAX_IO; i++) {
+                c->io[i].major = pc->io[i].major;
+                c->io[i].minor = pc->io[i].minor;
+                c->io[i].configured_rbps = c->io[i].rbps = pc->io[i].read_bps;
+                c->io[i].configured_wbps = c->io[i].wbps = pc->io[i].write_bps;
+                c->n_io++;
+        }
+}
+
+const char *governor_action_name(enum governor_action_type t) {
+        switch (t) {
+        case GOV_SET_MEMORY_HIGH:
+                return "set memory.high";
+        case GOV_SET_IO:
+                return "set io.max";
+        case GOV_FREEZE:
+                return "freeze";
+        case GOV_THAW:
+                return "thaw";
+        }
+        return "?";
+}
+
+static bool io_at_floor(const struct governor_class *c) {
+        for (size_t i = 0; i < c->n_io; i++)
+                if ((c->io[i].rbps != UNITS_MAX && c->io[i].rbps > c->io_floor) ||
+                    (c->io[i].wbps != UNITS_MAX && c->io[i].wbps > c->io_floor))
+                        return false;
+        return true;
+}
+
+static bool class_at_floor(const struct governor_class *c) {
+        return c->high <= c->floor_high && io_at_floor(c);
+}
+
+static bool class_at_rest(const struct governor_class *c) {
+        if (c->frozen || c->high != c->configured_high)
+                return false;
+        for (size_t i = 0; i < c->n_io; i++)
+                if (c->io[i].rbps != c->io[i].configured_rbps || c->io[i].wbps != c->io[i].configured_wbps)
+                        return false;
+        return true;
+}
+
+bool governor_at_rest(const struct governor *g) {
+        for (size_t i = 0; i < g->n_classes; i++)
+                if (!class_at_rest(&g->classes[i]))
+                        return false;
+        return true;
+}
+
+static struct governor_action *emit(struct governor_action *a, size_t *n, size_t max, enum governor_action_type t,
+                                    struct governor_class *c, uint64_t value, uint64_t now, const char *why) {
+        struct governor_action *x;
+
+        if (*n >= max)
+                return NULL;
+        x = &a[(*n)++];
+        *x = (struct governor_action){ .type = t, .class = c, .value = value };
+        snprintf(x->reason, sizeof(x->reason), "%s", why);
+        snprintf(c->last_action, sizeof(c->last_action), "%s: %s", governor_action_name(t), x->reason);
+        c->last_action_usec = now;
+        return x;
+}
+
+static uint64_t halve_to(uint64_t cur, uint64_t floor) {
+        uint64_t v = cur / 2;
+
+        return v < floor ? floor : v;
+}
+
+/* One step of the way back: a quarter of the distance from floor to target. */
+static uint64_t step_up(uint64_t cur, uint64_t floor, uint64_t configured, uint64_t top) {
+        uint64_t target = configured == UNITS_MAX ? top : configured, step;
+
+        if (cur >= target)
+                return configured;
+        step = (target - (floor < target ? floor : 0)) / 4;
+        if (step < MIB)
+                step = MIB;
+        return cur + step >= target ? configured : cur + step;
+}
+
+static void tighten(struct governor *g, struct governor_class *c, const struct governor_reading *r,
+                    struct governor_action *a, size_t *n, size_t max) {
+        uint64_t base = c->high < c->memory_current ? c->high : c->memory_current, v;
+        bool io = false;
+        char why[160];
+
+        snprintf(why, sizeof(why), "pressure: %s", r->why ?: "?");
+        v = halve_to(base, c->floor_high);
+        if (v < c->high) {
+                c->high = v;
+                emit(a, n, max, GOV_SET_MEMORY_HIGH, c, v, r->now_usec, why);
+                c->n_tightened++;
+        }
+        for (size_t i = 0; i < c->n_io; i++) {
+                if (c->io[i].configured_rbps != UNITS_MAX && c->io[i].rbps > c->io_floor) {
+                        c->io[i].rbps = halve_to(c->io[i].rbps, c->io_floor);
+                        io = true;
+                }
+                if (c->io[i].configured_wbps != UNITS_MAX && c->io[i].wbps > c->io_floor) {
+                        c->io[i].wbps = halve_to(c->io[i].wbps, c->io_floor);
+                        io = true;
+                }
+        }
+        if (io) {
+                emit(a, n, max, GOV_SET_IO, c, 0, r->now_usec, why);
+                c->n_tightened++;
+        }
+}
+
+static void relax(struct governor *g, struct governor_class *c, uint64_t now, struct governor_action *a, size_t *n,
+                  size_t max) {
+        bool io = false;
+
+        if (c->high != c->configured_high) {
+                c->high = step_up(c->high, c->floor_high, c->configured_high, g->ram_bytes);
+                emit(a, n, max, GOV_SET_MEMORY_HIGH, c, c->high, now, "calm for the cooldown");
+                c->n_relaxed++;
+        }
+        for (size_t i = 0; i < c->n_io; i++) {
+                if (c->io[i].rbps != c->io[i].configured_rbps) {
+                        c->io[i].rbps = step_up(c->io[i].rbps, c->io_floor, c->io[i].configured_rbps, c->io[i].configured_rbps);
+                        io = true;
+                }
+                if (c->io[i].wbps != c->io[i].configured_wbps) {
+                        c->io[i].wbps = step_up(c->io[i].wbps, c->io_floor, c->io[i].configured_wbps, c->io[i].configured_wbps);
+                        io = true;
+                }
+        }
+        if (io)
+                emit(a, n, max, GOV_SET_IO, c, 0, now, "calm for the cooldown");
+}
+
+size_t governor_step(struct governor *g, const struct governor_reading *r, struct governor_action *a, size_t max) {
+        uint64_t now = r->now_usec;
+        bool all_running_at_floor = true, any_running = false;
+        size_t n = 0;
+
+        /* Is it under pressure, or calm long enough to give room back? */
+        if (r->pressure) {
+                g->calm_since = 0;
+                if (!g->under_pressure)
+                        g->pressure_since = now;
+                g->under_pressure = true;
+        } else if (r->psi_avg10 * 100.0 < (double) g->release) {
+                if (!g->calm_since)
+                        g->calm_since = now;
+                if (g->under_pressure && now - g->calm_since >= g->cooldown_usec)
+                        g->under_pressure = false;
+        } else
+                g->calm_since = 0;
+
+        for (size_t i = 0; i < g->n_classes; i++) {
+                struct governor_class *c = &g->classes[i];
+
+                /* A job never stays frozen for longer than its class allows. */
+                if (c->frozen && now - c->frozen_since >= c->freeze_max_usec) {
+                        c->frozen = false;
+                        c->thawed_at = now;
+                        emit(a, &n, max, GOV_THAW, c, 0, now, "frozen for freeze_max");
+                }
+                if (c->jobs > 0) {
+                        any_running = true;
+                        if (!class_at_floor(c))
+                                all_running_at_floor = false;
+                }
+        }
+
+        for (size_t i = 0; i < g->n_classes; i++) {
+                struct governor_class *c = &g->classes[i];
+                bool backed_off = !c->last_action_usec || now - c->last_action_usec >= g->window_usec;
+
+                if (!backed_off)
+                        continue;
+                if (r->pressure) {
+                        if (c->jobs == 0 || c->frozen)
+                                continue;
+                        if (!class_at_floor(c))
+                                tighten(g, c, r, a, &n, max);
+                        else if (all_running_at_floor && any_running && c->freeze_allowed &&
+                                 (!c->thawed_at || now - c->thawed_at >= c->freeze_max_usec)) {
+                                char why[160];
+
+                                snprintf(why, sizeof(why), "pressure at the floors: %s", r->why ?: "?");
+                                c->frozen = true;
+                                c->frozen_since = now;
+                                c->n_frozen++;
+                                emit(a, &n, max, GOV_FREEZE, c, 0, now, why);
+                        }
+                } else if (!g->under_pressure && !class_at_rest(c)) {
+                        if (c->frozen) {
+                                c->frozen = false;
+                                c->thawed_at = now;
+                                emit(a, &n, max, GOV_THAW, c, 0, now, "calm for the cooldown");
+                        } else
+                                relax(g, c, now, a, &n, max);
+                }
+        }
+        return n;
+}

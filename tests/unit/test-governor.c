@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The governor driven through traces of readings, checking the actions it returns. */
+#include "common.h"
+#include "governor.h"
+
+#define MIB (UINT64_C(1) << 20)
+#define SEC UINT64_C(1000000)
+#define MS UINT64_C(1000)
+
+struct fixture {
+        struct governor g;
+        struct governor_class c;
+        struct pw_io_limit io;
+        struct pw_job_class pc;
+        unsigned n_high, n_io, n_freeze, n_thaw, n_up;
+};
+
+static void setup(struct fixture *f) {
+        struct pw_settings s;
+
+        settings_init(&s); /* window 500ms, cooldown 30s, release 1% */
+        f->io = (struct pw_io_limit){ .major = 8, .minor = 0, .read_bps = UNITS_MAX, .write_bps = 80 * MIB,
+                                      .read_iops = UNITS_MAX, .write_iops = UNITS_MAX };
+        f->pc = (struct pw_job_class){ .name = (char *) "backup", .memory_high = 512 * MIB, .memory_max = UNITS_MAX,
+                                       .memory_high_floor = 64 * MIB, .io = &f->io, .n_io = 1, .io_floor = 8 * MIB,
+                                       .freeze = true, .freeze_max_usec = 10 * SEC };
+        governor_init(&f->g, &s, 1024 * MIB);
+        settings_done(&s);
+        governor_class_init(&f->c, &f->pc);
+        f->c.jobs = 1;
+        f->c.memory_current = 400 * MIB;
+        f->g.classes = &f->c;
+        f->g.n_classes = 1;
+        f->n_high = f->n_io = f->n_freeze = f->n_thaw = f->n_up = 0;
+}
+
+/* One step; counts the actions and checks the invariants every step must keep. */
+static size_t step(struct fixture *f, uint64_t now, bool pressure, double avg10) {
+        struct governor_reading r = { .now_usec = now, .pressure = pressure, .why = "test memory.pressure",
+                                      .psi_avg10 = avg10 };
+        struct governor_action a[GOVERNOR_MAX_ACTIONS];
+        uint64_t before = f->c.high;
+        size_t n = governor_step(&f->g, &r, a, ELEMENTSOF(a));
+
+        for (size_t i = 0; i < n; i++) {
+                ck_assert_ptr_eq(a[i].class, &f->c);
+                ck_assert(a[i].reason[0]);
+                switch (a[i].type) {
+                case GOV_SET_MEMORY_HIGH:
+                        f->n_high++;
+                        if (a[i].value > before)
+                                f->n_up++;
+                        ck_assert_uint_eq(a[i].value, f->c.high);
+                        break;
+                case GOV_SET_IO:
+                        f->n_io++;
+                        break;
+                case GOV_FREEZE:
+                        f->n_freeze++;
+                        break;
+                case GOV_THAW:
+                        f->n_thaw++;
+                        break;
+                }
+        }
+        ck_assert_uint_ge(f->c.high, f->c.floor_high);
+        ck_assert_uint_le(f->c.high, f->c.configured_high);
+        ck_assert_uint_ge(f->c.io[0].wbps, f->c.io_floor);
+        ck_assert_uint_le(f->c.io[0].wbps, f->c.io[0].configured_wbps);
+        return n;
+}
+
+START_TEST(test_governor_spike) {
+        struct fixture f;
+
+        setup(&f);
+        ck_assert(governor_at_rest(&f.g));
+        ck_assert_uint_eq(step(&f, 1 * SEC, true, 5.0), 2);
+        /* Half of min(limit 512M, usage 400M); io halves. */
+        ck_assert_uint_eq(f.c.high, 200 * MIB);
+        ck_assert_uint_eq(f.c.io[0].wbps, 40 * MIB);
+        ck_assert_uint_eq(f.c.io[0].rbps, UNITS_MAX); /* no read limit configured: none invented */
+        ck_assert(strstr(f.c.last_action, "pressure: test memory.pressure"));
+        /* Calm, but not yet for the cooldown: nothing moves. */
+        for (uint64_t t = 1500 * MS; t < 31 * SEC; t += 500 * MS)
+                ck_assert_uint_eq(step(&f, t, false, 0.0), 0);
+        /* Then the room comes back step by step, one step per window. */
+        for (uint64_t t = 31 * SEC; t < 40 * SEC; t += 500 * MS)
+                step(&f, t, false, 0.0);
+        ck_assert(governor_at_rest(&f.g));
+        ck_assert_uint_eq(f.c.high, 512 * MIB);
+        ck_assert_uint_eq(f.c.io[0].wbps, 80 * MIB);
+        ck_assert_uint_ge(f.n_up, 2); /* additively: more than one step back */
+        ck_assert_uint_eq(f.n_freeze, 0);
+}
+END_TEST
+
+START_TEST(test_governor_sustained) {
+        struct fixture f;
+        uint64_t frozen_at = 0, longest = 0;
+
+        setup(&f);
+        for (uint64_t t = 1 * SEC; t <= 40 * SEC; t += 250 * MS) {
+                bool was = f.c.frozen;
+
+                step(&f, t, true, 30.0);
+                if (!was && f.c.frozen)
+                        frozen_at = t;
+                if (was && !f.c.frozen && t - frozen_at > longest)
+                        longest = t - frozen_at;
+        }
+        /* Down to the floors, then frozen, never longer than freeze_max, frozen again later. */
+        ck_assert_uint_eq(f.c.high, 64 * MIB);
+        ck_assert_uint_eq(f.c.io[0].wbps, 8 * MIB);
+        ck_assert_uint_ge(f.n_freeze, 2);
+        ck_assert_uint_ge(f.n_thaw, 1);
+        ck_assert_uint_le(longest, 10 * SEC);
+        ck_assert_uint_gt(longest, 0);
+        ck_assert_uint_eq(f.n_up, 0);
+        /* Pressure ends: thaw at once after the cooldown, then back to the configured limits. */
+        for (uint64_t t = 41 * SEC; t <= 90 * SEC; t += 500 * MS)
+                step(&f, t, false, 0.2);
+        ck_assert(!f.c.frozen);
+        ck_assert(governor_at_rest(&f.g));
+}
+END_TEST
+
+/* A signal that comes and goes faster than the window never makes it act faster than the window. */
+START_TEST(test_governor_flapping) {
+        struct fixture f;
+        uint64_t last = 0;
+        struct governor_reading r = { .why = "flap" };
+        struct governor_action a[GOVERNOR_MAX_ACTIONS];
+
+        setup(&f);
+        f.c.freeze_allowed = false;
+        f.c.memory_current = 4096 * MIB; /* big: many halvings before the floor */
+        f.c.configured_high = f.c.high = UNITS_MAX;
+        for (uint64_t t = 1 * SEC; t <= 20 * SEC; t += 100 * MS) {
+                size_t n;
+
+                r.now_usec = t;
+                r.pressure = (t / (100 * MS)) % 2;
+                r.psi_avg10 = r.pressure ? 20.0 : 0.0;
+                n = governor_step(&f.g, &r, a, ELEMENTSOF(a));
+                if (n) {
+                        ck_assert(!last || t - last >= f.g.window_usec);
+                        last = t;
+                        for (size_t i = 0; i < n; i++)
+                                ck_assert_int_ne(a[i].type, GOV_FREEZE);
+                }
+                /* Never calm for the cooldown: never relaxed. */
+                ck_assert(f.c.high == UNITS_MAX || f.c.high <= 2048 * MIB);
+        }
+        ck_assert_uint_eq(f.c.high, 64 * MIB);
+}
+END_TEST
+
+START_TEST(test_governor_no_jobs) {
+        struct fixture f;
+
+        setup(&f);
+        f.c.jobs = 0;
+        for (uint64_t t = 1 * SEC; t <= 10 * SEC; t += 500 * MS)
+                ck_assert_uint_eq(step(&f, t, true, 50.0), 0);
+        ck_assert(governor_at_rest(&f.g));
+}
+END_TEST
+
+/* Jobs and no protected application: no signal ever, so nothing happens. */
+START_TEST(test_governor_no_protection) {
+        struct fixture f;
+
+        setup(&f);
+        for (uint64_t t = 1 * SEC; t <= 100 * SEC; t += 500 * MS)
+                ck_assert_uint_eq(step(&f, t, false, 0.0), 0);
+        ck_assert(governor_at_rest(&f.g));
+}
+END_TEST
+
+/* The avg10 has to fall below the release level before the cooldown even starts. */
+START_TEST(test_governor_release_level) {
+        struct fixture f;
+
+        setup(&f);
+        step(&f, 1 * SEC, true, 10.0);
+        for (uint64_t t = 2 * SEC; t <= 60 * SEC; t += 500 * MS)
+                ck_assert_uint_eq(step(&f, t, false, 5.0), 0); /* 5% > release 1% */
+        ck_assert(!governor_at_rest(&f.g));
+        for (uint64_t t = 61 * SEC; t <= 100 * SEC; t += 500 * MS)
+                step(&f, t, false, 0.5);
+        ck_assert(governor_at_rest(&f.g));
+}
+END_TEST
+
+/* Freezing waits until every running class is at its floors. */
+START_TEST(test_governor_freeze_needs_all_floors) {
+        struct governor_class c2;
+        struct fixture f;
+
+        setup(&f);
+        c2 = f.c;
+        snprintf(c2.name, sizeof(c2.name), "copy");
+        c2.freeze_allowed = false;
+        c2.floor_high = 1 * MIB;
+        c2.memory_current = 4096 * MIB;
+        c2.configured_high = c2.high = UNITS_MAX;
+        {
+                struct governor_class both[2] = { f.c, c2 };
+                struct governor_reading r = { .pressure = true, .why = "x", .psi_avg10 = 9 };
+                struct governor_action a[GOVERNOR_MAX_ACTIONS];
+
+                f.g.classes = both;
+                f.g.n_classes = 2;
+                for (uint64_t t = 1 * SEC; t <= 5 * SEC; t += 500 * MS) {
+                        r.now_usec = t;
+                        governor_step(&f.g, &r, a, ELEMENTSOF(a));
+                }
+                /* backup is at its floors after 4 steps, copy is still above: no freeze yet. */
+                ck_assert_uint_eq(both[0].high, 64 * MIB);
+                ck_assert_uint_gt(both[1].high, 1 * MIB);
+                ck_assert(!both[0].frozen);
+                ck_assert_uint_eq(both[0].n_frozen, 0);
+        }
+}
+END_TEST
+
+Suite *governor_suite(void) {
+        Suite *s = suite_create("governor");
+        TCase *tc = tcase_create("traces");
+
+        tcase_add_test(tc, test_governor_spike);
+        tcase_add_test(tc, test_governor_sustained);
+        tcase_add_test(tc, test_governor_flapping);
+        tcase_add_test(tc, test_governor_no_jobs);
+        tcase_add_test(tc, test_governor_no_protection);
+        tcase_add_test(tc, test_governor_release_level);
+        tcase_add_test(tc, test_governor_freeze_needs_all_floors);
+        suite_add_tcase(s, tc);
+        return s;
+}
