@@ -228,7 +228,8 @@ static int enable_in_root(const char *mount, const char *controller) {
 
 static int state_load(struct cgroup_engine *e);
 
-int cgroup_engine_new(const char *mount, const char *root, const char *state_dir, struct cgroup_engine **ret) {
+int cgroup_engine_new(const char *mount, const char *root, const char *state_dir, bool manage,
+                      struct cgroup_engine **ret) {
         _cleanup_(cgroup_engine_freep) struct cgroup_engine *e = NULL;
         const char *controllers[3] = { "memory", "io", "cpu" };
         _cleanup_free_ char *rootdir = NULL;
@@ -255,6 +256,14 @@ int cgroup_engine_new(const char *mount, const char *root, const char *state_dir
         r = lc_init();
         if (r < 0)
                 return r;
+        if (!manage) {
+                r = state_load(e);
+                if (r < 0)
+                        return r;
+                e->features.swap = has_file(e, "system.slice", "memory.swap.max");
+                *ret = TAKE_PTR(e);
+                return 0;
+        }
         /* memory and io are required; cpu (for cpu.weight) only if the kernel lets us. */
         r = enable_in_root(mount, "memory");
         if (r < 0)
@@ -400,29 +409,26 @@ int cgroup_class_freeze(struct cgroup_engine *e, const char *class, bool frozen)
         return cgroup_write_file(e, path, "cgroup.freeze", frozen ? "1" : "0");
 }
 
-int cgroup_class_read(struct cgroup_engine *e, const char *class, struct cgroup_class_state *ret) {
-        _cleanup_free_ char *path = class_path(e, class), *io = NULL, *events = NULL;
+int cgroup_class_read(struct cgroup_engine *e, const char *path, struct cgroup_class_state *ret) {
+        _cleanup_free_ char *io = NULL, *events = NULL;
         bool populated;
         int r;
 
         *ret = (struct cgroup_class_state){ .memory_swap_max = UNITS_MAX, .cpu_weight = PW_DEFAULT_CPU_WEIGHT };
-        if (!path)
-                return -EINVAL;
         r = cgroup_read_u64(e, path, "memory.high", &ret->memory_high);
         if (r < 0)
                 return r;
         r = cgroup_read_u64(e, path, "memory.max", &ret->memory_max);
         if (r >= 0)
                 r = cgroup_read_u64(e, path, "memory.current", &ret->memory_current);
-        if (r >= 0 && e->features.swap)
-                r = cgroup_read_u64(e, path, "memory.swap.max", &ret->memory_swap_max);
-        if (r >= 0 && e->features.cpu)
-                r = cgroup_read_u64(e, path, "cpu.weight", &ret->cpu_weight);
+        /* Optional files: swap accounting, the cpu and io controllers may be off. */
         if (r >= 0)
-                r = cgroup_read_file(e, path, "io.max", &io);
+                (void) cgroup_read_u64(e, path, "memory.swap.max", &ret->memory_swap_max);
         if (r >= 0)
+                (void) cgroup_read_u64(e, path, "cpu.weight", &ret->cpu_weight);
+        if (r >= 0 && cgroup_read_file(e, path, "io.max", &io) >= 0)
                 r = cgv_parse_io_max(io, &ret->io, &ret->n_io);
-        if (r >= 0 && e->features.freeze) {
+        if (r >= 0) {
                 r = cgroup_read_file(e, path, "cgroup.events", &events);
                 if (r >= 0)
                         r = cgv_parse_events(events, &populated, &ret->frozen);
@@ -836,28 +842,15 @@ static struct saved_value *saved_find(struct cgroup_engine *e, const char *path)
 }
 
 static int state_save(struct cgroup_engine *e) {
-        _cleanup_free_ char *tmp = NULL;
+        _cleanup_free_ char *text = NULL;
+        size_t size = 0;
         FILE *f;
 
         if (!e->state_file)
                 return 0;
-        if (asprintf(&tmp, "%s.tmp", e->state_file) < 0)
-                return -ENOMEM;
-        {
-                _cleanup_free_ char *dir = strdup(e->state_file);
-                char *slash = dir ? strrchr(dir, '/') : NULL;
-
-                if (!dir)
-                        return -ENOMEM;
-                if (slash && slash != dir) {
-                        *slash = '\0';
-                        if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-                                return -errno;
-                }
-        }
-        f = fopen(tmp, "we");
+        f = open_memstream(&text, &size);
         if (!f)
-                return -errno;
+                return -ENOMEM;
         fputs("# pagewarden: original memory.min memory.low memory.swap.max of cgroups it changed\n", f);
         for (size_t i = 0; i < e->n_saved; i++) {
                 const struct saved_value *s = &e->saved[i];
@@ -867,21 +860,9 @@ static int state_save(struct cgroup_engine *e) {
                         cgv_format_limit(s->swap_max, swap, sizeof(swap));
                 fprintf(f, "%" PRIu64 " %" PRIu64 " %s %s\n", s->min, s->low, swap, s->path);
         }
-        if (fflush(f) != 0 || ferror(f) || fsync(fileno(f)) < 0) {
-                int r = -errno;
-
-                fclose(f);
-                unlink(tmp);
-                return r ?: -EIO;
-        }
-        fclose(f);
-        if (rename(tmp, e->state_file) < 0) {
-                int r = -errno;
-
-                unlink(tmp);
-                return r;
-        }
-        return 0;
+        if (fclose(f) != 0)
+                return -ENOMEM;
+        return write_file_atomic(e->state_file, text);
 }
 
 static bool valid_relative_path(const char *path) {
@@ -979,14 +960,17 @@ static bool path_under(const char *path, const char *top) {
         return rest && (*rest == '\0' || *rest == '/');
 }
 
-static void effective(struct cgroup_engine *e, const char *path, struct cgroup_protect_result *res) {
+int cgroup_protect_read(struct cgroup_engine *e, const char *path, struct cgroup_protect_result *res) {
         _cleanup_free_ char *p = strdup(path);
 
-        res->effective_min = res->effective_low = UNITS_MAX;
-        if (!p) {
-                res->effective_min = res->effective_low = 0;
-                return;
+        *res = (struct cgroup_protect_result){ .effective_min = UNITS_MAX, .effective_low = UNITS_MAX };
+        if (!p)
+                return -ENOMEM;
+        if (cgroup_read_u64(e, path, "memory.min", &res->min) < 0 || cgroup_read_u64(e, path, "memory.low", &res->low) < 0) {
+                *res = (struct cgroup_protect_result){ .error = -ENOENT };
+                return -ENOENT;
         }
+        /* A cgroup is protected only as far as each ancestor is. */
         for (char *slash = p + strlen(p); slash; slash = strrchr(p, '/')) {
                 uint64_t v;
 
@@ -998,6 +982,7 @@ static void effective(struct cgroup_engine *e, const char *path, struct cgroup_p
                 if (!strchr(p, '/'))
                         break;
         }
+        return 0;
 }
 
 int cgroup_protect_set(struct cgroup_engine *e, const struct cgroup_protect *req, size_t n,
@@ -1100,17 +1085,8 @@ int cgroup_protect_set(struct cgroup_engine *e, const struct cgroup_protect *req
         if (k < 0 && r == 0)
                 r = k;
 
-        for (size_t i = 0; results && i < n; i++) {
-                struct cgroup_protect_result *res = &results[i];
-
-                *res = (struct cgroup_protect_result){};
-                if (cgroup_read_u64(e, req[i].path, "memory.min", &res->min) < 0 ||
-                    cgroup_read_u64(e, req[i].path, "memory.low", &res->low) < 0) {
-                        res->error = -ENOENT;
-                        continue;
-                }
-                effective(e, req[i].path, res);
-        }
+        for (size_t i = 0; results && i < n; i++)
+                (void) cgroup_protect_read(e, req[i].path, &results[i]);
 finish:
         cgv_protect_needs_free(needs, n_needs);
         for (size_t i = 0; i < n; i++)

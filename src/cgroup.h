@@ -48,10 +48,12 @@ struct cgroup_engine;
 /*
  * mount: where cgroup2 is mounted; root: the job tree's root below it
  * (settings cgroup_root); state_dir: where originals of changed protection
- * values are kept across restarts (NULL: only in memory).  Creates the root
- * and enables memory, io and cpu along its path.
+ * values are kept across restarts (NULL: only in memory).  With manage, it
+ * creates the root and enables memory, io and cpu along its path; without
+ * (systemd owns the tree), it only reads, and writes what it is asked to.
  */
-int cgroup_engine_new(const char *mount, const char *root, const char *state_dir, struct cgroup_engine **ret);
+int cgroup_engine_new(const char *mount, const char *root, const char *state_dir, bool manage,
+                      struct cgroup_engine **ret);
 struct cgroup_engine *cgroup_engine_free(struct cgroup_engine *e);
 static inline void cgroup_engine_freep(struct cgroup_engine **e) {
         cgroup_engine_free(*e);
@@ -77,7 +79,8 @@ struct cgroup_class_state {
         size_t n_io;
         bool frozen;
 };
-int cgroup_class_read(struct cgroup_engine *e, const char *class, struct cgroup_class_state *ret);
+/* The values in force in a class's cgroup (path relative to the mount). */
+int cgroup_class_read(struct cgroup_engine *e, const char *path, struct cgroup_class_state *ret);
 void cgroup_class_state_done(struct cgroup_class_state *s);
 /* Removes a class cgroup that has no busy slot (its idle slots are reclaimed and removed). */
 int cgroup_class_remove(struct cgroup_engine *e, const char *class);
@@ -158,6 +161,8 @@ struct cgroup_protect_result {
  */
 int cgroup_protect_set(struct cgroup_engine *e, const struct cgroup_protect *req, size_t n,
                        struct cgroup_protect_result *results);
+/* What is in force on path: memory.min/low, and the smallest on its way to the root. */
+int cgroup_protect_read(struct cgroup_engine *e, const char *path, struct cgroup_protect_result *ret);
 /* Number of cgroups whose original values are remembered. */
 size_t cgroup_protect_saved(const struct cgroup_engine *e);
 

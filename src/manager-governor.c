@@ -105,20 +105,20 @@ static void apply_actions(struct manager *m, struct governor_action *a, size_t n
                 int r = 0;
 
                 switch (a[i].type) {
-                case GOV_SET_MEMORY_HIGH: {
-                        _cleanup_free_ char *path = NULL;
-                        char value[32];
+                case GOV_SET_MEMORY_HIGH:
+                        r = m->backend->ops->class_set_memory_high(m->backend, c->name, a[i].value,
+                                                                   first_write ? wake_usec : 0);
+                        if (r == 1 && first_write) { /* started now (systemd: the call is sent) */
+                                uint64_t lat = now_monotonic() - wake_usec;
 
-                        /* Lowering memory.high reclaims in the writer: the worker writes it. */
-                        cgv_format_limit(a[i].value, value, sizeof(value));
-                        if (asprintf(&path, "%s/%s", cgroup_engine_root(m->engine), c->name) < 0)
-                                r = -ENOMEM;
-                        else
-                                r = worker_write(m->worker, path, "memory.high", value, first_write ? wake_usec : 0);
+                                record_latency(m, lat);
+                                log_info("Governor: reaction latency %" PRIu64 " us from the trigger's wake-up to setting "
+                                         "MemoryHigh of class %s",
+                                         lat, c->name);
+                        }
                         first_write = false;
                         units_format_human(a[i].value, v, sizeof(v));
                         break;
-                }
                 case GOV_SET_IO: {
                         struct pw_io_limit io[GOVERNOR_MAX_IO];
 
@@ -136,14 +136,14 @@ static void apply_actions(struct manager *m, struct governor_action *a, size_t n
                                                 io[k].write_iops = pc->io[j].write_iops;
                                         }
                         }
-                        r = cgroup_class_set_io(m->engine, c->name, io, c->n_io);
+                        r = m->backend->ops->class_set_io(m->backend, c->name, io, c->n_io);
                         units_format_human(c->n_io ? (c->io[0].wbps != UNITS_MAX ? c->io[0].wbps : c->io[0].rbps) : 0, v,
                                            sizeof(v));
                         break;
                 }
                 case GOV_FREEZE:
                 case GOV_THAW:
-                        r = cgroup_class_freeze(m->engine, c->name, a[i].type == GOV_FREEZE);
+                        r = m->backend->ops->class_freeze(m->backend, c->name, a[i].type == GOV_FREEZE);
                         v[0] = '\0';
                         break;
                 }
@@ -158,10 +158,13 @@ static void apply_actions(struct manager *m, struct governor_action *a, size_t n
                 if (r < 0 && r != -ENOENT)
                         manager_action(m, LOG_LEVEL_WARNING, "Governor: %s on class %s failed: %s", governor_action_name(a[i].type),
                                        c->name, strerror(-r));
-                else
-                        manager_action(m, LOG_LEVEL_NOTICE, "Governor: %s%s%s on class %s (/%s/%s): %s",
-                                       governor_action_name(a[i].type), v[0] ? " " : "", v, c->name,
-                                       cgroup_engine_root(m->engine), c->name, a[i].reason);
+                else {
+                        _cleanup_free_ char *path = m->backend->ops->class_path(m->backend, c->name);
+
+                        manager_action(m, LOG_LEVEL_NOTICE, "Governor: %s%s%s on class %s (/%s): %s",
+                                       governor_action_name(a[i].type), v[0] ? " " : "", v, c->name, strempty(path),
+                                       a[i].reason);
+                }
         }
 }
 
@@ -170,13 +173,12 @@ static void apply_actions(struct manager *m, struct governor_action *a, size_t n
 static void update_class_readings(struct manager *m) {
         for (size_t i = 0; i < m->gov.n_classes; i++) {
                 struct governor_class *c = &m->gov.classes[i];
-                _cleanup_free_ char *path = NULL;
+                _cleanup_free_ char *path = m->backend->ops->class_path(m->backend, c->name);
 
                 c->jobs = 0;
                 for (struct job *j = m->jobs; j; j = j->next)
                         c->jobs += streq(j->class, c->name);
-                if (asprintf(&path, "%s/%s", cgroup_engine_root(m->engine), c->name) >= 0 &&
-                    cgroup_read_u64(m->engine, path, "memory.current", &c->memory_current) < 0)
+                if (!path || cgroup_read_u64(m->engine, path, "memory.current", &c->memory_current) < 0)
                         c->memory_current = 0;
         }
 }
@@ -336,7 +338,8 @@ static bool governor_needed(struct manager *m) {
         if (m->stopping)
                 return false;
         for (size_t i = 0; i < m->policy.n_protects; i++)
-                protected = protected || m->policy.protects[i].cgroup;
+                protected = protected || m->policy.protects[i].cgroup ||
+                            (m->policy.protects[i].unit && !m->backend->ops->releases_jobs);
         return (m->n_jobs > 0 && protected) || (m->gov_active && !governor_at_rest(&m->gov));
 }
 
@@ -359,17 +362,20 @@ static void governor_start(struct manager *m) {
                 governor_class_init(&m->gov.classes[m->gov.n_classes++], &m->policy.classes[i]);
         for (size_t i = 0; i < m->policy.n_protects; i++) {
                 const struct pw_protect *pr = &m->policy.protects[i];
+                struct backend_protect bp = { .name = pr->name, .unit = pr->unit, .cgroup = pr->cgroup ? pr->cgroup + 1 : NULL };
                 struct gov_watch *w = &m->watches[n];
                 _cleanup_free_ char *mem = NULL, *io = NULL;
 
-                if (!pr->cgroup)
-                        continue;
                 *w = (struct gov_watch){ .fd = { -1, -1 } };
+                r = m->backend->ops->protect_path(m->backend, &bp, &w->path);
+                if (r < 0) {
+                        log_debug("Governor: %s is not watched: %s", pr->name, strerror(-r));
+                        continue;
+                }
                 w->name = strdup(pr->name);
-                w->path = strdup(pr->cgroup + 1);
                 w->auto_min = pr->min.mode == PW_PROTECT_AUTO;
                 w->auto_low = pr->low.mode == PW_PROTECT_AUTO;
-                if (!w->name || !w->path || asprintf(&mem, "%s/%s/memory.pressure", m->mount.path, w->path) < 0 ||
+                if (!w->name || asprintf(&mem, "%s/%s/memory.pressure", m->mount.path, w->path) < 0 ||
                     asprintf(&io, "%s/%s/io.pressure", m->mount.path, w->path) < 0) {
                         free(w->name);
                         free(w->path);
@@ -427,13 +433,13 @@ void manager_governor_stop(struct manager *m) {
                 const struct pw_job_class *pc = policy_find_class(&m->policy, c->name);
 
                 if (c->frozen)
-                        (void) cgroup_class_freeze(m->engine, c->name, false);
+                        (void) m->backend->ops->class_freeze(m->backend, c->name, false);
                 if (pc && (c->high != c->configured_high || c->frozen))
-                        (void) cgroup_class_apply(m->engine, pc);
+                        (void) m->backend->ops->class_apply(m->backend, pc);
                 else if (pc)
                         for (size_t k = 0; k < c->n_io; k++)
                                 if (c->io[k].rbps != c->io[k].configured_rbps || c->io[k].wbps != c->io[k].configured_wbps) {
-                                        (void) cgroup_class_apply(m->engine, pc);
+                                        (void) m->backend->ops->class_apply(m->backend, pc);
                                         break;
                                 }
         }

@@ -38,10 +38,11 @@ static json_object *configured_json(const struct pw_job_class *c) {
 }
 
 static json_object *in_force_json(struct manager *m, const char *class) {
+        _cleanup_free_ char *path = m->backend->ops->class_path(m->backend, class);
         struct cgroup_class_state s;
         json_object *o, *io;
 
-        if (cgroup_class_read(m->engine, class, &s) < 0)
+        if (!path || cgroup_class_read(m->engine, path, &s) < 0)
                 return NULL; /* json null */
         o = json_object_new_object();
         io = json_object_new_array();
@@ -118,9 +119,11 @@ static json_object *protect_size_json(const struct pw_protect_size *ps) {
 
 static json_object *protect_json(struct manager *m, const struct pw_protect *pr) {
         json_object *o = json_object_new_object(), *min = json_object_new_object(), *low = json_object_new_object();
-        const char *path = pr->cgroup ? pr->cgroup + 1 : NULL;
-        uint64_t v, eff_min = UNITS_MAX, eff_low = UNITS_MAX;
-        _cleanup_free_ char *psi_text = NULL, *p = NULL;
+        struct backend_protect bp = { .name = pr->name, .unit = pr->unit, .cgroup = pr->cgroup ? pr->cgroup + 1 : NULL };
+        _cleanup_free_ char *psi_text = NULL, *path = NULL;
+        struct cgroup_protect_result pres;
+        uint64_t v;
+        int unsupported = m->backend->ops->protect_path(m->backend, &bp, &path) == -EOPNOTSUPP;
         bool exists = false;
 
         json_object_object_add(o, "name", json_object_new_string(pr->name));
@@ -129,24 +132,12 @@ static json_object *protect_json(struct manager *m, const struct pw_protect *pr)
         json_object_object_add(o, "swap", json_object_new_string(pr->swap_deny ? "deny" : "allow"));
         json_object_object_add(min, "configured", protect_size_json(&pr->min));
         json_object_object_add(low, "configured", protect_size_json(&pr->low));
-        if (path && cgroup_read_u64(m->engine, path, "memory.min", &v) >= 0) {
+        if (path && cgroup_protect_read(m->engine, path, &pres) >= 0) {
                 exists = true;
-                json_object_object_add(min, "in_force", json_object_new_uint64(v));
-                if (cgroup_read_u64(m->engine, path, "memory.low", &v) >= 0)
-                        json_object_object_add(low, "in_force", json_object_new_uint64(v));
-                /* Effective: the smallest value on the path to the root. */
-                p = strdup(path);
-                for (char *slash = p ? p + strlen(p) : NULL; slash; slash = strrchr(p, '/')) {
-                        *slash = '\0';
-                        if (cgroup_read_u64(m->engine, p, "memory.min", &v) >= 0 && v < eff_min)
-                                eff_min = v;
-                        if (cgroup_read_u64(m->engine, p, "memory.low", &v) >= 0 && v < eff_low)
-                                eff_low = v;
-                        if (!strchr(p, '/'))
-                                break;
-                }
-                json_object_object_add(min, "effective", json_object_new_uint64(eff_min));
-                json_object_object_add(low, "effective", json_object_new_uint64(eff_low));
+                json_object_object_add(min, "in_force", json_object_new_uint64(pres.min));
+                json_object_object_add(low, "in_force", json_object_new_uint64(pres.low));
+                json_object_object_add(min, "effective", json_object_new_uint64(pres.effective_min));
+                json_object_object_add(low, "effective", json_object_new_uint64(pres.effective_low));
         }
         json_object_object_add(o, "memory_min", min);
         json_object_object_add(o, "memory_low", low);
@@ -174,8 +165,8 @@ static json_object *protect_json(struct manager *m, const struct pw_protect *pr)
         if (!json_object_object_get_ex(o, "psi", NULL))
                 json_object_object_add(o, "psi", NULL);
         json_object_object_add(o, "error",
-                               !pr->cgroup ? json_object_new_string("unit: needs the systemd backend")
-                               : !exists   ? json_object_new_string("cgroup not found")
+                               unsupported ? json_object_new_string("unit: needs the systemd backend")
+                               : !exists   ? json_object_new_string(pr->unit ? "unit not running" : "cgroup not found")
                                            : NULL);
         return o;
 }
@@ -187,8 +178,8 @@ json_object *manager_status_json(struct manager *m) {
 
         json_object_object_add(o, "ok", json_object_new_boolean(true));
         json_object_object_add(o, "version", json_object_new_string(PACKAGE_VERSION));
-        json_object_object_add(o, "cgroup_root", json_object_new_string(cgroup_engine_root(m->engine)));
-        json_object_object_add(o, "backend", json_object_new_string("cgroupfs"));
+        json_object_object_add(o, "cgroup_root", json_object_new_string(m->backend->root));
+        json_object_object_add(o, "backend", json_object_new_string(m->backend->ops->name));
         for (size_t i = 0; i < m->policy.n_classes; i++)
                 json_object_array_add(classes, class_json(m, m->policy.classes[i].name, &m->policy.classes[i]));
         /* Classes that left the policy while jobs still run in them. */

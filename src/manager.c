@@ -48,63 +48,68 @@ static void manager_notify_status(struct manager *m) {
 static void apply_classes(struct manager *m) {
         for (size_t i = 0; i < m->policy.n_classes; i++) {
                 const struct pw_job_class *c = &m->policy.classes[i];
-                int r = cgroup_class_apply(m->engine, c);
+                _cleanup_free_ char *path = m->backend->ops->class_path(m->backend, c->name);
+                int r = m->backend->ops->class_apply(m->backend, c);
 
                 if (r < 0)
-                        manager_action(m, LOG_LEVEL_ERR, "Class %s: cannot apply its limits to /%s/%s: %s", c->name,
-                                       cgroup_engine_root(m->engine), c->name, strerror(-r));
+                        manager_action(m, LOG_LEVEL_ERR, "Class %s: cannot apply its limits to /%s: %s", c->name,
+                                       strempty(path), strerror(-r));
                 else
-                        log_debug("Class %s: limits applied to /%s/%s", c->name, cgroup_engine_root(m->engine), c->name);
+                        log_debug("Class %s: limits applied to /%s", c->name, strempty(path));
         }
 }
 
-/* The protection the policy asks for now ("auto" sizes are the governor's: 0 while no job runs). */
-int manager_apply_protection(struct manager *m) {
-        const struct pw_policy *p = &m->policy;
-        _cleanup_free_ struct cgroup_protect *req = calloc(p->n_protects + 1, sizeof(*req));
-        _cleanup_free_ struct cgroup_protect_result *res = calloc(p->n_protects + 1, sizeof(*res));
-        _cleanup_free_ const struct pw_protect **who = calloc(p->n_protects + 1, sizeof(*who));
-        size_t n = 0;
-        int r;
+/* What the policy asks to protect now ("auto" sizes are the governor's: 0 while no job runs). */
+static void protect_requests(struct manager *m, struct backend_protect *req) {
+        for (size_t i = 0; i < m->policy.n_protects; i++) {
+                const struct pw_protect *pr = &m->policy.protects[i];
+                uint64_t a = pr->min.mode == PW_PROTECT_AUTO || pr->low.mode == PW_PROTECT_AUTO
+                                     ? manager_auto_protection(m, pr)
+                                     : 0;
 
-        if (!req || !res || !who)
-                return -ENOMEM;
-        for (size_t i = 0; i < p->n_protects; i++) {
-                const struct pw_protect *pr = &p->protects[i];
-
-                if (!pr->cgroup) {
-                        manager_action(m, LOG_LEVEL_WARNING,
-                                       "Protect %s: unit %s needs the systemd backend, which this version does not have; "
-                                       "give its cgroup: instead",
-                                       pr->name, pr->unit);
-                        continue;
-                }
-                who[n] = pr;
-                req[n++] = (struct cgroup_protect){
-                        .path = pr->cgroup + 1,
-                        .min = pr->min.mode == PW_PROTECT_BYTES ? pr->min.bytes
-                             : pr->min.mode == PW_PROTECT_AUTO  ? manager_auto_protection(m, pr)
-                                                                : 0,
-                        .low = pr->low.mode == PW_PROTECT_BYTES ? pr->low.bytes
-                             : pr->low.mode == PW_PROTECT_AUTO  ? manager_auto_protection(m, pr)
-                                                                : 0,
+                req[i] = (struct backend_protect){
+                        .name = pr->name,
+                        .unit = pr->unit,
+                        .cgroup = pr->cgroup ? pr->cgroup + 1 : NULL,
+                        .min = pr->min.mode == PW_PROTECT_BYTES ? pr->min.bytes : pr->min.mode == PW_PROTECT_AUTO ? a : 0,
+                        .low = pr->low.mode == PW_PROTECT_BYTES ? pr->low.bytes : pr->low.mode == PW_PROTECT_AUTO ? a : 0,
                         .swap_deny = pr->swap_deny,
                 };
         }
-        r = cgroup_protect_set(m->engine, req, n, res);
+}
+
+int manager_apply_protection(struct manager *m) {
+        size_t n = m->policy.n_protects;
+        _cleanup_free_ struct backend_protect *req = calloc(n + 1, sizeof(*req));
+        _cleanup_free_ struct cgroup_protect_result *res = calloc(n + 1, sizeof(*res));
+        int r;
+
+        if (!req || !res)
+                return -ENOMEM;
+        protect_requests(m, req);
+        r = m->backend->ops->protect_set(m->backend, req, n, res);
         if (r < 0)
                 manager_action(m, LOG_LEVEL_ERR, "Protection could not be applied completely: %s", strerror(-r));
         for (size_t i = 0; i < n; i++) {
+                const char *what = req[i].unit ?: req[i].cgroup;
                 char min[32], eff[32];
 
-                if (res[i].error == -ENOENT) {
-                        manager_action(m, LOG_LEVEL_WARNING, "Protect %s: cgroup %s does not exist (yet)",
-                                       who[i]->name, who[i]->cgroup);
-                        continue;
+                if (res[i].error == -ENOENT)
+                        manager_action(m, LOG_LEVEL_WARNING, "Protect %s: %s does not exist or does not run (yet)",
+                                       req[i].name, what);
+                else if (res[i].error == -EOPNOTSUPP)
+                        manager_action(m, LOG_LEVEL_WARNING,
+                                       "Protect %s: unit %s needs the systemd backend (systemd is not PID 1 here, or "
+                                       "backend: cgroupfs is set); give its cgroup: instead",
+                                       req[i].name, what);
+                else if (res[i].error < 0)
+                        manager_action(m, LOG_LEVEL_WARNING, "Protect %s: %s: %s", req[i].name, what,
+                                       strerror(-res[i].error));
+                else {
+                        units_format_human(res[i].min, min, sizeof(min));
+                        units_format_human(res[i].effective_min, eff, sizeof(eff));
+                        log_debug("Protect %s: %s has memory.min %s (effective %s)", req[i].name, what, min, eff);
                 }
-                units_format_human(res[i].min, min, sizeof(min));
-                units_format_human(res[i].effective_min, eff, sizeof(eff));
-                log_debug("Protect %s: %s has memory.min %s (effective %s)", who[i]->name, who[i]->cgroup, min, eff);
         }
         return r;
 }
@@ -166,8 +171,13 @@ static void job_check(struct manager *m, struct job *j) {
 
         r = cgroup_read_file(m->engine, j->path, "cgroup.events", &text);
         if (r == -ENOENT || r == -ENODEV) {
-                manager_action(m, LOG_LEVEL_WARNING, "Job %" PRIu64 " (%s): its cgroup /%s vanished", j->id, j->name,
-                               j->path);
+                /* systemd removes a scope's cgroup as soon as it is empty: that is the job's end. */
+                if (m->backend->ops->releases_jobs)
+                        manager_action(m, LOG_LEVEL_WARNING, "Job %" PRIu64 " (%s): its cgroup /%s vanished", j->id,
+                                       j->name, j->path);
+                else
+                        manager_action(m, LOG_LEVEL_INFO, "Job %" PRIu64 " (%s) of class %s ended; systemd removed /%s",
+                                       j->id, j->name, j->class, j->path);
                 job_free(m, j);
                 manager_notify_status(m);
                 return;
@@ -178,8 +188,16 @@ static void job_check(struct manager *m, struct job *j) {
                 log_warning_errno(r, "Job %" PRIu64 ": cannot read /%s/cgroup.events: %m", j->id, j->path);
                 return;
         }
-        if (!populated)
-                job_start_release(m, j);
+        if (populated)
+                return;
+        if (!m->backend->ops->releases_jobs) {
+                manager_action(m, LOG_LEVEL_INFO, "Job %" PRIu64 " (%s) of class %s ended; systemd removes /%s", j->id,
+                               j->name, j->class, j->path);
+                job_free(m, j);
+                manager_notify_status(m);
+                return;
+        }
+        job_start_release(m, j);
 }
 
 static int on_job_events(sd_event_source *s, const struct inotify_event *ev, void *userdata) {
@@ -279,24 +297,10 @@ int manager_place(struct manager *m, const char *class, const char *name, uid_t 
                 snprintf(label.name, sizeof(label.name), "%s", name);
         else
                 snprintf(label.name, sizeof(label.name), "job-%" PRIu64, label.id);
-        r = cgroup_job_acquire(m->engine, class, &label, &path, NULL);
+        r = m->backend->ops->job_place(m->backend, class, &label, pids, n, &moved, &path);
         if (r < 0)
                 return r;
         m->next_job_id++;
-        for (size_t i = 0; i < n; i++) {
-                r = cgroup_job_attach(m->engine, path, pids[i]);
-                if (r >= 0)
-                        moved++;
-                else if (r != -ESRCH) /* a process that ended meanwhile is not an error */
-                        log_warning_errno(r, "Job %" PRIu64 ": cannot move pid %d into /%s: %m", label.id, (int) pids[i],
-                                          path);
-        }
-        if (moved == 0) {
-                struct cgroup_release rel;
-
-                (void) cgroup_job_release(m->engine, path, &rel); /* empty: quick */
-                return r < 0 ? r : -ESRCH;
-        }
         r = job_add(m, &label, class, path, &j);
         if (r < 0)
                 return r;
@@ -314,12 +318,12 @@ static int adopt(struct manager *m) {
         size_t n = 0, adopted = 0, ended = 0;
         int r;
 
-        r = cgroup_thaw_all(m->engine);
+        r = m->backend->ops->thaw_all(m->backend);
         if (r < 0)
                 log_warning_errno(r, "Cannot thaw every class: %m");
-        r = cgroup_scan(m->engine, &slots, &n);
+        r = m->backend->ops->scan(m->backend, &slots, &n);
         if (r < 0)
-                return log_error_errno(r, "Cannot scan /%s: %m", cgroup_engine_root(m->engine));
+                return log_error_errno(r, "Cannot find the jobs below /%s: %m", m->backend->root);
         for (size_t i = 0; i < n; i++) {
                 struct job *j;
 
@@ -438,6 +442,7 @@ int manager_new(const char *config_path, bool config_optional, const struct poli
                 { SIGINT, on_sigterm, "sigint" },
                 { SIGHUP, on_sighup, "sighup" },
         };
+        bool use_systemd;
         sigset_t mask;
         int r;
 
@@ -481,14 +486,51 @@ int manager_new(const char *config_path, bool config_optional, const struct poli
         }
         r = sd_event_set_watchdog(m->event, true);
         if (r < 0)
-                return r;
+                return log_error_errno(r, "Cannot set up the watchdog: %m");
+        if (r > 0) {
+                uint64_t usec = 0;
 
-        r = cgroup_engine_new(m->mount.path, m->settings.cgroup_root, m->state_dir, &m->engine);
+                (void) sd_event_get_watchdog(m->event);
+                (void) sd_watchdog_enabled(false, &usec);
+                log_info("Watchdog: systemd expects a keep-alive within %" PRIu64 " ms", usec / 1000);
+        }
+
+        /* systemd owns the tree on a systemd host: ask it, unless told otherwise. */
+        use_systemd = m->settings.backend == PW_BACKEND_SYSTEMD ||
+                      (m->settings.backend == PW_BACKEND_AUTO && backend_systemd_available());
+        r = cgroup_engine_new(m->mount.path, m->settings.cgroup_root, m->state_dir, !use_systemd, &m->engine);
         if (r < 0)
                 return log_error_errno(r, "Cannot set up /%s below %s: %m", m->settings.cgroup_root, m->mount.path);
         r = worker_new(m->event, m->engine, on_worker_done, m, &m->worker);
         if (r < 0)
                 return log_error_errno(r, "Cannot start the worker thread: %m");
+        if (use_systemd) {
+                r = backend_systemd_new(m->engine, m->worker, m->event, m->settings.cgroup_root, m->state_dir,
+                                        &m->backend);
+                if (r < 0 && m->settings.backend == PW_BACKEND_SYSTEMD)
+                        return log_error_errno(r, "backend: systemd, but systemd cannot be used: %m");
+                if (r < 0) {
+                        /* auto: a systemd that does not answer is no systemd.  The engine
+                         * must now manage the tree itself. */
+                        log_warning_errno(r, "systemd is PID 1 but its bus does not answer (%m): using the cgroupfs backend");
+                        worker_free(m->worker);
+                        cgroup_engine_free(m->engine);
+                        m->worker = NULL;
+                        r = cgroup_engine_new(m->mount.path, m->settings.cgroup_root, m->state_dir, true, &m->engine);
+                        if (r < 0)
+                                return log_error_errno(r, "Cannot set up /%s below %s: %m", m->settings.cgroup_root,
+                                                       m->mount.path);
+                        r = worker_new(m->event, m->engine, on_worker_done, m, &m->worker);
+                        if (r < 0)
+                                return log_error_errno(r, "Cannot start the worker thread: %m");
+                        use_systemd = false;
+                }
+        }
+        if (!use_systemd) {
+                r = backend_cgroupfs_new(m->engine, m->worker, m->event, &m->backend);
+                if (r < 0)
+                        return r;
+        }
         *ret = TAKE_PTR(m);
         return 0;
 }
@@ -497,11 +539,16 @@ int manager_start(struct manager *m) {
         const struct cgroup_features *f = cgroup_engine_features(m->engine);
         int r;
 
-        log_info("cgroup2 at %s, jobs below /%s; memory.reclaim %s, swap accounting %s, freezer %s, cpu %s",
-                 m->mount.path, cgroup_engine_root(m->engine), f->memory_reclaim ? "yes" : "no", f->swap ? "yes" : "no",
-                 f->freeze ? "yes" : "no", f->cpu ? "yes" : "no");
-        if (!f->user_xattr)
-                return log_error_errno(EOPNOTSUPP, "cgroupfs has no user xattrs (Linux 5.7 or later is needed)");
+        if (m->backend->ops->releases_jobs) {
+                log_info("cgroup2 at %s, jobs below /%s (cgroupfs backend); memory.reclaim %s, swap accounting %s, "
+                         "freezer %s, cpu %s",
+                         m->mount.path, m->backend->root, f->memory_reclaim ? "yes" : "no", f->swap ? "yes" : "no",
+                         f->freeze ? "yes" : "no", f->cpu ? "yes" : "no");
+                if (!f->user_xattr)
+                        return log_error_errno(EOPNOTSUPP, "cgroupfs has no user xattrs (Linux 5.7 or later is needed)");
+        } else
+                log_info("cgroup2 at %s, jobs in %s (systemd backend: transient slices and scopes)", m->mount.path,
+                         m->backend->root);
         apply_classes(m);
         (void) manager_apply_protection(m);
         r = adopt(m);
@@ -525,13 +572,13 @@ int manager_run(struct manager *m) {
         m->stopping = true;
         manager_governor_stop(m);
         if (m->settings.restore_on_stop) {
-                r = cgroup_protect_set(m->engine, NULL, 0, NULL);
+                r = m->backend->ops->protect_set(m->backend, NULL, 0, NULL);
                 if (r < 0)
                         log_warning_errno(r, "Restoring the original protection values failed: %m");
                 else
                         log_info("Protection withdrawn: original memory.min/low/swap.max values restored");
         }
-        (void) cgroup_thaw_all(m->engine);
+        (void) m->backend->ops->thaw_all(m->backend);
         return 0;
 }
 
@@ -541,10 +588,11 @@ struct manager *manager_free(struct manager *m) {
         m->stopping = true;
         control_free(m->control);
         worker_free(m->worker); /* before the jobs: it calls back into them */
-        if (m->engine)
+        if (m->backend)
                 manager_governor_stop(m);
         while (m->jobs)
                 job_free(m, m->jobs);
+        backend_free(m->backend);
         cgroup_engine_free(m->engine);
         sd_event_unref(m->event);
         settings_done(&m->settings);

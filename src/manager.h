@@ -12,6 +12,7 @@
 #include <json-c/json.h>
 #include <systemd/sd-event.h>
 
+#include "backend.h"
 #include "cgroup-discover.h"
 #include "cgroup.h"
 #include "control.h"
@@ -62,6 +63,7 @@ struct manager {
         struct cgroup_mount mount;
         struct cgroup_engine *engine;
         struct worker *worker;
+        struct backend *backend;
         struct control *control;
         struct job *jobs;
         unsigned n_jobs;

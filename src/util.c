@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <stdint.h>
 
 #include "util.h"
@@ -83,4 +84,40 @@ char *path_join(const char *a, const char *b) {
         if (asprintf(&p, "%s%s%s", a, a[strlen(a) - 1] == '/' ? "" : "/", b) < 0)
                 return NULL;
         return p;
+}
+
+int write_file_atomic(const char *path, const char *text) {
+        _cleanup_free_ char *tmp = NULL, *dir = strdup(path);
+        _cleanup_close_ int fd = -1;
+        char *slash = dir ? strrchr(dir, '/') : NULL;
+        size_t len = strlen(text);
+
+        if (!dir || asprintf(&tmp, "%s.tmp", path) < 0)
+                return -ENOMEM;
+        if (slash && slash != dir) {
+                *slash = '\0';
+                if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+                        return -errno;
+        }
+        fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+        if (fd < 0)
+                return -errno;
+        for (size_t off = 0; off < len;) {
+                ssize_t n = write(fd, text + off, len - off);
+
+                if (n < 0) {
+                        int r = -errno;
+
+                        unlink(tmp);
+                        return r;
+                }
+                off += (size_t) n;
+        }
+        if (fsync(fd) < 0 || rename(tmp, path) < 0) {
+                int r = -errno;
+
+                unlink(tmp);
+                return r;
+        }
+        return 0;
 }

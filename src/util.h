@@ -98,3 +98,7 @@ int read_full_fd(int fd, size_t max, char **ret, size_t *ret_size);
 int read_one_line(const char *path, char **ret);
 
 char *path_join(const char *a, const char *b);
+
+/* Replaces path with text: written to path.tmp, synced, renamed over path;
+ * the directory is created (0755) if it is missing. */
+int write_file_atomic(const char *path, const char *text);

@@ -182,7 +182,7 @@ int main(int argc, char *argv[]) {
                 fprintf(stderr, "pwtest: %s\n", why);
                 return 1;
         }
-        r = cgroup_engine_new(m.path, arg_root, arg_state, &e);
+        r = cgroup_engine_new(m.path, arg_root, arg_state, true, &e);
         if (r < 0) {
                 fprintf(stderr, "pwtest: engine: %s\n", strerror(-r));
                 return 1;
@@ -223,8 +223,11 @@ int main(int argc, char *argv[]) {
                 return cgroup_class_freeze(e, argv[optind], streq(argv[optind + 1], "1")) < 0;
         if (streq(cmd, "class") && optind < argc) {
                 struct cgroup_class_state s;
+                _cleanup_free_ char *path = NULL;
 
-                r = cgroup_class_read(e, argv[optind], &s);
+                if (asprintf(&path, "%s/%s", arg_root, argv[optind]) < 0)
+                        return 1;
+                r = cgroup_class_read(e, path, &s);
                 if (r < 0) {
                         fprintf(stderr, "pwtest: class: %s\n", strerror(-r));
                         return 1;

@@ -6,25 +6,88 @@
 # afterwards (the "slow next morning" case).  Each without any protection,
 # then with pagewarden, whose policy names the application (min: auto) but
 # gives no size, and gives the backup class half of the RAM.
+# With systemd as PID 1 (the systemd test bed) the application is a service,
+# protected by unit:, and pagewarden runs as pagewarden.service.
 . /lib.sh
+SYSTEMD=
+[ -d /run/systemd/system ] && SYSTEMD=yes # as sd_booted(3) tells
 MIB=1048576
 APPCG=$CG/apps/app
 CONF=/etc/pw/pagewarden.yaml
 BACKUP="pwload write $PW_DATA_MNT/big.dat 3072 && pwload read $PW_DATA_MNT/big.dat"
 
-mkdir -p /etc/pw/policies.d $CG/apps $CG/plain
+# Debian's 6.12 enables the multi-generational LRU, which in this scenario
+# keeps the unprotected application's pages by itself (measured: 100% kept);
+# 6.1 does not.  Without the loss the scenario is no evidence, so it runs on
+# the classic LRU, which 6.1 and every kernel booted with lru_gen off use.
+if [ -w /sys/kernel/mm/lru_gen/enabled ] && [ "$(cat /sys/kernel/mm/lru_gen/enabled)" != 0x0000 ] &&
+	[ "${PW_MGLRU:-}" != keep ]; then
+	diag "MGLRU is on ($(cat /sys/kernel/mm/lru_gen/enabled)): turned off for this scenario (PW_MGLRU=keep keeps it)"
+	echo n >/sys/kernel/mm/lru_gen/enabled
+fi
+if [ -n "$SYSTEMD" ]; then
+	CONF=/etc/pagewarden/pagewarden.yaml
+	APPCG=$CG/system.slice/pw-app.service
+	TARGET="unit: pw-app.service"
+else
+	TARGET="cgroup: /apps/app"
+	mkdir -p $CG/apps $CG/plain
+	echo "+memory +io +cpu" >$CG/cgroup.subtree_control
+	echo +memory >$CG/apps/cgroup.subtree_control
+fi
+POLICY_DIR=$(dirname $CONF)/policies.d
+mkdir -p "$POLICY_DIR"
+rm -f "$POLICY_DIR"/*.yaml
 printf 'restore_on_stop: true\nlog_level: info\n' >$CONF
-cat >/etc/pw/policies.d/policy.yaml <<YAML
+cat >"$POLICY_DIR/policy.yaml" <<YAML
 jobs:
   backup:
     memory: {high: 50%}
 protect:
   app:
-    cgroup: /apps/app
+    $TARGET
     memory: {min: auto}
 YAML
-echo "+memory +io +cpu" >$CG/cgroup.subtree_control
-echo +memory >$CG/apps/cgroup.subtree_control
+chmod 0644 $CONF "$POLICY_DIR/policy.yaml"
+
+start_daemon() {
+	if [ -n "$SYSTEMD" ]; then
+		systemctl start pagewarden.service
+		DAEMON=$(systemctl show -P MainPID pagewarden.service)
+	else
+		pagewardend --config $CONF 2>>/tmp/daemon.log &
+		DAEMON=$!
+	fi
+	i=0
+	while [ $i -lt 50 ] && ! pagewardenctl status >/dev/null 2>&1; do sleep 0.1; i=$((i + 1)); done
+}
+stop_daemon() {
+	if [ -n "$SYSTEMD" ]; then
+		systemctl stop pagewarden.service
+	else
+		kill -TERM $DAEMON
+		wait $DAEMON
+	fi
+}
+start_app() {
+	if [ -n "$SYSTEMD" ]; then
+		systemd-run --unit=pw-app.service -p MemoryAccounting=yes -p StandardOutput=file:/tmp/app.log \
+			pwapp 350 "$PW_DATA_MNT/app.dat" /tmp/mode >/dev/null 2>&1
+	else
+		rmdir $APPCG 2>/dev/null
+		mkdir $APPCG
+		sh -c "echo \$\$ >$APPCG/cgroup.procs; exec pwapp 350 $PW_DATA_MNT/app.dat /tmp/mode" >/tmp/app.log &
+		APP=$!
+	fi
+}
+stop_app() {
+	echo stop >/tmp/mode
+	if [ -n "$SYSTEMD" ]; then
+		while systemctl is-active -q pw-app.service; do sleep 0.2; done
+	else
+		wait $APP
+	fi
+}
 pwload write "$PW_DATA_MNT/app.dat" 250 >/dev/null
 sync
 
@@ -35,21 +98,13 @@ lines() { wc -l </tmp/app.log; }
 
 run_case() { # run_case busy|idle off|on
 	mode=$1 prot=$2
-	rmdir $APPCG 2>/dev/null
-	mkdir $APPCG
-	if [ "$prot" = on ]; then
-		pagewardend --config $CONF 2>>/tmp/daemon.log &
-		DAEMON=$!
-		i=0
-		while [ $i -lt 50 ] && ! pagewardenctl status >/dev/null 2>&1; do sleep 0.1; i=$((i + 1)); done
-	fi
+	[ "$prot" = on ] && start_daemon
 	sync
 	echo 3 >/proc/sys/vm/drop_caches
 	echo busy >/tmp/mode
 	rm -f /tmp/app.log # or the wait below could see the last run's "ready"
-	sh -c "echo \$\$ >$APPCG/cgroup.procs; exec pwapp 350 $PW_DATA_MNT/app.dat /tmp/mode" >/tmp/app.log &
-	APP=$!
-	while ! grep -q ready /tmp/app.log; do sleep 0.2; done
+	start_app
+	while ! grep -q ready /tmp/app.log 2>/dev/null; do sleep 0.2; done
 	sleep 7
 	l0=$(lines)
 	before=$(avg_ops $((l0 - 4)) "$l0")
@@ -60,6 +115,8 @@ run_case() { # run_case busy|idle off|on
 	t0=$(date +%s)
 	if [ "$prot" = on ]; then
 		pagewardenctl run --job backup --name nightly -- sh -c "$BACKUP" >/dev/null
+	elif [ -n "$SYSTEMD" ]; then
+		sh -c "$BACKUP" >/dev/null # in the scenario's own service, beside the application
 	else
 		sh -c "echo \$\$ >$CG/plain/cgroup.procs; $BACKUP" >/dev/null
 	fi
@@ -84,11 +141,9 @@ run_case() { # run_case busy|idle off|on
 		LAT=$(echo "$json" | jq -c '.governor.reaction_latency')
 		diag "governor: $ACTED actions; reaction latency $LAT"
 		echo "$json" | jq -r '.actions[].message' | grep Governor | head -8 | sed 's/^/#   /'
-		kill -TERM $DAEMON
-		wait $DAEMON
+		stop_daemon
 	fi
-	echo stop >/tmp/mode
-	wait $APP
+	stop_app
 }
 
 for mode in ${MODES:-idle busy}; do
@@ -100,11 +155,19 @@ for mode in ${MODES:-idle busy}; do
 	expect_le "$mode with pagewarden: under 5% of the anonymous memory swapped out (%)" "$SWAPPED" 4
 	expect_ge "$mode with pagewarden: the governor acted" "$ACTED" 1
 done
-expect_eq "the original protection is restored after the daemon stopped" "$(cat $APPCG/memory.min)" 0
+if [ -n "$SYSTEMD" ]; then
+	expect_eq "the original protection is restored after the daemon stopped" "$(systemctl show -P MemoryMin system.slice)" 0
+else
+	expect_eq "the original protection is restored after the daemon stopped" "$(cat $APPCG/memory.min)" 0
+fi
 
 # Idle cost: no job runs; over 60 s the daemon should not wake up more than once a minute.
-pagewardend --config $CONF 2>>/tmp/daemon.log &
-DAEMON=$!
+# Measured once, on the first kernel (it does not depend on the kernel).
+if [ "$PW_KERNEL" != 6.1 ]; then
+	done_testing
+	exit
+fi
+start_daemon
 sleep 2
 pagewardenctl run --job backup -- true
 sleep 1
@@ -115,7 +178,6 @@ s1=$(awk '{ print $3 }' /proc/$DAEMON/schedstat)
 c1=$(awk '{ print $14 + $15 }' /proc/$DAEMON/stat)
 diag "idle daemon over 60 s: $((s1 - s0)) wake-ups, $((c1 - c0)) clock ticks of CPU"
 expect_le "the idle daemon wakes up at most once in 60 s" $((s1 - s0)) 1
-kill -TERM $DAEMON
-wait $DAEMON
+stop_daemon
 grep -E '<[0-3]>' /tmp/daemon.log | head -10 | sed 's/^/# daemon: /'
 done_testing

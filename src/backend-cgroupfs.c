@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The cgroupfs backend: the engine does the work, the worker the slow writes. */
+#include "backend.h"
+#include "units.h"
+#include "util.h"
+
+static char *cgfs_class_path(struct backend *b, const char *class) {
+        char *p;
+
+        return asprintf(&p, "%s/%s", cgroup_engine_root(b->engine), class) < 0 ? NULL : p;
+}
+
+static int cgfs_class_apply(struct backend *b, const struct pw_job_class *c) {
+        return cgroup_class_apply(b->engine, c);
+}
+
+static int cgfs_class_set_memory_high(struct backend *b, const char *class, uint64_t bytes, uint64_t wake_usec) {
+        _cleanup_free_ char *path = cgfs_class_path(b, class);
+        char value[32];
+        int r;
+
+        if (!path)
+                return -ENOMEM;
+        /* Lowering memory.high reclaims in the writer: the worker writes it. */
+        cgv_format_limit(bytes, value, sizeof(value));
+        r = worker_write(b->worker, path, "memory.high", value, wake_usec);
+        return r < 0 ? r : 0;
+}
+
+static int cgfs_class_set_io(struct backend *b, const char *class, const struct pw_io_limit *io, size_t n) {
+        return cgroup_class_set_io(b->engine, class, io, n);
+}
+
+static int cgfs_class_freeze(struct backend *b, const char *class, bool frozen) {
+        return cgroup_class_freeze(b->engine, class, frozen);
+}
+
+static int cgfs_thaw_all(struct backend *b) {
+        return cgroup_thaw_all(b->engine);
+}
+
+static int cgfs_job_place(struct backend *b, const char *class, const struct cgroup_job_label *label,
+                          const pid_t *pids, size_t n, size_t *ret_moved, char **ret_path) {
+        _cleanup_free_ char *path = NULL;
+        size_t moved = 0;
+        int r = 0;
+
+        r = cgroup_job_acquire(b->engine, class, label, &path, NULL);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                r = cgroup_job_attach(b->engine, path, pids[i]);
+                if (r >= 0)
+                        moved++;
+        }
+        if (moved == 0) {
+                struct cgroup_release rel;
+
+                (void) cgroup_job_release(b->engine, path, &rel); /* empty: quick */
+                return r < 0 ? r : -ESRCH;
+        }
+        *ret_moved = moved;
+        *ret_path = TAKE_PTR(path);
+        return 0;
+}
+
+static int cgfs_scan(struct backend *b, struct cgroup_slot **ret, size_t *ret_n) {
+        return cgroup_scan(b->engine, ret, ret_n);
+}
+
+static int cgfs_protect_set(struct backend *b, const struct backend_protect *req, size_t n,
+                            struct cgroup_protect_result *res) {
+        _cleanup_free_ struct cgroup_protect *cp = calloc(n + 1, sizeof(*cp));
+        _cleanup_free_ struct cgroup_protect_result *cres = calloc(n + 1, sizeof(*cres));
+        _cleanup_free_ size_t *index = calloc(n + 1, sizeof(size_t));
+        size_t k = 0;
+        int r;
+
+        if (!cp || !cres || !index)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                if (res)
+                        res[i] = (struct cgroup_protect_result){ .error = -EOPNOTSUPP };
+                if (!req[i].cgroup)
+                        continue; /* unit: needs systemd */
+                index[k] = i;
+                cp[k++] = (struct cgroup_protect){ .path = req[i].cgroup, .min = req[i].min, .low = req[i].low,
+                                                   .swap_deny = req[i].swap_deny };
+        }
+        r = cgroup_protect_set(b->engine, cp, k, cres);
+        for (size_t j = 0; res && j < k; j++)
+                res[index[j]] = cres[j];
+        return r;
+}
+
+static int cgfs_protect_path(struct backend *b, const struct backend_protect *p, char **ret_path) {
+        if (!p->cgroup)
+                return -EOPNOTSUPP;
+        *ret_path = strdup(p->cgroup);
+        return *ret_path ? 0 : -ENOMEM;
+}
+
+static const struct backend_ops cgroupfs_ops = {
+        .name = "cgroupfs",
+        .class_path = cgfs_class_path,
+        .class_apply = cgfs_class_apply,
+        .class_set_memory_high = cgfs_class_set_memory_high,
+        .class_set_io = cgfs_class_set_io,
+        .class_freeze = cgfs_class_freeze,
+        .thaw_all = cgfs_thaw_all,
+        .job_place = cgfs_job_place,
+        .scan = cgfs_scan,
+        .protect_set = cgfs_protect_set,
+        .protect_path = cgfs_protect_path,
+        .releases_jobs = true,
+};
+
+int backend_cgroupfs_new(struct cgroup_engine *engine, struct worker *worker, sd_event *event, struct backend **ret) {
+        struct backend *b = calloc(1, sizeof(*b));
+
+        if (!b)
+                return -ENOMEM;
+        b->ops = &cgroupfs_ops;
+        b->engine = engine;
+        b->worker = worker;
+        b->event = event;
+        b->root = strdup(cgroup_engine_root(engine));
+        if (!b->root) {
+                free(b);
+                return -ENOMEM;
+        }
+        *ret = b;
+        return 0;
+}
+
+struct backend *backend_free(struct backend *b) {
+        if (!b)
+                return NULL;
+        if (b->ops->free)
+                b->ops->free(b);
+        free(b->root);
+        free(b);
+        return NULL;
+}

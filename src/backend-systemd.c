@@ -1,0 +1,927 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The systemd backend.  On a systemd host systemd owns the cgroup tree: a
+ * value written into a unit's cgroup behind its back is reset by the next
+ * `systemctl daemon-reload`.  So:
+ *
+ *   a class is a transient slice     ROOT-CLASS.slice      (in ROOT.slice)
+ *   a job is a transient scope       ROOT-CLASS-ID.scope   (in the class slice)
+ *
+ * created with StartTransientUnit; class limits, governor changes and the
+ * protection of units are unit properties set with SetUnitProperties and
+ * runtime=true, which a daemon-reload keeps; freezing is the Manager's
+ * FreezeUnit/ThawUnit.  Scopes are started with MemoryAccounting=no: a job's
+ * page cache is charged to its class slice, so an ended job leaves no dying
+ * memory cgroup behind (systemd removes a scope's cgroup as soon as it is
+ * empty, without reclaiming it first).  `cgroup:` entries that name a unit's
+ * cgroup are protected through that unit; deeper ones through cgroupfs.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-daemon.h>
+#include <time.h>
+
+#include "backend.h"
+#include "log.h"
+#include "units.h"
+#include "util.h"
+
+#define BUS_TIMEOUT_USEC (UINT64_C(10) * 1000000)
+#define SD_DEST "org.freedesktop.systemd1"
+#define SD_PATH "/org/freedesktop/systemd1"
+#define SD_MANAGER "org.freedesktop.systemd1.Manager"
+
+struct saved_unit {
+        char *unit;
+        uint64_t min, low;
+        bool has_swap;
+        uint64_t swap;
+};
+
+struct sd_backend {
+        sd_bus *bus;
+        char *prefix; /* "pagewarden" for ROOT pagewarden.slice */
+        char *state_file;
+        struct saved_unit *saved;
+        size_t n_saved, allocated_saved;
+};
+
+static struct sd_backend *D(struct backend *b) {
+        return b->data;
+}
+
+bool backend_systemd_available(void) {
+        return sd_booted() > 0;
+}
+
+/* ---- names ---- */
+
+/* systemd's escaping for a unit name part: '-' separates slice levels, so it becomes \x2d. */
+static char *escape(const char *s) {
+        size_t n = 0;
+        char *r, *p;
+
+        for (const char *c = s; *c; c++)
+                n += *c == '-' ? 4 : 1;
+        r = p = malloc(n + 1);
+        if (!r)
+                return NULL;
+        for (const char *c = s; *c; c++)
+                if (*c == '-') {
+                        memcpy(p, "\\x2d", 4);
+                        p += 4;
+                } else
+                        *p++ = *c;
+        *p = '\0';
+        return r;
+}
+
+static char *unescape(const char *s) {
+        char *r = strdup(s), *w = r;
+
+        if (!r)
+                return NULL;
+        for (const char *c = s; *c;)
+                if (startswith(c, "\\x2d")) {
+                        *w++ = '-';
+                        c += 4;
+                } else
+                        *w++ = *c++;
+        *w = '\0';
+        return r;
+}
+
+static char *class_slice(struct backend *b, const char *class) {
+        _cleanup_free_ char *e = escape(class);
+        char *s;
+
+        return e && asprintf(&s, "%s-%s.slice", D(b)->prefix, e) >= 0 ? s : NULL;
+}
+
+static char *sd_class_path(struct backend *b, const char *class) {
+        _cleanup_free_ char *slice = class_slice(b, class);
+        char *p;
+
+        return slice && asprintf(&p, "%s/%s", b->root, slice) >= 0 ? p : NULL;
+}
+
+/* The D-Bus interface that carries a unit's cgroup properties. */
+static const char *unit_interface(const char *unit) {
+        static const struct {
+                const char *suffix, *iface;
+        } map[] = {
+                { ".service", "org.freedesktop.systemd1.Service" }, { ".scope", "org.freedesktop.systemd1.Scope" },
+                { ".slice", "org.freedesktop.systemd1.Slice" },     { ".socket", "org.freedesktop.systemd1.Socket" },
+                { ".mount", "org.freedesktop.systemd1.Mount" },     { ".swap", "org.freedesktop.systemd1.Swap" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(map); i++)
+                if (endswith(unit, map[i].suffix))
+                        return map[i].iface;
+        return NULL;
+}
+
+/* ---- bus helpers ---- */
+
+static int bus_errno(const sd_bus_error *e, int r) {
+        if (sd_bus_error_has_name(e, "org.freedesktop.systemd1.NoSuchUnit") ||
+            sd_bus_error_has_name(e, "org.freedesktop.DBus.Error.UnknownObject"))
+                return -ENOENT;
+        if (sd_bus_error_has_name(e, "org.freedesktop.systemd1.UnitExists"))
+                return -EEXIST;
+        return r < 0 ? r : -EIO;
+}
+
+static int unit_object(struct backend *b, const char *unit, char **ret_path) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        const char *path;
+        int r;
+
+        r = sd_bus_call_method(D(b)->bus, SD_DEST, SD_PATH, SD_MANAGER, "GetUnit", &e, &reply, "s", unit);
+        if (r < 0)
+                return bus_errno(&e, r);
+        r = sd_bus_message_read(reply, "o", &path);
+        if (r < 0)
+                return r;
+        *ret_path = strdup(path);
+        return *ret_path ? 0 : -ENOMEM;
+}
+
+static int unit_get_u64(struct backend *b, const char *unit, const char *property, uint64_t *ret) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_free_ char *path = NULL;
+        const char *iface = unit_interface(unit);
+        int r;
+
+        if (!iface)
+                return -EINVAL;
+        r = unit_object(b, unit, &path);
+        if (r < 0)
+                return r;
+        r = sd_bus_get_property_trivial(D(b)->bus, SD_DEST, path, iface, property, &e, 't', ret);
+        return r < 0 ? bus_errno(&e, r) : 0;
+}
+
+/* The unit's cgroup, relative to the mount ("system.slice/x.service"); -ENOENT if it has none (not running). */
+static int unit_cgroup(struct backend *b, const char *unit, char **ret) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_free_ char *path = NULL, *cg = NULL;
+        const char *iface = unit_interface(unit);
+        int r;
+
+        if (!iface)
+                return -EINVAL;
+        r = unit_object(b, unit, &path);
+        if (r < 0)
+                return r;
+        r = sd_bus_get_property_string(D(b)->bus, SD_DEST, path, iface, "ControlGroup", &e, &cg);
+        if (r < 0)
+                return bus_errno(&e, r);
+        if (!cg[0] || streq(cg, "/"))
+                return -ENOENT;
+        *ret = strdup(cg + 1);
+        return *ret ? 0 : -ENOMEM;
+}
+
+static int append_u64(sd_bus_message *m, const char *name, uint64_t v) {
+        return sd_bus_message_append(m, "(sv)", name, "t", v);
+}
+
+/* An io property: reset the list, then one entry per limited disk. */
+static int append_io(sd_bus_message *m, const char *name, const struct pw_io_limit *io, size_t n, int which) {
+        int r;
+
+        for (int pass = 0; pass < 2; pass++) {
+                r = sd_bus_message_open_container(m, 'r', "sv");
+                if (r >= 0)
+                        r = sd_bus_message_append(m, "s", name);
+                if (r >= 0)
+                        r = sd_bus_message_open_container(m, 'v', "a(st)");
+                if (r >= 0)
+                        r = sd_bus_message_open_container(m, 'a', "(st)");
+                for (size_t i = 0; pass == 1 && r >= 0 && i < n; i++) {
+                        uint64_t v = which == 0 ? io[i].read_bps : which == 1 ? io[i].write_bps
+                                   : which == 2 ? io[i].read_iops : io[i].write_iops;
+                        char dev[64];
+
+                        if (v == UNITS_MAX)
+                                continue;
+                        snprintf(dev, sizeof(dev), "/dev/block/%u:%u", io[i].major, io[i].minor);
+                        r = sd_bus_message_append(m, "(st)", dev, v);
+                }
+                if (r >= 0)
+                        r = sd_bus_message_close_container(m);
+                if (r >= 0)
+                        r = sd_bus_message_close_container(m);
+                if (r >= 0)
+                        r = sd_bus_message_close_container(m);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int append_io_all(sd_bus_message *m, const struct pw_io_limit *io, size_t n) {
+        static const char *const names[] = { "IOReadBandwidthMax", "IOWriteBandwidthMax", "IOReadIOPSMax", "IOWriteIOPSMax" };
+        int r = 0;
+
+        for (int k = 0; r >= 0 && k < 4; k++)
+                r = append_io(m, names[k], io, n, k);
+        return r;
+}
+
+static int append_class_properties(sd_bus_message *m, const struct pw_job_class *c) {
+        int r;
+
+        r = sd_bus_message_append(m, "(sv)", "MemoryAccounting", "b", 1);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "(sv)", "IOAccounting", "b", 1);
+        if (r >= 0)
+                r = append_u64(m, "MemoryHigh", c->memory_high);
+        if (r >= 0)
+                r = append_u64(m, "MemoryMax", c->memory_max);
+        if (r >= 0)
+                r = append_u64(m, "MemorySwapMax", c->memory_swap_max);
+        if (r >= 0)
+                r = append_u64(m, "CPUWeight", c->cpu_weight);
+        if (r >= 0)
+                r = append_io_all(m, c->io, c->n_io);
+        return r;
+}
+
+/* A SetUnitProperties(unit, runtime=true, ...) message, properties open. */
+static int new_set_properties(struct backend *b, const char *unit, sd_bus_message **ret) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        int r;
+
+        r = sd_bus_message_new_method_call(D(b)->bus, &m, SD_DEST, SD_PATH, SD_MANAGER, "SetUnitProperties");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "sb", unit, 1);
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "(sv)");
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(m);
+        return 0;
+}
+
+static int call(struct backend *b, sd_bus_message *m, sd_bus_message **ret_reply) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        int r = sd_bus_call(D(b)->bus, m, BUS_TIMEOUT_USEC, &e, ret_reply);
+
+        if (r < 0) {
+                log_debug("systemd: %s: %s", e.name ?: "?", e.message ?: strerror(-r));
+                return bus_errno(&e, r);
+        }
+        return 0;
+}
+
+/* For calls the event loop must not wait for (the governor's): errors are logged when the reply comes. */
+static int on_async_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+
+        if (e)
+                log_warning("systemd: %s failed: %s", (const char *) userdata, e->message ?: e->name);
+        return 0;
+}
+
+/* ---- transient units and their start jobs ---- */
+
+struct job_wait {
+        const char *job;
+        bool done;
+        char result[32];
+};
+
+static int on_job_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        struct job_wait *w = userdata;
+        const char *path, *unit, *result;
+        uint32_t id;
+
+        if (sd_bus_message_read(m, "uoss", &id, &path, &unit, &result) < 0 || !w->job || !streq(path, w->job))
+                return 0;
+        snprintf(w->result, sizeof(w->result), "%s", result);
+        w->done = true;
+        return 0;
+}
+
+static uint64_t now_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
+}
+
+/*
+ * StartTransientUnit, then wait for its start job to finish (JobRemoved
+ * arrives without Subscribe() when the match is added before the call).
+ * Returns -EEXIST if the unit exists already.
+ */
+static int start_transient(struct backend *b, sd_bus_message *m) {
+        _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *slot = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        struct job_wait w = {};
+        uint64_t deadline = now_usec() + BUS_TIMEOUT_USEC;
+        int r;
+
+        r = sd_bus_match_signal(D(b)->bus, &slot, SD_DEST, SD_PATH, SD_MANAGER, "JobRemoved", on_job_removed, &w);
+        if (r < 0)
+                return r;
+        r = call(b, m, &reply);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_read(reply, "o", &w.job);
+        if (r < 0)
+                return r;
+        while (!w.done) {
+                uint64_t now = now_usec();
+
+                if (now >= deadline)
+                        return -ETIMEDOUT;
+                r = sd_bus_process(D(b)->bus, NULL);
+                if (r < 0)
+                        return r;
+                if (r == 0) {
+                        r = sd_bus_wait(D(b)->bus, deadline - now);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        if (!streq(w.result, "done")) {
+                log_debug("systemd: start job %s ended with '%s'", w.job, w.result);
+                return -EIO;
+        }
+        return 0;
+}
+
+static int new_start_transient(struct backend *b, const char *unit, sd_bus_message **ret) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        int r;
+
+        r = sd_bus_message_new_method_call(D(b)->bus, &m, SD_DEST, SD_PATH, SD_MANAGER, "StartTransientUnit");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "ss", unit, "fail");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "(sv)");
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(m);
+        return 0;
+}
+
+static int finish_start_transient(sd_bus_message *m) {
+        int r = sd_bus_message_close_container(m);
+
+        return r < 0 ? r : sd_bus_message_append(m, "a(sa(sv))", 0);
+}
+
+/* ---- classes ---- */
+
+static int sd_class_apply(struct backend *b, const struct pw_job_class *c) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        _cleanup_free_ char *slice = class_slice(b, c->name), *desc = NULL;
+        int r;
+
+        if (!slice || asprintf(&desc, "pagewarden job class %s", c->name) < 0)
+                return -ENOMEM;
+        r = new_start_transient(b, slice, &m);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "(sv)", "Description", "s", desc);
+        if (r >= 0)
+                r = append_class_properties(m, c);
+        if (r >= 0)
+                r = finish_start_transient(m);
+        if (r < 0)
+                return r;
+        r = start_transient(b, m);
+        if (r != -EEXIST)
+                return r;
+        /* Left by an earlier instance (transient slices stay while started): update it. */
+        m = sd_bus_message_unref(m);
+        r = new_set_properties(b, slice, &m);
+        if (r >= 0)
+                r = append_class_properties(m, c);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        return r < 0 ? r : call(b, m, NULL);
+}
+
+static int sd_class_set_memory_high(struct backend *b, const char *class, uint64_t bytes, uint64_t wake_usec) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        _cleanup_free_ char *slice = class_slice(b, class);
+        int r;
+
+        if (!slice)
+                return -ENOMEM;
+        r = new_set_properties(b, slice, &m);
+        if (r >= 0)
+                r = append_u64(m, "MemoryHigh", bytes);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        /* systemd lowers memory.high itself, reclaiming: do not wait for it. */
+        if (r >= 0)
+                r = sd_bus_call_async(D(b)->bus, NULL, m, on_async_reply, (void *) "setting MemoryHigh", BUS_TIMEOUT_USEC);
+        return r < 0 ? r : 1;
+}
+
+static int sd_class_set_io(struct backend *b, const char *class, const struct pw_io_limit *io, size_t n) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        _cleanup_free_ char *slice = class_slice(b, class);
+        int r;
+
+        if (!slice)
+                return -ENOMEM;
+        r = new_set_properties(b, slice, &m);
+        if (r >= 0)
+                r = append_io_all(m, io, n);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        if (r >= 0)
+                r = sd_bus_call_async(D(b)->bus, NULL, m, on_async_reply, (void *) "setting io limits", BUS_TIMEOUT_USEC);
+        return r;
+}
+
+static int sd_class_freeze(struct backend *b, const char *class, bool frozen) {
+        _cleanup_free_ char *slice = class_slice(b, class);
+
+        if (!slice)
+                return -ENOMEM;
+        return sd_bus_call_method_async(D(b)->bus, NULL, SD_DEST, SD_PATH, SD_MANAGER, frozen ? "FreezeUnit" : "ThawUnit",
+                                        on_async_reply, (void *) (frozen ? "FreezeUnit" : "ThawUnit"), "s", slice);
+}
+
+/* Units matching a pattern: (name, description, active state). */
+static int list_units(struct backend *b, const char *pattern,
+                      int (*fn)(struct backend *b, const char *name, const char *desc, const char *active, void *ud),
+                      void *ud) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        const char *name, *desc, *load, *active;
+        int r;
+
+        r = sd_bus_message_new_method_call(D(b)->bus, &m, SD_DEST, SD_PATH, SD_MANAGER, "ListUnitsByPatterns");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "as", 0);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "as", 1, pattern);
+        if (r < 0)
+                return r;
+        r = call(b, m, &reply);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_enter_container(reply, 'a', "(ssssssouso)");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_read(reply, "(ssssssouso)", &name, &desc, &load, &active, NULL, NULL, NULL, NULL,
+                                        NULL, NULL)) > 0) {
+                int k = fn(b, name, desc, active, ud);
+
+                if (k < 0)
+                        return k;
+        }
+        return r;
+}
+
+static int thaw_one(struct backend *b, const char *name, const char *desc, const char *active, void *ud) {
+        (void) sd_bus_call_method(D(b)->bus, SD_DEST, SD_PATH, SD_MANAGER, "ThawUnit", NULL, NULL, "s", name);
+        return 0;
+}
+
+static int sd_thaw_all(struct backend *b) {
+        _cleanup_free_ char *pattern = NULL;
+
+        if (asprintf(&pattern, "%s-*.slice", D(b)->prefix) < 0)
+                return -ENOMEM;
+        return list_units(b, pattern, thaw_one, NULL);
+}
+
+/* ---- jobs ---- */
+
+static int sd_job_place(struct backend *b, const char *class, const struct cgroup_job_label *label,
+                        const pid_t *pids, size_t n, size_t *ret_moved, char **ret_path) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        _cleanup_free_ char *slice = class_slice(b, class), *eclass = escape(class), *scope = NULL, *desc = NULL;
+        int r;
+
+        if (!slice || !eclass || asprintf(&scope, "%s-%s-%" PRIu64 ".scope", D(b)->prefix, eclass, label->id) < 0 ||
+            asprintf(&desc, "pagewarden job %" PRIu64 " (%s) of class %s for uid %u, started %" PRIu64, label->id,
+                     label->name, class, (unsigned) label->uid, label->started_usec) < 0)
+                return -ENOMEM;
+        r = new_start_transient(b, scope, &m);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)", "Description", "s", desc, "Slice", "s", slice,
+                                          "MemoryAccounting", "b", 0, "CollectMode", "s", "inactive-or-failed");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'r', "sv");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", "PIDs");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'v', "au");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "u");
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                r = sd_bus_message_append(m, "u", (uint32_t) pids[i]);
+        for (int k = 0; r >= 0 && k < 3; k++)
+                r = sd_bus_message_close_container(m);
+        if (r >= 0)
+                r = finish_start_transient(m);
+        if (r < 0)
+                return r;
+        r = start_transient(b, m);
+        if (r < 0)
+                return r;
+        if (asprintf(ret_path, "%s/%s/%s", b->root, slice, scope) < 0)
+                return -ENOMEM;
+        *ret_moved = n;
+        return 0;
+}
+
+/* "ROOT-CLASS-ID.scope" and its description back into a slot. */
+static int scan_one(struct backend *b, const char *name, const char *desc, const char *active, void *ud) {
+        struct {
+                struct cgroup_slot *slots;
+                size_t n, allocated;
+        } *acc = ud;
+        _cleanup_free_ char *rest = NULL, *eclass = NULL, *class = NULL, *slice = NULL, *events = NULL;
+        struct cgroup_slot s = {};
+        const char *after = startswith(name, D(b)->prefix);
+        char *dash;
+        unsigned uid = 0;
+        int k = 0;
+
+        if (!after || *after != '-' || !endswith(name, ".scope") || !streq(active, "active"))
+                return 0;
+        rest = strndup(after + 1, strlen(after + 1) - strlen(".scope"));
+        if (!rest)
+                return -ENOMEM;
+        dash = strrchr(rest, '-');
+        if (!dash)
+                return 0;
+        *dash = '\0';
+        class = unescape(rest);
+        if (!class || policy_name_problem(class))
+                return 0;
+        if (sscanf(desc, "pagewarden job %" SCNu64 " (%n", &s.label.id, &k) != 1 || k == 0)
+                return 0; /* not ours */
+        {
+                const char *p = desc + k, *close = strstr(p, ") of class ");
+
+                if (!close || (size_t) (close - p) > POLICY_NAME_MAX)
+                        return 0;
+                snprintf(s.label.name, sizeof(s.label.name), "%.*s", (int) (close - p), p);
+                p = strstr(close, " for uid ");
+                if (p && sscanf(p, " for uid %u, started %" SCNu64, &uid, &s.label.started_usec) >= 1)
+                        s.label.uid = (uid_t) uid;
+        }
+        slice = class_slice(b, class);
+        if (!slice || asprintf(&s.path, "%s/%s/%s", b->root, slice, name) < 0)
+                return -ENOMEM;
+        s.class = TAKE_PTR(class);
+        s.labelled = true;
+        if (cgroup_read_file(b->engine, s.path, "cgroup.events", &events) >= 0)
+                (void) cgv_parse_events(events, &s.populated, NULL);
+        if (GROW(acc->slots, acc->allocated, acc->n + 1) < 0) {
+                free(s.path);
+                free(s.class);
+                return -ENOMEM;
+        }
+        acc->slots[acc->n++] = s;
+        return 0;
+}
+
+static int sd_scan(struct backend *b, struct cgroup_slot **ret, size_t *ret_n) {
+        struct {
+                struct cgroup_slot *slots;
+                size_t n, allocated;
+        } acc = {};
+        _cleanup_free_ char *pattern = NULL;
+        int r;
+
+        if (asprintf(&pattern, "%s-*.scope", D(b)->prefix) < 0)
+                return -ENOMEM;
+        r = list_units(b, pattern, scan_one, &acc);
+        if (r < 0) {
+                cgroup_slots_free(acc.slots, acc.n);
+                return r;
+        }
+        *ret = acc.slots;
+        *ret_n = acc.n;
+        return 0;
+}
+
+/* ---- protection ---- */
+
+static struct saved_unit *saved_find(struct backend *b, const char *unit) {
+        for (size_t i = 0; i < D(b)->n_saved; i++)
+                if (streq(D(b)->saved[i].unit, unit))
+                        return &D(b)->saved[i];
+        return NULL;
+}
+
+static int state_save(struct backend *b) {
+        _cleanup_free_ char *text = NULL;
+        size_t size = 0;
+        FILE *f;
+
+        if (!D(b)->state_file)
+                return 0;
+        f = open_memstream(&text, &size);
+        if (!f)
+                return -ENOMEM;
+        fputs("# pagewarden: original MemoryMin MemoryLow MemorySwapMax of units it changed\n", f);
+        for (size_t i = 0; i < D(b)->n_saved; i++) {
+                const struct saved_unit *s = &D(b)->saved[i];
+                char swap[32] = "-";
+
+                if (s->has_swap)
+                        cgv_format_limit(s->swap, swap, sizeof(swap));
+                fprintf(f, "%" PRIu64 " %" PRIu64 " %s %s\n", s->min, s->low, swap, s->unit);
+        }
+        if (fclose(f) != 0)
+                return -ENOMEM;
+        return write_file_atomic(D(b)->state_file, text);
+}
+
+static int state_load(struct backend *b) {
+        _cleanup_free_ char *text = NULL;
+        int r;
+
+        if (!D(b)->state_file)
+                return 0;
+        r = read_full_file(D(b)->state_file, 1024 * 1024, &text, NULL);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+                struct saved_unit s = {};
+                char swap[32];
+                int n = 0;
+
+                if (line[0] == '#' ||
+                    sscanf(line, "%" SCNu64 " %" SCNu64 " %31s %n", &s.min, &s.low, swap, &n) != 3 || n == 0 ||
+                    policy_unit_name_problem(line + n))
+                        continue;
+                s.has_swap = !streq(swap, "-");
+                if (s.has_swap && cgv_parse_limit(swap, &s.swap) < 0)
+                        continue;
+                s.unit = strdup(line + n);
+                if (!s.unit || GROW(D(b)->saved, D(b)->allocated_saved, D(b)->n_saved + 1) < 0) {
+                        free(s.unit);
+                        return -ENOMEM;
+                }
+                D(b)->saved[D(b)->n_saved++] = s;
+        }
+        return 0;
+}
+
+/* The unit owning a protected entry: unit:, or the last component of a cgroup: path if it is a unit. */
+static const char *entry_unit(const struct backend_protect *p) {
+        const char *last;
+
+        if (p->unit)
+                return p->unit;
+        last = strrchr(p->cgroup, '/');
+        last = last ? last + 1 : p->cgroup;
+        return unit_interface(last) && !policy_unit_name_problem(last) ? last : NULL;
+}
+
+static int set_unit_protection(struct backend *b, const char *unit, uint64_t min, uint64_t low, bool swap,
+                               uint64_t swap_max) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        int r;
+
+        r = new_set_properties(b, unit, &m);
+        if (r >= 0)
+                r = append_u64(m, "MemoryMin", min);
+        if (r >= 0)
+                r = append_u64(m, "MemoryLow", low);
+        if (r >= 0 && swap)
+                r = append_u64(m, "MemorySwapMax", swap_max);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        return r < 0 ? r : call(b, m, NULL);
+}
+
+static int save_original(struct backend *b, const char *unit, bool swap, struct saved_unit **ret) {
+        struct saved_unit *s = saved_find(b, unit), n = {};
+        int r;
+
+        if (!s) {
+                r = unit_get_u64(b, unit, "MemoryMin", &n.min);
+                if (r >= 0)
+                        r = unit_get_u64(b, unit, "MemoryLow", &n.low);
+                if (r < 0)
+                        return r;
+                n.unit = strdup(unit);
+                if (!n.unit || GROW(D(b)->saved, D(b)->allocated_saved, D(b)->n_saved + 1) < 0) {
+                        free(n.unit);
+                        return -ENOMEM;
+                }
+                D(b)->saved[D(b)->n_saved] = n;
+                s = &D(b)->saved[D(b)->n_saved++];
+        }
+        if (swap && !s->has_swap) {
+                r = unit_get_u64(b, unit, "MemorySwapMax", &s->swap);
+                if (r < 0)
+                        return r;
+                s->has_swap = true;
+        }
+        *ret = s;
+        return 0;
+}
+
+static int sd_protect_set(struct backend *b, const struct backend_protect *req, size_t n,
+                          struct cgroup_protect_result *res) {
+        _cleanup_free_ struct cgroup_protect *direct = calloc(n + 1, sizeof(*direct));
+        _cleanup_free_ struct cgroup_protect_result *dres = calloc(n + 1, sizeof(*dres));
+        _cleanup_free_ struct cgv_protect_request *creq = calloc(n + 1, sizeof(*creq));
+        _cleanup_free_ char **paths = calloc(n + 1, sizeof(char *));
+        _cleanup_free_ size_t *dindex = calloc(n + 1, sizeof(size_t));
+        struct cgv_protect_need *needs = NULL;
+        size_t n_direct = 0, n_units = 0, n_needs = 0;
+        int r = 0, k;
+
+        if (!direct || !dres || !creq || !paths || !dindex)
+                return -ENOMEM;
+        /* Units through systemd; deeper cgroups (inside a unit's delegated tree) through cgroupfs. */
+        for (size_t i = 0; i < n; i++) {
+                const char *unit = entry_unit(&req[i]);
+
+                if (res)
+                        res[i] = (struct cgroup_protect_result){};
+                if (!unit) {
+                        dindex[n_direct] = i;
+                        direct[n_direct++] = (struct cgroup_protect){ .path = req[i].cgroup, .min = req[i].min,
+                                                                      .low = req[i].low, .swap_deny = req[i].swap_deny };
+                        continue;
+                }
+                k = unit_cgroup(b, unit, &paths[i]);
+                if (k < 0) {
+                        if (res)
+                                res[i].error = k == -ENOENT ? -ENOENT : k;
+                        continue;
+                }
+                /* Ancestors are named by the cgroup path's components: each is a unit. */
+                {
+                        char *abs;
+
+                        if (asprintf(&abs, "/%s", paths[i]) < 0)
+                                return -ENOMEM;
+                        free(paths[i]);
+                        paths[i] = abs;
+                }
+                creq[n_units++] = (struct cgv_protect_request){ paths[i], req[i].min, req[i].low };
+        }
+        k = cgroup_protect_set(b->engine, direct, n_direct, dres);
+        if (k < 0)
+                r = k;
+        for (size_t j = 0; res && j < n_direct; j++)
+                res[dindex[j]] = dres[j];
+
+        k = cgv_protect_plan(creq, n_units, &needs, &n_needs);
+        if (k < 0) {
+                r = k;
+                goto finish;
+        }
+        for (size_t i = 0; i < n_needs; i++) {
+                const char *unit = strrchr(needs[i].path, '/') + 1;
+                struct saved_unit *s;
+                bool swap = false;
+
+                for (size_t j = 0; j < n; j++)
+                        if (req[j].swap_deny && paths[j] && streq(paths[j], needs[i].path))
+                                swap = true;
+                k = save_original(b, unit, swap, &s);
+                if (k >= 0)
+                        k = set_unit_protection(b, unit, needs[i].min > s->min ? needs[i].min : s->min,
+                                                needs[i].low > s->low ? needs[i].low : s->low, swap, 0);
+                if (k < 0 && k != -ENOENT && r == 0)
+                        r = k;
+        }
+        /* Restore the units no request needs any more (or no more swap: deny). */
+        for (size_t i = D(b)->n_saved; i-- > 0;) {
+                struct saved_unit *s = &D(b)->saved[i];
+                bool in_plan = false, swap = false;
+
+                for (size_t j = 0; j < n_needs; j++)
+                        if (streq(strrchr(needs[j].path, '/') + 1, s->unit))
+                                in_plan = true;
+                for (size_t j = 0; j < n; j++)
+                        if (req[j].swap_deny && paths[j] && endswith(paths[j], s->unit) &&
+                            paths[j][strlen(paths[j]) - strlen(s->unit) - 1] == '/')
+                                swap = true;
+                if (s->has_swap && !swap) {
+                        k = set_unit_protection(b, s->unit, s->min, s->low, true, s->swap);
+                        if (k < 0 && k != -ENOENT) {
+                                r = r ?: k;
+                                continue;
+                        }
+                        s->has_swap = false;
+                }
+                if (in_plan)
+                        continue;
+                k = set_unit_protection(b, s->unit, s->min, s->low, false, 0);
+                if (k < 0 && k != -ENOENT) {
+                        r = r ?: k;
+                        continue;
+                }
+                free(s->unit);
+                D(b)->saved[i] = D(b)->saved[--D(b)->n_saved];
+        }
+        k = state_save(b);
+        if (k < 0 && r == 0)
+                r = k;
+        /* What is in force, read back from the cgroups systemd wrote. */
+        for (size_t i = 0; res && i < n; i++)
+                if (paths[i] && !res[i].error)
+                        (void) cgroup_protect_read(b->engine, paths[i] + 1, &res[i]);
+finish:
+        cgv_protect_needs_free(needs, n_needs);
+        for (size_t i = 0; i < n; i++)
+                free(paths[i]);
+        return r;
+}
+
+static int sd_protect_path(struct backend *b, const struct backend_protect *p, char **ret_path) {
+        if (p->unit)
+                return unit_cgroup(b, p->unit, ret_path);
+        *ret_path = strdup(p->cgroup);
+        return *ret_path ? 0 : -ENOMEM;
+}
+
+static void sd_free(struct backend *b) {
+        struct sd_backend *d = D(b);
+
+        if (!d)
+                return;
+        sd_bus_flush_close_unref(d->bus);
+        for (size_t i = 0; i < d->n_saved; i++)
+                free(d->saved[i].unit);
+        free(d->saved);
+        free(d->prefix);
+        free(d->state_file);
+        free(d);
+}
+
+static const struct backend_ops systemd_ops = {
+        .name = "systemd",
+        .class_path = sd_class_path,
+        .class_apply = sd_class_apply,
+        .class_set_memory_high = sd_class_set_memory_high,
+        .class_set_io = sd_class_set_io,
+        .class_freeze = sd_class_freeze,
+        .thaw_all = sd_thaw_all,
+        .job_place = sd_job_place,
+        .scan = sd_scan,
+        .protect_set = sd_protect_set,
+        .protect_path = sd_protect_path,
+        .free = sd_free,
+        .releases_jobs = false,
+};
+
+int backend_systemd_new(struct cgroup_engine *engine, struct worker *worker, sd_event *event, const char *root,
+                        const char *state_dir, struct backend **ret) {
+        _cleanup_(backend_freep) struct backend *b = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_free_ char *version = NULL;
+        struct sd_backend *d;
+        int r;
+
+        root += root[0] == '/';
+        /* The root must be a top-level slice, such as pagewarden.slice: its name is the prefix of the others. */
+        if (!endswith(root, ".slice") || strchr(root, '/') || strchr(root, '-') || strlen(root) <= strlen(".slice"))
+                return log_error_errno(EINVAL, "cgroup_root '%s': the systemd backend needs a top-level slice name "
+                                               "without '-', such as pagewarden.slice", root);
+        b = calloc(1, sizeof(*b));
+        d = calloc(1, sizeof(*d));
+        if (!b || !d) {
+                free(d);
+                return -ENOMEM;
+        }
+        b->ops = &systemd_ops;
+        b->data = d;
+        b->engine = engine;
+        b->worker = worker;
+        b->event = event;
+        b->root = strdup(root);
+        d->prefix = strndup(root, strlen(root) - strlen(".slice"));
+        if (!b->root || !d->prefix || (state_dir && asprintf(&d->state_file, "%s/protect-units.state", state_dir) < 0))
+                return -ENOMEM;
+        r = sd_bus_open_system(&d->bus);
+        if (r < 0)
+                return -ENOTCONN;
+        r = sd_bus_get_property_string(d->bus, SD_DEST, SD_PATH, SD_MANAGER, "Version", &e, &version);
+        if (r < 0)
+                return -ENOTCONN;
+        r = sd_bus_attach_event(d->bus, event, SD_EVENT_PRIORITY_NORMAL);
+        if (r < 0)
+                return r;
+        r = state_load(b);
+        if (r < 0)
+                return r;
+        log_info("systemd %s answers on the system bus: jobs become transient scopes in %s", version, root);
+        *ret = TAKE_PTR(b);
+        return 0;
+}

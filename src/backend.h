@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * Where jobs and protection are carried out.  Two backends sit behind this
+ * interface, and the manager and the governor do not know which one runs:
+ *
+ *   cgroupfs  writes cgroupfs itself (src/cgroup.c): hosts without systemd,
+ *             containers;
+ *   systemd   asks systemd over D-Bus (transient slices and scopes,
+ *             SetUnitProperties with runtime=true, FreezeUnit): on a systemd
+ *             host systemd owns the cgroup tree, and values written behind
+ *             its back are reset by the next daemon-reload.
+ *
+ * Both read cgroupfs directly (through the engine) for status and signals.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <systemd/sd-event.h>
+
+#include "cgroup.h"
+#include "policy.h"
+#include "worker.h"
+
+struct backend;
+
+/* One protected application, as the manager asks for it now. */
+struct backend_protect {
+        const char *name;
+        const char *unit;   /* or: */
+        const char *cgroup; /* relative to the mount, no leading '/' */
+        uint64_t min, low;
+        bool swap_deny;
+};
+
+struct backend_ops {
+        const char *name;
+        /* The class's cgroup, relative to the mount. */
+        char *(*class_path)(struct backend *b, const char *class);
+        int (*class_apply)(struct backend *b, const struct pw_job_class *c);
+        /* Returns 1 when the write has started now, 0 when it is queued (its
+         * completion is reported later), or a negative errno. */
+        int (*class_set_memory_high)(struct backend *b, const char *class, uint64_t bytes, uint64_t wake_usec);
+        int (*class_set_io)(struct backend *b, const char *class, const struct pw_io_limit *io, size_t n);
+        int (*class_freeze)(struct backend *b, const char *class, bool frozen);
+        int (*thaw_all)(struct backend *b);
+        /* A new job of class holding pids; *ret_path is its cgroup. */
+        int (*job_place)(struct backend *b, const char *class, const struct cgroup_job_label *label, const pid_t *pids,
+                         size_t n, size_t *ret_moved, char **ret_path);
+        /* The jobs an earlier instance left. */
+        int (*scan)(struct backend *b, struct cgroup_slot **ret, size_t *ret_n);
+        /* Makes the protection in force exactly req (n may be 0: withdraw all). */
+        int (*protect_set)(struct backend *b, const struct backend_protect *req, size_t n,
+                           struct cgroup_protect_result *res);
+        /* The cgroup of a protected application (for PSI and status), or -ENOENT. */
+        int (*protect_path)(struct backend *b, const struct backend_protect *p, char **ret_path);
+        void (*free)(struct backend *b);
+        /* Ended jobs' cgroups are released by the manager (through the worker). */
+        bool releases_jobs;
+};
+
+struct backend {
+        const struct backend_ops *ops;
+        struct cgroup_engine *engine; /* reads, and the cgroupfs backend's writes */
+        struct worker *worker;
+        sd_event *event;
+        char *root; /* the job tree's root (a slice for systemd) */
+        void *data; /* the backend's own */
+};
+
+int backend_cgroupfs_new(struct cgroup_engine *engine, struct worker *worker, sd_event *event, struct backend **ret);
+/* -ENOTCONN when systemd is not PID 1 or its bus does not answer. */
+int backend_systemd_new(struct cgroup_engine *engine, struct worker *worker, sd_event *event, const char *root,
+                        const char *state_dir, struct backend **ret);
+/* systemd is PID 1 (the host was booted with it). */
+bool backend_systemd_available(void);
+
+struct backend *backend_free(struct backend *b);
+static inline void backend_freep(struct backend **b) {
+        backend_free(*b);
+}

@@ -1,0 +1,118 @@
+#!/bin/sh
+# The systemd backend with systemd as PID 1: pagewarden.service as
+# Type=notify with its watchdog, jobs as transient scopes in class slices,
+# protection of a running service and its slice through unit properties that
+# survive `systemctl daemon-reload`, and the page-cache protection run.
+. /lib.sh
+MIB=1048576
+SLICE=/sys/fs/cgroup/pagewarden.slice/pagewarden-backup.slice
+CACHE_CG=/sys/fs/cgroup/system.slice/pw-cache.service
+
+mkdir -p /etc/pagewarden/policies.d
+printf 'log_level: debug\n' >/etc/pagewarden/pagewarden.yaml
+# "reader" has no memory limit of its own: what keeps the service's pages is
+# the protection alone (with a memory.high the job would only evict itself).
+cat >/etc/pagewarden/policies.d/jobs.yaml <<YAML
+jobs:
+  backup:
+    memory: {high: 256M, max: 1G}
+    io: [{device: $PW_DATA_MNT, write_bps: 100M}]
+  reader: {}
+YAML
+cat >/etc/pagewarden/protect.yaml <<YAML
+protect:
+  cache:
+    unit: pw-cache.service
+    memory: {min: 256M, low: 300M}
+YAML
+chmod 0644 /etc/pagewarden/*.yaml /etc/pagewarden/policies.d/*.yaml
+
+# The application to protect: a service that caches a file, then waits.
+pwload write "$PW_DATA_MNT/cache.dat" 200 >/dev/null
+pwload write "$PW_DATA_MNT/big.dat" 2048 >/dev/null
+sync
+start_cache() {
+	systemctl stop pw-cache.service 2>/dev/null
+	echo 3 >/proc/sys/vm/drop_caches
+	systemd-run --unit=pw-cache.service -p MemoryAccounting=yes sh -c "cat $PW_DATA_MNT/cache.dat >/dev/null; exec sleep 100000" >/dev/null 2>&1
+	i=0
+	while [ $i -lt 100 ] && [ "$(($(keyed $CACHE_CG/memory.stat file 2>/dev/null || echo 0) / MIB))" -lt 195 ]; do sleep 0.2; i=$((i + 1)); done
+	keyed $CACHE_CG/memory.stat file
+}
+pressure() { pagewardenctl run --job reader -- pwload read "$PW_DATA_MNT/big.dat" >/dev/null; }
+
+# The service.  The shipped WatchdogSec=4min would take minutes to see fed:
+# a runtime drop-in shortens it for the test.
+mkdir -p /run/systemd/system/pagewarden.service.d
+printf '[Service]\nWatchdogSec=20s\n' >/run/systemd/system/pagewarden.service.d/test.conf
+systemctl daemon-reload
+check "pagewarden.service starts" systemctl start pagewarden.service
+expect_eq "it is active" "$(systemctl is-active pagewarden.service)" active
+expect_eq "it is Type=notify" "$(systemctl show -P Type pagewarden.service)" notify
+check "it chose the systemd backend" sh -c "pagewardenctl status --json | jq -e '.backend == \"systemd\"' >/dev/null"
+# The watchdog is checked at the end, after more than WatchdogSec=30s.
+wd0=$(systemctl show -P WatchdogTimestampMonotonic pagewarden.service)
+t0=$(cut -d. -f1 /proc/uptime)
+check "systemctl reload answers" systemctl reload pagewarden.service
+expect_eq "and the service is still active" "$(systemctl is-active pagewarden.service)" active
+
+# A job: a transient scope in the class slice, with the class limits.
+out=$(pagewardenctl run --job backup --name probe -- cat /proc/self/cgroup)
+expect_eq "the job's first instruction runs in its scope" "$out" "0::/pagewarden.slice/pagewarden-backup.slice/pagewarden-backup-1.scope"
+expect_eq "MemoryHigh of the class slice (systemctl show)" "$(systemctl show -P MemoryHigh pagewarden-backup.slice)" 268435456
+expect_eq "MemoryMax of the class slice" "$(systemctl show -P MemoryMax pagewarden-backup.slice)" 1073741824
+expect_eq "memory.high in the slice's cgroup" "$(cat $SLICE/memory.high)" 268435456
+expect_eq "io.max in the slice's cgroup" "$(cat $SLICE/io.max)" "$PW_DATA_MAJMIN rbps=max wbps=104857600 riops=max wiops=max"
+pagewardenctl run --job backup --name held -- sleep 30 &
+HELD=$!
+sleep 1
+expect_eq "a running job is a scope in the class slice" "$(systemctl show -P Slice pagewarden-backup-2.scope)" pagewarden-backup.slice
+expect_eq "status shows it" "$(pagewardenctl status --json | jq -r '.jobs[0].cgroup')" /pagewarden.slice/pagewarden-backup.slice/pagewarden-backup-2.scope
+kill $HELD
+sleep 1
+expect_eq "the ended job's scope is gone" "$(systemctl is-active pagewarden-backup-2.scope)" inactive
+
+# Without protection, then with it.
+before=$(start_cache)
+pressure
+after=$(keyed $CACHE_CG/memory.stat file)
+kept=$((after * 100 / before))
+diag "unprotected: pw-cache.service keeps $((after / MIB)) of $((before / MIB)) MiB ($kept%)"
+expect_le "without protection the service loses most of its cached file (% kept)" "$kept" 50
+
+cp /etc/pagewarden/protect.yaml /etc/pagewarden/policies.d/
+before=$(start_cache)
+check "reload with the protect entry" systemctl reload pagewarden.service
+expect_eq "MemoryMin of the service (systemctl show)" "$(systemctl show -P MemoryMin pw-cache.service)" 268435456
+expect_eq "MemoryLow of the service" "$(systemctl show -P MemoryLow pw-cache.service)" 314572800
+expect_eq "MemoryMin of system.slice raised to cover it" "$(systemctl show -P MemoryMin system.slice)" 268435456
+expect_eq "memory.min in the service's cgroup" "$(cat $CACHE_CG/memory.min)" 268435456
+systemctl daemon-reload
+sleep 1
+expect_eq "after daemon-reload: memory.min of the service still in force" "$(cat $CACHE_CG/memory.min)" 268435456
+expect_eq "after daemon-reload: memory.min of system.slice still in force" "$(cat /sys/fs/cgroup/system.slice/memory.min)" 268435456
+expect_eq "after daemon-reload: memory.high of the class still in force" "$(cat $SLICE/memory.high)" 268435456
+pressure
+after=$(keyed $CACHE_CG/memory.stat file)
+kept=$((after * 100 / before))
+diag "protected: pw-cache.service keeps $((after / MIB)) of $((before / MIB)) MiB ($kept%)"
+expect_ge "with protection the service keeps at least 90% of its cached file (% kept)" "$kept" 90
+
+rm /etc/pagewarden/policies.d/protect.yaml
+check "reload without the protect entry" systemctl reload pagewarden.service
+expect_eq "MemoryMin of the service restored" "$(systemctl show -P MemoryMin pw-cache.service)" 0
+expect_eq "MemoryLow of the service restored" "$(systemctl show -P MemoryLow pw-cache.service)" 0
+expect_eq "MemoryMin of system.slice restored" "$(systemctl show -P MemoryMin system.slice)" 0
+
+while [ $(($(cut -d. -f1 /proc/uptime) - t0)) -lt 35 ]; do sleep 1; done
+wd1=$(systemctl show -P WatchdogTimestampMonotonic pagewarden.service)
+diag "watchdog keep-alive timestamps: $wd0 -> $wd1 (us of uptime)"
+check "the watchdog is fed: a keep-alive came since the start" test "$wd1" -gt "$wd0"
+expect_eq "and after more than WatchdogSec (20s here) the service was never restarted" \
+	"$(systemctl show -P NRestarts pagewarden.service)/$(systemctl is-active pagewarden.service)" "0/active"
+check "pagewarden.service stops" systemctl stop pagewarden.service
+expect_eq "it stopped cleanly" "$(systemctl show -P Result pagewarden.service)" success
+journalctl -u pagewarden.service -p warning --no-pager -q | head -10 | sed 's/^/# journal: /'
+systemctl stop pw-cache.service
+rm -f "$PW_DATA_MNT"/*.dat
+done_testing
