@@ -387,12 +387,6 @@ int cgroup_class_apply(struct cgroup_engine *e, const struct pw_job_class *c) {
         return r;
 }
 
-int cgroup_class_set_memory_high(struct cgroup_engine *e, const char *class, uint64_t bytes) {
-        _cleanup_free_ char *path = class_path(e, class);
-
-        return path ? write_u64(e, path, "memory.high", bytes) : -EINVAL;
-}
-
 int cgroup_class_set_io(struct cgroup_engine *e, const char *class, const struct pw_io_limit *io, size_t n) {
         _cleanup_free_ char *path = class_path(e, class);
 

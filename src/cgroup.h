@@ -67,8 +67,7 @@ void cgroup_engine_set_idle_slots(struct cgroup_engine *e, unsigned n);
 
 /* Creates the class cgroup if needed and writes every limit of c. */
 int cgroup_class_apply(struct cgroup_engine *e, const struct pw_job_class *c);
-/* What the governor changes. */
-int cgroup_class_set_memory_high(struct cgroup_engine *e, const char *class, uint64_t bytes);
+/* What the governor changes (memory.high it writes through the worker: see worker.h). */
 int cgroup_class_set_io(struct cgroup_engine *e, const char *class, const struct pw_io_limit *io, size_t n);
 int cgroup_class_freeze(struct cgroup_engine *e, const char *class, bool frozen);
 

@@ -10,10 +10,6 @@ void log_set_max_level(int level) {
         max_level = level;
 }
 
-int log_get_max_level(void) {
-        return max_level;
-}
-
 int log_internal(int level, int error, const char *fmt, ...) {
         static int prefix = -1;
         int saved = errno;

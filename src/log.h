@@ -21,7 +21,6 @@ enum {
 };
 
 void log_set_max_level(int level);
-int log_get_max_level(void);
 /* Returns -abs(error) (or 0 if error is 0), so that callers can `return log_error_errno(r, ...)`. */
 int log_internal(int level, int error, const char *fmt, ...) _printf_(3, 4);
 

@@ -79,6 +79,25 @@ static int suffix_multiplier(const char *s, uint64_t *ret) {
         return -EINVAL;
 }
 
+/* "digits[.digits]" and an optional K, M, G or T (powers of 1024), in bytes. */
+static int parse_bytes(const char *s, uint64_t *ret, const char **ret_error, const char *bad_suffix,
+                       const char *not_whole, const char *too_large) {
+        uint64_t v, num, den, mult;
+        const char *p = s;
+        int r;
+
+        r = parse_decimal(&p, &v, &num, &den, ret_error);
+        if (r < 0)
+                return r;
+        if (suffix_multiplier(p, &mult) < 0)
+                FAIL(EINVAL, bad_suffix);
+        if (den > 1 && mult == 1)
+                FAIL(EINVAL, not_whole);
+        if (scale(v, num, den, mult, ret) < 0)
+                FAIL(ERANGE, too_large);
+        return 0;
+}
+
 int units_parse_percent(const char *s, uint32_t *ret, const char **ret_error) {
         uint64_t v, num, den, hundredths;
         const char *p = s;
@@ -101,8 +120,6 @@ int units_parse_percent(const char *s, uint32_t *ret, const char **ret_error) {
 }
 
 int units_parse_size(const char *s, uint64_t ram_bytes, uint64_t *ret, const char **ret_error) {
-        uint64_t v, num, den, mult;
-        const char *p = s;
         int r;
 
         if (streq(s, "max")) {
@@ -120,15 +137,11 @@ int units_parse_size(const char *s, uint64_t ram_bytes, uint64_t *ret, const cha
                 *ret = (uint64_t) ((unsigned __int128) ram_bytes * pct / UNITS_PERCENT_FULL);
                 return 0;
         }
-        r = parse_decimal(&p, &v, &num, &den, ret_error);
+        r = parse_bytes(s, ret, ret_error,
+                        "expected a size such as 512M: a number with K, M, G or T (powers of 1024), a percentage of RAM, or max",
+                        "a size in bytes must be a whole number", "size is too large");
         if (r < 0)
                 return r;
-        if (suffix_multiplier(p, &mult) < 0)
-                FAIL(EINVAL, "expected a size such as 512M: a number with K, M, G or T (powers of 1024), a percentage of RAM, or max");
-        if (den > 1 && mult == 1)
-                FAIL(EINVAL, "a size in bytes must be a whole number");
-        if (scale(v, num, den, mult, ret) < 0)
-                FAIL(ERANGE, "size is too large");
         if (*ret == UNITS_MAX)
                 FAIL(ERANGE, "size is too large (write max for no limit)");
         return 0;
@@ -136,8 +149,6 @@ int units_parse_size(const char *s, uint64_t ram_bytes, uint64_t *ret, const cha
 
 int units_parse_bandwidth(const char *s, uint64_t *ret, const char **ret_error) {
         _cleanup_free_ char *copy = NULL;
-        uint64_t v, num, den, mult;
-        const char *p;
         int r;
 
         if (streq(s, "max")) {
@@ -149,15 +160,12 @@ int units_parse_bandwidth(const char *s, uint64_t *ret, const char **ret_error) 
                 FAIL(ENOMEM, "out of memory");
         if (endswith(copy, "/s"))
                 copy[strlen(copy) - 2] = '\0';
-        p = copy;
-        r = parse_decimal(&p, &v, &num, &den, ret_error);
+        r = parse_bytes(copy, ret, ret_error,
+                        "expected a bandwidth such as 80M (bytes per second, K/M/G/T are powers of 1024) or max",
+                        "a bandwidth in bytes must be a whole number", "bandwidth is too large");
         if (r < 0)
                 return r;
-        if (suffix_multiplier(p, &mult) < 0)
-                FAIL(EINVAL, "expected a bandwidth such as 80M (bytes per second, K/M/G/T are powers of 1024) or max");
-        if (den > 1 && mult == 1)
-                FAIL(EINVAL, "a bandwidth in bytes must be a whole number");
-        if (scale(v, num, den, mult, ret) < 0 || *ret == UNITS_MAX)
+        if (*ret == UNITS_MAX)
                 FAIL(ERANGE, "bandwidth is too large");
         if (*ret == 0)
                 FAIL(ERANGE, "a bandwidth of 0 would stop all I/O");
