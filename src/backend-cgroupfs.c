@@ -35,6 +35,10 @@ static int cgfs_class_freeze(struct backend *b, const char *class, bool frozen) 
         return cgroup_class_freeze(b->engine, class, frozen);
 }
 
+static int cgfs_class_remove(struct backend *b, const char *class) {
+        return cgroup_class_remove(b->engine, class);
+}
+
 static int cgfs_thaw_all(struct backend *b) {
         return cgroup_thaw_all(b->engine);
 }
@@ -108,6 +112,7 @@ static const struct backend_ops cgroupfs_ops = {
         .class_set_io = cgfs_class_set_io,
         .class_freeze = cgfs_class_freeze,
         .thaw_all = cgfs_thaw_all,
+        .class_remove = cgfs_class_remove,
         .job_place = cgfs_job_place,
         .scan = cgfs_scan,
         .protect_set = cgfs_protect_set,

@@ -452,6 +452,15 @@ static int sd_class_freeze(struct backend *b, const char *class, bool frozen) {
                                         on_async_reply, (void *) (frozen ? "FreezeUnit" : "ThawUnit"), "s", slice);
 }
 
+static int sd_class_remove(struct backend *b, const char *class) {
+        _cleanup_free_ char *slice = class_slice(b, class);
+
+        if (!slice)
+                return -ENOMEM;
+        return sd_bus_call_method_async(D(b)->bus, NULL, SD_DEST, SD_PATH, SD_MANAGER, "StopUnit", on_async_reply,
+                                        (void *) "StopUnit", "ss", slice, "fail");
+}
+
 /* Units matching a pattern: (name, description, active state). */
 static int list_units(struct backend *b, const char *pattern,
                       int (*fn)(struct backend *b, const char *name, const char *desc, const char *active, void *ud),
@@ -873,6 +882,7 @@ static const struct backend_ops systemd_ops = {
         .class_set_io = sd_class_set_io,
         .class_freeze = sd_class_freeze,
         .thaw_all = sd_thaw_all,
+        .class_remove = sd_class_remove,
         .job_place = sd_job_place,
         .scan = sd_scan,
         .protect_set = sd_protect_set,

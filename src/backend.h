@@ -45,6 +45,8 @@ struct backend_ops {
         int (*class_set_io)(struct backend *b, const char *class, const struct pw_io_limit *io, size_t n);
         int (*class_freeze)(struct backend *b, const char *class, bool frozen);
         int (*thaw_all)(struct backend *b);
+        /* A class that left the policy and has no job any more: its cgroup goes. */
+        int (*class_remove)(struct backend *b, const char *class);
         /* A new job of class holding pids; *ret_path is its cgroup. */
         int (*job_place)(struct backend *b, const char *class, const struct cgroup_job_label *label, const pid_t *pids,
                          size_t n, size_t *ret_moved, char **ret_path);

@@ -175,9 +175,7 @@ static void update_class_readings(struct manager *m) {
                 struct governor_class *c = &m->gov.classes[i];
                 _cleanup_free_ char *path = m->backend->ops->class_path(m->backend, c->name);
 
-                c->jobs = 0;
-                for (struct job *j = m->jobs; j; j = j->next)
-                        c->jobs += streq(j->class, c->name);
+                c->jobs = manager_class_jobs(m, c->name);
                 if (!path || cgroup_read_u64(m->engine, path, "memory.current", &c->memory_current) < 0)
                         c->memory_current = 0;
         }

@@ -60,20 +60,12 @@ static json_object *in_force_json(struct manager *m, const char *class) {
         return o;
 }
 
-static unsigned class_jobs(struct manager *m, const char *class) {
-        unsigned n = 0;
-
-        for (struct job *j = m->jobs; j; j = j->next)
-                n += streq(j->class, class);
-        return n;
-}
-
 static json_object *class_json(struct manager *m, const char *name, const struct pw_job_class *c) {
         json_object *o = json_object_new_object();
 
         json_object_object_add(o, "name", json_object_new_string(name));
         json_object_object_add(o, "in_policy", json_object_new_boolean(c != NULL));
-        json_object_object_add(o, "jobs", json_object_new_int64(class_jobs(m, name)));
+        json_object_object_add(o, "jobs", json_object_new_int64(manager_class_jobs(m, name)));
         json_object_object_add(o, "configured", c ? configured_json(c) : NULL);
         json_object_object_add(o, "in_force", in_force_json(m, name));
         return o;

@@ -135,17 +135,46 @@ static struct job *find_job_id(struct manager *m, uint64_t id) {
         return NULL;
 }
 
+unsigned manager_class_jobs(struct manager *m, const char *class) {
+        unsigned n = 0;
+
+        for (struct job *j = m->jobs; j; j = j->next)
+                n += streq(j->class, class);
+        return n;
+}
+
+/* A class that is not in the policy any more goes once it has no job. */
+static void remove_class_if_unused(struct manager *m, const char *class) {
+        _cleanup_free_ char *path = NULL;
+        int r;
+
+        if (m->stopping || policy_find_class(&m->policy, class) || manager_class_jobs(m, class) > 0)
+                return;
+        path = m->backend->ops->class_path(m->backend, class);
+        r = m->backend->ops->class_remove(m->backend, class);
+        if (r < 0 && r != -ENOENT)
+                log_warning_errno(r, "Class %s left the policy; removing /%s failed: %m", class, strempty(path));
+        else
+                manager_action(m, LOG_LEVEL_INFO, "Class %s left the policy and has no job: /%s removed", class,
+                               strempty(path));
+}
+
 static void job_free(struct manager *m, struct job *j) {
+        char class[sizeof(j->class)];
+
         for (struct job **p = &m->jobs; *p; p = &(*p)->next)
                 if (*p == j) {
                         *p = j->next;
                         m->n_jobs--;
                         break;
                 }
+        snprintf(class, sizeof(class), "%s", j->class);
         sd_event_source_disable_unref(j->watch);
+        sd_event_source_disable_unref(j->first_check);
         free(j->path);
         free(j);
         manager_governor_update(m);
+        remove_class_if_unused(m, class);
 }
 
 static void job_start_release(struct manager *m, struct job *j) {
@@ -198,6 +227,14 @@ static void job_check(struct manager *m, struct job *j) {
                 return;
         }
         job_start_release(m, j);
+}
+
+static int on_job_first_check(sd_event_source *s, void *userdata) {
+        struct job *j = userdata;
+
+        j->first_check = sd_event_source_disable_unref(j->first_check);
+        job_check(j->manager, j);
+        return 0;
 }
 
 static int on_job_events(sd_event_source *s, const struct inotify_event *ev, void *userdata) {
@@ -279,8 +316,11 @@ static int job_add(struct manager *m, const struct cgroup_job_label *label, cons
         if (ret)
                 *ret = j;
         manager_governor_update(m);
-        /* It may have ended before the watch was in place. */
-        job_check(m, j);
+        /* It may have ended before the watch was in place: look once, on the next
+         * turn of the loop (the caller still uses j). */
+        r = sd_event_add_defer(m->event, &j->first_check, on_job_first_check, j);
+        if (r < 0)
+                log_warning_errno(r, "Job %" PRIu64 ": cannot schedule its first check: %m", j->id);
         manager_notify_status(m);
         return 0;
 }
@@ -359,7 +399,7 @@ static int adopt(struct manager *m) {
 int manager_reload(struct manager *m, char **ret_errors) {
         _cleanup_(diag_list_done) struct diag_list diags = {};
         struct pw_settings settings = {};
-        struct pw_policy policy = {};
+        struct pw_policy policy = {}, old;
         int r;
 
         sd_notify(false, "RELOADING=1");
@@ -384,7 +424,7 @@ int manager_reload(struct manager *m, char **ret_errors) {
             !streq_ptr(settings.socket_group, m->settings.socket_group))
                 log_notice("Changes of socket, socket_group and cgroup_root take effect when the daemon restarts");
         manager_governor_stop(m); /* its state points into the old policy */
-        policy_done(&m->policy);
+        old = m->policy;
         m->policy = policy;
         /* Settings that cannot change while running keep their old values. */
         free(settings.socket);
@@ -401,6 +441,9 @@ int manager_reload(struct manager *m, char **ret_errors) {
         apply_classes(m);
         (void) manager_apply_protection(m);
         manager_governor_update(m);
+        for (size_t i = 0; i < old.n_classes; i++)
+                remove_class_if_unused(m, old.classes[i].name);
+        policy_done(&old);
         for (struct job *j = m->jobs; j; j = j->next)
                 if (!policy_find_class(&m->policy, j->class))
                         log_notice("Job %" PRIu64 " (%s): class %s is no longer in the policy; the job keeps its last "
@@ -421,11 +464,34 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
         return 0;
 }
 
+/*
+ * Jobs keep running, under their class's configured limits and thawed;
+ * protection is withdrawn only with restore_on_stop.  Done while the loop
+ * still runs: the bus attached to it is closed when it exits.
+ */
+static void manager_stop(struct manager *m) {
+        int r;
+
+        if (m->stopping)
+                return;
+        m->stopping = true;
+        manager_governor_stop(m);
+        if (m->settings.restore_on_stop) {
+                r = m->backend->ops->protect_set(m->backend, NULL, 0, NULL);
+                if (r < 0)
+                        log_warning_errno(r, "Restoring the original protection values failed: %m");
+                else
+                        log_info("Protection withdrawn: original memory.min/low/swap.max values restored");
+        }
+        (void) m->backend->ops->thaw_all(m->backend);
+}
+
 static int on_sigterm(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
         struct manager *m = userdata;
 
         log_info("Received %s, stopping; running jobs keep running under their limits", strsignal((int) si->ssi_signo));
         sd_notify(false, "STOPPING=1");
+        manager_stop(m);
         return sd_event_exit(m->event, 0);
 }
 
@@ -568,17 +634,7 @@ int manager_run(struct manager *m) {
         r = sd_event_loop(m->event);
         if (r < 0)
                 return log_error_errno(r, "Event loop failed: %m");
-        /* Jobs keep running, under their class's configured limits and thawed. */
-        m->stopping = true;
-        manager_governor_stop(m);
-        if (m->settings.restore_on_stop) {
-                r = m->backend->ops->protect_set(m->backend, NULL, 0, NULL);
-                if (r < 0)
-                        log_warning_errno(r, "Restoring the original protection values failed: %m");
-                else
-                        log_info("Protection withdrawn: original memory.min/low/swap.max values restored");
-        }
-        (void) m->backend->ops->thaw_all(m->backend);
+        manager_stop(m); /* if the loop ended otherwise than by a signal */
         return 0;
 }
 

@@ -28,7 +28,8 @@ struct job {
         char *path; /* the slot, relative to the cgroup2 mount */
         uid_t uid;
         uint64_t started_usec; /* CLOCK_REALTIME */
-        sd_event_source *watch;
+        sd_event_source *watch;       /* inotify on cgroup.events */
+        sd_event_source *first_check; /* a job that ended before it was watched */
         bool releasing;
         struct job *next;
 };
@@ -112,6 +113,7 @@ int manager_reload(struct manager *m, char **ret_errors);
 void manager_action(struct manager *m, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 struct job *manager_find_job(struct manager *m, const char *id_or_name);
+unsigned manager_class_jobs(struct manager *m, const char *class);
 /* A new job of class for uid holding pids (those that still exist); *ret_moved of them moved. */
 int manager_place(struct manager *m, const char *class, const char *name, uid_t uid, const pid_t *pids, size_t n,
                   struct job **ret, size_t *ret_moved);

@@ -164,6 +164,13 @@ while [ $i -lt 50 ] && [ "$(jobs_count)" != 0 ]; do sleep 0.2; i=$((i + 1)); don
 expect_eq "all 100 ended and were released" "$(jobs_count)" 0
 expect_eq "no dying memcg was left" "$(keyed $S/cgroup.stat nr_dying_descendants)" 0
 
+# A class that leaves the policy, with no job running, loses its cgroup.
+check "class 'shared' has a cgroup" test -d $S/shared
+sed -i '/^  shared:/,$d' /etc/pw/policies.d/10-jobs.yaml
+pagewardenctl reload >/dev/null
+expect_eq "a reload without class 'shared' succeeds" "$?" 0
+check "and its cgroup is gone" test ! -e $S/shared
+
 # SIGTERM: the daemon stops cleanly and jobs keep running.
 pagewardenctl run --job backup --name survivor -- sleep 30 &
 sleep 0.5

@@ -99,7 +99,10 @@ diag "protected: pw-cache.service keeps $((after / MIB)) of $((before / MIB)) Mi
 expect_ge "with protection the service keeps at least 90% of its cached file (% kept)" "$kept" 90
 
 rm /etc/pagewarden/policies.d/protect.yaml
-check "reload without the protect entry" systemctl reload pagewarden.service
+sed -i '/^  reader:/d' /etc/pagewarden/policies.d/jobs.yaml
+check "reload without the protect entry and without class reader" systemctl reload pagewarden.service
+sleep 1
+expect_eq "the slice of the class that left the policy is stopped" "$(systemctl is-active pagewarden-reader.slice)" inactive
 expect_eq "MemoryMin of the service restored" "$(systemctl show -P MemoryMin pw-cache.service)" 0
 expect_eq "MemoryLow of the service restored" "$(systemctl show -P MemoryLow pw-cache.service)" 0
 expect_eq "MemoryMin of system.slice restored" "$(systemctl show -P MemoryMin system.slice)" 0
