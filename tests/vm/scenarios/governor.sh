@@ -171,10 +171,10 @@ start_daemon
 sleep 2
 pagewardenctl run --job backup -- true
 sleep 1
-s0=$(awk '{ print $3 }' /proc/$DAEMON/schedstat)
+s0=$(wakeups $DAEMON)
 c0=$(awk '{ print $14 + $15 }' /proc/$DAEMON/stat)
 sleep 60
-s1=$(awk '{ print $3 }' /proc/$DAEMON/schedstat)
+s1=$(wakeups $DAEMON)
 c1=$(awk '{ print $14 + $15 }' /proc/$DAEMON/stat)
 diag "idle daemon over 60 s: $((s1 - s0)) wake-ups, $((c1 - c0)) clock ticks of CPU"
 expect_le "the idle daemon wakes up at most once in 60 s" $((s1 - s0)) 1

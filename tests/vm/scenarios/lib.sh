@@ -40,3 +40,7 @@ done_testing() {
 	echo "1..$T_N"
 	[ "$T_FAILED" -eq 0 ]
 }
+# wakeups PID / oncpu_us PID: context switches and CPU time (ns -> us) of
+# every thread of a process, from /proc/PID/task/*/schedstat.
+wakeups() { cat /proc/$1/task/*/schedstat | awk '{ n += $3 } END { printf "%d", n }'; }
+oncpu_us() { cat /proc/$1/task/*/schedstat | awk '{ n += $1 } END { printf "%d", n / 1000 }'; }
