@@ -160,21 +160,18 @@ static void remove_class_if_unused(struct manager *m, const char *class) {
 }
 
 static void job_free(struct manager *m, struct job *j) {
-        char class[sizeof(j->class)];
-
         for (struct job **p = &m->jobs; *p; p = &(*p)->next)
                 if (*p == j) {
                         *p = j->next;
                         m->n_jobs--;
                         break;
                 }
-        snprintf(class, sizeof(class), "%s", j->class);
         sd_event_source_disable_unref(j->watch);
         sd_event_source_disable_unref(j->first_check);
+        manager_governor_update(m);
+        remove_class_if_unused(m, j->class); /* j is off the list already */
         free(j->path);
         free(j);
-        manager_governor_update(m);
-        remove_class_if_unused(m, class);
 }
 
 static void job_start_release(struct manager *m, struct job *j) {
@@ -634,7 +631,6 @@ int manager_run(struct manager *m) {
         r = sd_event_loop(m->event);
         if (r < 0)
                 return log_error_errno(r, "Event loop failed: %m");
-        manager_stop(m); /* if the loop ended otherwise than by a signal */
         return 0;
 }
 
