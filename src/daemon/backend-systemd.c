@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "backend.h"
+#include "ledger.h"
 #include "log.h"
 #include "units.h"
 #include "util.h"
@@ -32,22 +33,13 @@
 #define SD_PATH "/org/freedesktop/systemd1"
 #define SD_MANAGER "org.freedesktop.systemd1.Manager"
 
-struct saved_unit {
-        char *unit;
-        uint64_t min, low;
-        bool has_swap;
-        uint64_t swap;
-};
-
-struct sd_backend {
+struct systemd_data {
         sd_bus *bus;
         char *prefix; /* "pagewarden" for ROOT pagewarden.slice */
-        char *state_file;
-        struct saved_unit *saved;
-        size_t n_saved, allocated_saved;
+        struct ledger protection; /* keys: unit names */
 };
 
-static struct sd_backend *D(struct backend *b) {
+static struct systemd_data *data(struct backend *b) {
         return b->data;
 }
 
@@ -96,10 +88,10 @@ static char *class_slice(struct backend *b, const char *class) {
         _cleanup_free_ char *e = escape(class);
         char *s;
 
-        return e && asprintf(&s, "%s-%s.slice", D(b)->prefix, e) >= 0 ? s : NULL;
+        return e && asprintf(&s, "%s-%s.slice", data(b)->prefix, e) >= 0 ? s : NULL;
 }
 
-static char *sd_class_path(struct backend *b, const char *class) {
+static char *sysd_class_path(struct backend *b, const char *class) {
         _cleanup_free_ char *slice = class_slice(b, class);
         char *p;
 
@@ -139,7 +131,7 @@ static int unit_object(struct backend *b, const char *unit, char **ret_path) {
         const char *path;
         int r;
 
-        r = sd_bus_call_method(D(b)->bus, SD_DEST, SD_PATH, SD_MANAGER, "GetUnit", &e, &reply, "s", unit);
+        r = sd_bus_call_method(data(b)->bus, SD_DEST, SD_PATH, SD_MANAGER, "GetUnit", &e, &reply, "s", unit);
         if (r < 0)
                 return bus_errno(&e, r);
         r = sd_bus_message_read(reply, "o", &path);
@@ -160,7 +152,7 @@ static int unit_get_u64(struct backend *b, const char *unit, const char *propert
         r = unit_object(b, unit, &path);
         if (r < 0)
                 return r;
-        r = sd_bus_get_property_trivial(D(b)->bus, SD_DEST, path, iface, property, &e, 't', ret);
+        r = sd_bus_get_property_trivial(data(b)->bus, SD_DEST, path, iface, property, &e, 't', ret);
         return r < 0 ? bus_errno(&e, r) : 0;
 }
 
@@ -176,7 +168,7 @@ static int unit_cgroup(struct backend *b, const char *unit, char **ret) {
         r = unit_object(b, unit, &path);
         if (r < 0)
                 return r;
-        r = sd_bus_get_property_string(D(b)->bus, SD_DEST, path, iface, "ControlGroup", &e, &cg);
+        r = sd_bus_get_property_string(data(b)->bus, SD_DEST, path, iface, "ControlGroup", &e, &cg);
         if (r < 0)
                 return bus_errno(&e, r);
         if (!cg[0] || streq(cg, "/"))
@@ -256,7 +248,7 @@ static int new_set_properties(struct backend *b, const char *unit, sd_bus_messag
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         int r;
 
-        r = sd_bus_message_new_method_call(D(b)->bus, &m, SD_DEST, SD_PATH, SD_MANAGER, "SetUnitProperties");
+        r = sd_bus_message_new_method_call(data(b)->bus, &m, SD_DEST, SD_PATH, SD_MANAGER, "SetUnitProperties");
         if (r >= 0)
                 r = sd_bus_message_append(m, "sb", unit, 1);
         if (r >= 0)
@@ -269,7 +261,7 @@ static int new_set_properties(struct backend *b, const char *unit, sd_bus_messag
 
 static int call(struct backend *b, sd_bus_message *m, sd_bus_message **ret_reply) {
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        int r = sd_bus_call(D(b)->bus, m, BUS_TIMEOUT_USEC, &e, ret_reply);
+        int r = sd_bus_call(data(b)->bus, m, BUS_TIMEOUT_USEC, &e, ret_reply);
 
         if (r < 0) {
                 log_debug("systemd: %s: %s", e.name ?: "?", e.message ?: strerror(-r));
@@ -326,7 +318,7 @@ static int start_transient(struct backend *b, sd_bus_message *m) {
         uint64_t deadline = now_usec() + BUS_TIMEOUT_USEC;
         int r;
 
-        r = sd_bus_match_signal(D(b)->bus, &slot, SD_DEST, SD_PATH, SD_MANAGER, "JobRemoved", on_job_removed, &w);
+        r = sd_bus_match_signal(data(b)->bus, &slot, SD_DEST, SD_PATH, SD_MANAGER, "JobRemoved", on_job_removed, &w);
         if (r < 0)
                 return r;
         r = call(b, m, &reply);
@@ -340,11 +332,11 @@ static int start_transient(struct backend *b, sd_bus_message *m) {
 
                 if (now >= deadline)
                         return -ETIMEDOUT;
-                r = sd_bus_process(D(b)->bus, NULL);
+                r = sd_bus_process(data(b)->bus, NULL);
                 if (r < 0)
                         return r;
                 if (r == 0) {
-                        r = sd_bus_wait(D(b)->bus, deadline - now);
+                        r = sd_bus_wait(data(b)->bus, deadline - now);
                         if (r < 0)
                                 return r;
                 }
@@ -360,7 +352,7 @@ static int new_start_transient(struct backend *b, const char *unit, sd_bus_messa
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         int r;
 
-        r = sd_bus_message_new_method_call(D(b)->bus, &m, SD_DEST, SD_PATH, SD_MANAGER, "StartTransientUnit");
+        r = sd_bus_message_new_method_call(data(b)->bus, &m, SD_DEST, SD_PATH, SD_MANAGER, "StartTransientUnit");
         if (r >= 0)
                 r = sd_bus_message_append(m, "ss", unit, "fail");
         if (r >= 0)
@@ -379,7 +371,7 @@ static int finish_start_transient(sd_bus_message *m) {
 
 /* ---- classes ---- */
 
-static int sd_class_apply(struct backend *b, const struct pw_job_class *c) {
+static int sysd_class_apply(struct backend *b, const struct pw_job_class *c) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         _cleanup_free_ char *slice = class_slice(b, c->name), *desc = NULL;
         int r;
@@ -408,7 +400,7 @@ static int sd_class_apply(struct backend *b, const struct pw_job_class *c) {
         return r < 0 ? r : call(b, m, NULL);
 }
 
-static int sd_class_set_memory_high(struct backend *b, const char *class, uint64_t bytes, uint64_t wake_usec) {
+static int sysd_class_set_memory_high(struct backend *b, const char *class, uint64_t bytes, uint64_t wake_usec) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         _cleanup_free_ char *slice = class_slice(b, class);
         int r;
@@ -422,11 +414,11 @@ static int sd_class_set_memory_high(struct backend *b, const char *class, uint64
                 r = sd_bus_message_close_container(m);
         /* systemd lowers memory.high itself, reclaiming: do not wait for it. */
         if (r >= 0)
-                r = sd_bus_call_async(D(b)->bus, NULL, m, on_async_reply, (void *) "setting MemoryHigh", BUS_TIMEOUT_USEC);
+                r = sd_bus_call_async(data(b)->bus, NULL, m, on_async_reply, (void *) "setting MemoryHigh", BUS_TIMEOUT_USEC);
         return r < 0 ? r : 1;
 }
 
-static int sd_class_set_io(struct backend *b, const char *class, const struct pw_io_limit *io, size_t n) {
+static int sysd_class_set_io(struct backend *b, const char *class, const struct pw_io_limit *io, size_t n) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         _cleanup_free_ char *slice = class_slice(b, class);
         int r;
@@ -439,25 +431,25 @@ static int sd_class_set_io(struct backend *b, const char *class, const struct pw
         if (r >= 0)
                 r = sd_bus_message_close_container(m);
         if (r >= 0)
-                r = sd_bus_call_async(D(b)->bus, NULL, m, on_async_reply, (void *) "setting io limits", BUS_TIMEOUT_USEC);
+                r = sd_bus_call_async(data(b)->bus, NULL, m, on_async_reply, (void *) "setting io limits", BUS_TIMEOUT_USEC);
         return r;
 }
 
-static int sd_class_freeze(struct backend *b, const char *class, bool frozen) {
+static int sysd_class_freeze(struct backend *b, const char *class, bool frozen) {
         _cleanup_free_ char *slice = class_slice(b, class);
 
         if (!slice)
                 return -ENOMEM;
-        return sd_bus_call_method_async(D(b)->bus, NULL, SD_DEST, SD_PATH, SD_MANAGER, frozen ? "FreezeUnit" : "ThawUnit",
+        return sd_bus_call_method_async(data(b)->bus, NULL, SD_DEST, SD_PATH, SD_MANAGER, frozen ? "FreezeUnit" : "ThawUnit",
                                         on_async_reply, (void *) (frozen ? "FreezeUnit" : "ThawUnit"), "s", slice);
 }
 
-static int sd_class_remove(struct backend *b, const char *class) {
+static int sysd_class_remove(struct backend *b, const char *class) {
         _cleanup_free_ char *slice = class_slice(b, class);
 
         if (!slice)
                 return -ENOMEM;
-        return sd_bus_call_method_async(D(b)->bus, NULL, SD_DEST, SD_PATH, SD_MANAGER, "StopUnit", on_async_reply,
+        return sd_bus_call_method_async(data(b)->bus, NULL, SD_DEST, SD_PATH, SD_MANAGER, "StopUnit", on_async_reply,
                                         (void *) "StopUnit", "ss", slice, "fail");
 }
 
@@ -469,7 +461,7 @@ static int list_units(struct backend *b, const char *pattern,
         const char *name, *desc, *load, *active;
         int r;
 
-        r = sd_bus_message_new_method_call(D(b)->bus, &m, SD_DEST, SD_PATH, SD_MANAGER, "ListUnitsByPatterns");
+        r = sd_bus_message_new_method_call(data(b)->bus, &m, SD_DEST, SD_PATH, SD_MANAGER, "ListUnitsByPatterns");
         if (r >= 0)
                 r = sd_bus_message_append(m, "as", 0);
         if (r >= 0)
@@ -493,27 +485,27 @@ static int list_units(struct backend *b, const char *pattern,
 }
 
 static int thaw_one(struct backend *b, const char *name, const char *desc, const char *active, void *ud) {
-        (void) sd_bus_call_method(D(b)->bus, SD_DEST, SD_PATH, SD_MANAGER, "ThawUnit", NULL, NULL, "s", name);
+        (void) sd_bus_call_method(data(b)->bus, SD_DEST, SD_PATH, SD_MANAGER, "ThawUnit", NULL, NULL, "s", name);
         return 0;
 }
 
-static int sd_thaw_all(struct backend *b) {
+static int sysd_thaw_all(struct backend *b) {
         _cleanup_free_ char *pattern = NULL;
 
-        if (asprintf(&pattern, "%s-*.slice", D(b)->prefix) < 0)
+        if (asprintf(&pattern, "%s-*.slice", data(b)->prefix) < 0)
                 return -ENOMEM;
         return list_units(b, pattern, thaw_one, NULL);
 }
 
 /* ---- jobs ---- */
 
-static int sd_job_place(struct backend *b, const char *class, const struct cgroup_job_label *label,
+static int sysd_job_place(struct backend *b, const char *class, const struct cgroup_job_label *label,
                         const pid_t *pids, size_t n, size_t *ret_moved, char **ret_path) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         _cleanup_free_ char *slice = class_slice(b, class), *eclass = escape(class), *scope = NULL, *desc = NULL;
         int r;
 
-        if (!slice || !eclass || asprintf(&scope, "%s-%s-%" PRIu64 ".scope", D(b)->prefix, eclass, label->id) < 0 ||
+        if (!slice || !eclass || asprintf(&scope, "%s-%s-%" PRIu64 ".scope", data(b)->prefix, eclass, label->id) < 0 ||
             asprintf(&desc, "pagewarden job %" PRIu64 " (%s) of class %s for uid %u, started %" PRIu64, label->id,
                      label->name, class, (unsigned) label->uid, label->started_usec) < 0)
                 return -ENOMEM;
@@ -554,7 +546,7 @@ static int scan_one(struct backend *b, const char *name, const char *desc, const
         } *acc = ud;
         _cleanup_free_ char *rest = NULL, *eclass = NULL, *class = NULL, *slice = NULL, *events = NULL;
         struct cgroup_slot s = {};
-        const char *after = startswith(name, D(b)->prefix);
+        const char *after = startswith(name, data(b)->prefix);
         char *dash;
         unsigned uid = 0;
         int k = 0;
@@ -599,7 +591,7 @@ static int scan_one(struct backend *b, const char *name, const char *desc, const
         return 0;
 }
 
-static int sd_scan(struct backend *b, struct cgroup_slot **ret, size_t *ret_n) {
+static int sysd_scan(struct backend *b, struct cgroup_slot **ret, size_t *ret_n) {
         struct {
                 struct cgroup_slot *slots;
                 size_t n, allocated;
@@ -607,7 +599,7 @@ static int sd_scan(struct backend *b, struct cgroup_slot **ret, size_t *ret_n) {
         _cleanup_free_ char *pattern = NULL;
         int r;
 
-        if (asprintf(&pattern, "%s-*.scope", D(b)->prefix) < 0)
+        if (asprintf(&pattern, "%s-*.scope", data(b)->prefix) < 0)
                 return -ENOMEM;
         r = list_units(b, pattern, scan_one, &acc);
         if (r < 0) {
@@ -619,70 +611,49 @@ static int sd_scan(struct backend *b, struct cgroup_slot **ret, size_t *ret_n) {
         return 0;
 }
 
-/* ---- protection ---- */
+/* ---- protection: the ledger (ledger.h) on units' properties ---- */
 
-static struct saved_unit *saved_find(struct backend *b, const char *unit) {
-        for (size_t i = 0; i < D(b)->n_saved; i++)
-                if (streq(D(b)->saved[i].unit, unit))
-                        return &D(b)->saved[i];
-        return NULL;
+static bool valid_unit_key(const char *unit) {
+        return !policy_unit_name_problem(unit);
 }
 
-static int state_save(struct backend *b) {
-        _cleanup_free_ char *text = NULL;
-        size_t size = 0;
-        FILE *f;
+/* A unit's cgroup path ends in the unit's name. */
+static const char *unit_key(const char *path) {
+        const char *last = strrchr(path, '/');
 
-        if (!D(b)->state_file)
-                return 0;
-        f = open_memstream(&text, &size);
-        if (!f)
-                return -ENOMEM;
-        fputs("# pagewarden: original MemoryMin MemoryLow MemorySwapMax of units it changed\n", f);
-        for (size_t i = 0; i < D(b)->n_saved; i++) {
-                const struct saved_unit *s = &D(b)->saved[i];
-                char swap[32] = "-";
-
-                if (s->has_swap)
-                        cgv_format_limit(s->swap, swap, sizeof(swap));
-                fprintf(f, "%" PRIu64 " %" PRIu64 " %s %s\n", s->min, s->low, swap, s->unit);
-        }
-        if (fclose(f) != 0)
-                return -ENOMEM;
-        return write_file_atomic(D(b)->state_file, text);
+        return last ? last + 1 : path;
 }
 
-static int state_load(struct backend *b) {
-        _cleanup_free_ char *text = NULL;
+static int unit_read(void *userdata, const char *unit, bool swap, struct ledger_values *ret) {
+        struct backend *b = userdata;
         int r;
 
-        if (!D(b)->state_file)
-                return 0;
-        r = read_full_file(D(b)->state_file, 1024 * 1024, &text, NULL);
-        if (r == -ENOENT)
-                return 0;
-        if (r < 0)
-                return r;
-        for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-                struct saved_unit s = {};
-                char swap[32];
-                int n = 0;
-
-                if (line[0] == '#' ||
-                    sscanf(line, "%" SCNu64 " %" SCNu64 " %31s %n", &s.min, &s.low, swap, &n) != 3 || n == 0 ||
-                    policy_unit_name_problem(line + n))
-                        continue;
-                s.has_swap = !streq(swap, "-");
-                if (s.has_swap && cgv_parse_limit(swap, &s.swap) < 0)
-                        continue;
-                s.unit = strdup(line + n);
-                if (!s.unit || GROW(D(b)->saved, D(b)->allocated_saved, D(b)->n_saved + 1) < 0) {
-                        free(s.unit);
-                        return -ENOMEM;
-                }
-                D(b)->saved[D(b)->n_saved++] = s;
+        *ret = (struct ledger_values){};
+        r = unit_get_u64(b, unit, "MemoryMin", &ret->min);
+        if (r >= 0)
+                r = unit_get_u64(b, unit, "MemoryLow", &ret->low);
+        if (r >= 0 && swap) {
+                r = unit_get_u64(b, unit, "MemorySwapMax", &ret->swap_max);
+                ret->has_swap = r >= 0;
         }
-        return 0;
+        return r;
+}
+
+static int unit_write(void *userdata, const char *unit, const struct ledger_values *v) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        struct backend *b = userdata;
+        int r;
+
+        r = new_set_properties(b, unit, &m);
+        if (r >= 0)
+                r = append_u64(m, "MemoryMin", v->min);
+        if (r >= 0)
+                r = append_u64(m, "MemoryLow", v->low);
+        if (r >= 0 && v->has_swap)
+                r = append_u64(m, "MemorySwapMax", v->swap_max);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        return r < 0 ? r : call(b, m, NULL);
 }
 
 /* The unit owning a protected entry: unit:, or the last component of a cgroup: path if it is a unit. */
@@ -691,72 +662,28 @@ static const char *entry_unit(const struct backend_protect *p) {
 
         if (p->unit)
                 return p->unit;
-        last = strrchr(p->cgroup, '/');
-        last = last ? last + 1 : p->cgroup;
+        last = unit_key(p->cgroup);
         return unit_interface(last) && !policy_unit_name_problem(last) ? last : NULL;
 }
 
-static int set_unit_protection(struct backend *b, const char *unit, uint64_t min, uint64_t low, bool swap,
-                               uint64_t swap_max) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
-        int r;
-
-        r = new_set_properties(b, unit, &m);
-        if (r >= 0)
-                r = append_u64(m, "MemoryMin", min);
-        if (r >= 0)
-                r = append_u64(m, "MemoryLow", low);
-        if (r >= 0 && swap)
-                r = append_u64(m, "MemorySwapMax", swap_max);
-        if (r >= 0)
-                r = sd_bus_message_close_container(m);
-        return r < 0 ? r : call(b, m, NULL);
-}
-
-static int save_original(struct backend *b, const char *unit, bool swap, struct saved_unit **ret) {
-        struct saved_unit *s = saved_find(b, unit), n = {};
-        int r;
-
-        if (!s) {
-                r = unit_get_u64(b, unit, "MemoryMin", &n.min);
-                if (r >= 0)
-                        r = unit_get_u64(b, unit, "MemoryLow", &n.low);
-                if (r < 0)
-                        return r;
-                n.unit = strdup(unit);
-                if (!n.unit || GROW(D(b)->saved, D(b)->allocated_saved, D(b)->n_saved + 1) < 0) {
-                        free(n.unit);
-                        return -ENOMEM;
-                }
-                D(b)->saved[D(b)->n_saved] = n;
-                s = &D(b)->saved[D(b)->n_saved++];
-        }
-        if (swap && !s->has_swap) {
-                r = unit_get_u64(b, unit, "MemorySwapMax", &s->swap);
-                if (r < 0)
-                        return r;
-                s->has_swap = true;
-        }
-        *ret = s;
-        return 0;
-}
-
-static int sd_protect_set(struct backend *b, const struct backend_protect *req, size_t n,
-                          struct cgroup_protect_result *res) {
+/* Units through systemd; deeper cgroups (inside a unit's delegated tree) through cgroupfs. */
+static int sysd_protect_set(struct backend *b, const struct backend_protect *req, size_t n,
+                            struct cgroup_protect_result *res) {
+        const struct ledger_io io = { .key = unit_key, .read = unit_read, .write = unit_write, .userdata = b };
         _cleanup_free_ struct cgroup_protect *direct = calloc(n + 1, sizeof(*direct));
         _cleanup_free_ struct cgroup_protect_result *dres = calloc(n + 1, sizeof(*dres));
-        _cleanup_free_ struct cgv_protect_request *creq = calloc(n + 1, sizeof(*creq));
+        _cleanup_free_ struct ledger_request *units = calloc(n + 1, sizeof(*units));
+        _cleanup_free_ size_t *dindex = calloc(n + 1, sizeof(size_t)), *uindex = calloc(n + 1, sizeof(size_t));
+        _cleanup_free_ int *errs = calloc(n + 1, sizeof(int));
         _cleanup_free_ char **paths = calloc(n + 1, sizeof(char *));
-        _cleanup_free_ size_t *dindex = calloc(n + 1, sizeof(size_t));
-        struct cgv_protect_need *needs = NULL;
-        size_t n_direct = 0, n_units = 0, n_needs = 0;
-        int r = 0, k;
+        size_t n_direct = 0, n_units = 0;
+        int r = 0, k = 0;
 
-        if (!direct || !dres || !creq || !paths || !dindex)
+        if (!direct || !dres || !units || !dindex || !uindex || !errs || !paths)
                 return -ENOMEM;
-        /* Units through systemd; deeper cgroups (inside a unit's delegated tree) through cgroupfs. */
         for (size_t i = 0; i < n; i++) {
                 const char *unit = entry_unit(&req[i]);
+                _cleanup_free_ char *cg = NULL;
 
                 if (res)
                         res[i] = (struct cgroup_protect_result){};
@@ -766,128 +693,68 @@ static int sd_protect_set(struct backend *b, const struct backend_protect *req, 
                                                                       .low = req[i].low, .swap_deny = req[i].swap_deny };
                         continue;
                 }
-                k = unit_cgroup(b, unit, &paths[i]);
+                k = unit_cgroup(b, unit, &cg);
+                if (k >= 0 && asprintf(&paths[i], "/%s", cg) < 0)
+                        k = -ENOMEM;
+                if (k == -ENOMEM)
+                        goto finish;
                 if (k < 0) {
                         if (res)
-                                res[i].error = k == -ENOENT ? -ENOENT : k;
+                                res[i].error = k;
                         continue;
                 }
-                /* Ancestors are named by the cgroup path's components: each is a unit. */
-                {
-                        char *abs;
-
-                        if (asprintf(&abs, "/%s", paths[i]) < 0)
-                                return -ENOMEM;
-                        free(paths[i]);
-                        paths[i] = abs;
-                }
-                creq[n_units++] = (struct cgv_protect_request){ paths[i], req[i].min, req[i].low };
+                uindex[n_units] = i;
+                units[n_units++] = (struct ledger_request){ paths[i], req[i].min, req[i].low, req[i].swap_deny };
         }
-        k = cgroup_protect_set(b->engine, direct, n_direct, dres);
-        if (k < 0)
-                r = k;
+        r = cgroup_protect_set(b->engine, direct, n_direct, dres);
         for (size_t j = 0; res && j < n_direct; j++)
                 res[dindex[j]] = dres[j];
-
-        k = cgv_protect_plan(creq, n_units, &needs, &n_needs);
-        if (k < 0) {
-                r = k;
-                goto finish;
-        }
-        for (size_t i = 0; i < n_needs; i++) {
-                const char *unit = strrchr(needs[i].path, '/') + 1;
-                struct saved_unit *s;
-                bool swap = false;
-
-                for (size_t j = 0; j < n; j++)
-                        if (req[j].swap_deny && paths[j] && streq(paths[j], needs[i].path))
-                                swap = true;
-                k = save_original(b, unit, swap, &s);
-                if (k >= 0)
-                        k = set_unit_protection(b, unit, needs[i].min > s->min ? needs[i].min : s->min,
-                                                needs[i].low > s->low ? needs[i].low : s->low, swap, 0);
-                if (k < 0 && k != -ENOENT && r == 0)
-                        r = k;
-        }
-        /* Restore the units no request needs any more (or no more swap: deny). */
-        for (size_t i = D(b)->n_saved; i-- > 0;) {
-                struct saved_unit *s = &D(b)->saved[i];
-                bool in_plan = false, swap = false;
-
-                for (size_t j = 0; j < n_needs; j++)
-                        if (streq(strrchr(needs[j].path, '/') + 1, s->unit))
-                                in_plan = true;
-                for (size_t j = 0; j < n; j++)
-                        if (req[j].swap_deny && paths[j] && endswith(paths[j], s->unit) &&
-                            paths[j][strlen(paths[j]) - strlen(s->unit) - 1] == '/')
-                                swap = true;
-                if (s->has_swap && !swap) {
-                        k = set_unit_protection(b, s->unit, s->min, s->low, true, s->swap);
-                        if (k < 0 && k != -ENOENT) {
-                                r = r ?: k;
-                                continue;
-                        }
-                        s->has_swap = false;
-                }
-                if (in_plan)
-                        continue;
-                k = set_unit_protection(b, s->unit, s->min, s->low, false, 0);
-                if (k < 0 && k != -ENOENT) {
-                        r = r ?: k;
-                        continue;
-                }
-                free(s->unit);
-                D(b)->saved[i] = D(b)->saved[--D(b)->n_saved];
-        }
-        k = state_save(b);
-        if (k < 0 && r == 0)
-                r = k;
+        k = ledger_apply(&data(b)->protection, units, n_units, &io, errs);
+        r = r ?: k;
         /* What is in force, read back from the cgroups systemd wrote. */
-        for (size_t i = 0; res && i < n; i++)
-                if (paths[i] && !res[i].error)
-                        (void) cgroup_protect_read(b->engine, paths[i] + 1, &res[i]);
+        for (size_t j = 0; res && j < n_units; j++)
+                if (errs[j] < 0)
+                        res[uindex[j]].error = errs[j];
+                else
+                        (void) cgroup_protect_read(b->engine, paths[uindex[j]] + 1, &res[uindex[j]]);
 finish:
-        cgv_protect_needs_free(needs, n_needs);
         for (size_t i = 0; i < n; i++)
                 free(paths[i]);
-        return r;
+        return k == -ENOMEM ? k : r;
 }
 
-static int sd_protect_path(struct backend *b, const struct backend_protect *p, char **ret_path) {
+static int sysd_protect_path(struct backend *b, const struct backend_protect *p, char **ret_path) {
         if (p->unit)
                 return unit_cgroup(b, p->unit, ret_path);
         *ret_path = strdup(p->cgroup);
         return *ret_path ? 0 : -ENOMEM;
 }
 
-static void sd_free(struct backend *b) {
-        struct sd_backend *d = D(b);
+static void sysd_free(struct backend *b) {
+        struct systemd_data *d = data(b);
 
         if (!d)
                 return;
         sd_bus_flush_close_unref(d->bus);
-        for (size_t i = 0; i < d->n_saved; i++)
-                free(d->saved[i].unit);
-        free(d->saved);
+        ledger_done(&d->protection);
         free(d->prefix);
-        free(d->state_file);
         free(d);
 }
 
 static const struct backend_ops systemd_ops = {
         .name = "systemd",
-        .class_path = sd_class_path,
-        .class_apply = sd_class_apply,
-        .class_set_memory_high = sd_class_set_memory_high,
-        .class_set_io = sd_class_set_io,
-        .class_freeze = sd_class_freeze,
-        .thaw_all = sd_thaw_all,
-        .class_remove = sd_class_remove,
-        .job_place = sd_job_place,
-        .scan = sd_scan,
-        .protect_set = sd_protect_set,
-        .protect_path = sd_protect_path,
-        .free = sd_free,
+        .class_path = sysd_class_path,
+        .class_apply = sysd_class_apply,
+        .class_set_memory_high = sysd_class_set_memory_high,
+        .class_set_io = sysd_class_set_io,
+        .class_freeze = sysd_class_freeze,
+        .thaw_all = sysd_thaw_all,
+        .class_remove = sysd_class_remove,
+        .job_place = sysd_job_place,
+        .scan = sysd_scan,
+        .protect_set = sysd_protect_set,
+        .protect_path = sysd_protect_path,
+        .free = sysd_free,
         .releases_jobs = false,
 };
 
@@ -895,8 +762,8 @@ int backend_systemd_new(struct cgroup_engine *engine, struct worker *worker, sd_
                         const char *state_dir, struct backend **ret) {
         _cleanup_(backend_freep) struct backend *b = NULL;
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        _cleanup_free_ char *version = NULL;
-        struct sd_backend *d;
+        _cleanup_free_ char *version = NULL, *state_file = NULL;
+        struct systemd_data *d;
         int r;
 
         root += root[0] == '/';
@@ -917,7 +784,7 @@ int backend_systemd_new(struct cgroup_engine *engine, struct worker *worker, sd_
         b->event = event;
         b->root = strdup(root);
         d->prefix = strndup(root, strlen(root) - strlen(".slice"));
-        if (!b->root || !d->prefix || (state_dir && asprintf(&d->state_file, "%s/protect-units.state", state_dir) < 0))
+        if (!b->root || !d->prefix || (state_dir && asprintf(&state_file, "%s/protect-units.state", state_dir) < 0))
                 return -ENOMEM;
         r = sd_bus_open_system(&d->bus);
         if (r < 0)
@@ -928,7 +795,8 @@ int backend_systemd_new(struct cgroup_engine *engine, struct worker *worker, sd_
         r = sd_bus_attach_event(d->bus, event, SD_EVENT_PRIORITY_NORMAL);
         if (r < 0)
                 return r;
-        r = state_load(b);
+        r = ledger_init(&d->protection, state_file,
+                        "# pagewarden: original MemoryMin MemoryLow MemorySwapMax of units it changed", valid_unit_key);
         if (r < 0)
                 return r;
         log_info("systemd %s answers on the system bus: jobs become transient scopes in %s", version, root);

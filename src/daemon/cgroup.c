@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "cgroup.h"
+#include "ledger.h"
 #include "log.h"
 #include "units.h"
 #include "util.h"
@@ -22,19 +23,11 @@
 #define RECLAIM_STALLS 5
 #define RECLAIM_STALL_USEC 50000
 
-struct saved_value {
-        char *path;
-        uint64_t min, low;
-        bool has_swap;
-        uint64_t swap_max;
-};
-
 struct cgroup_engine {
-        char *mount, *root, *state_file;
+        char *mount, *root;
         struct cgroup_features features;
         unsigned idle_slots;
-        struct saved_value *saved;
-        size_t n_saved, allocated_saved;
+        struct ledger protection; /* keys: paths relative to the mount */
 };
 
 /* ---- libcgroup glue ---- */
@@ -226,7 +219,7 @@ static int enable_in_root(const char *mount, const char *controller) {
         return 0;
 }
 
-static int state_load(struct cgroup_engine *e);
+static int protection_init(struct cgroup_engine *e, const char *state_dir);
 
 int cgroup_engine_new(const char *mount, const char *root, const char *state_dir, bool manage,
                       struct cgroup_engine **ret) {
@@ -250,14 +243,12 @@ int cgroup_engine_new(const char *mount, const char *root, const char *state_dir
         e->idle_slots = CGROUP_IDLE_SLOTS_DEFAULT;
         if (!e->mount || !e->root)
                 return -ENOMEM;
-        if (state_dir && asprintf(&e->state_file, "%s/protect.state", state_dir) < 0)
-                return -ENOMEM;
 
         r = lc_init();
         if (r < 0)
                 return r;
         if (!manage) {
-                r = state_load(e);
+                r = protection_init(e, state_dir);
                 if (r < 0)
                         return r;
                 e->features.swap = has_file(e, "system.slice", "memory.swap.max");
@@ -291,7 +282,7 @@ int cgroup_engine_new(const char *mount, const char *root, const char *state_dir
                 e->features.user_xattr = setxattr(dir, "user.pagewarden.probe", "1", 1, 0) == 0;
                 (void) removexattr(dir, "user.pagewarden.probe");
         }
-        r = state_load(e);
+        r = protection_init(e, state_dir);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(e);
@@ -301,12 +292,9 @@ int cgroup_engine_new(const char *mount, const char *root, const char *state_dir
 struct cgroup_engine *cgroup_engine_free(struct cgroup_engine *e) {
         if (!e)
                 return NULL;
-        for (size_t i = 0; i < e->n_saved; i++)
-                free(e->saved[i].path);
-        free(e->saved);
+        ledger_done(&e->protection);
         free(e->mount);
         free(e->root);
-        free(e->state_file);
         free(e);
         return NULL;
 }
@@ -826,38 +814,7 @@ int cgroup_class_remove(struct cgroup_engine *e, const char *class) {
         return remove_cgroup(cpath);
 }
 
-/* ---- protection ---- */
-
-static struct saved_value *saved_find(struct cgroup_engine *e, const char *path) {
-        for (size_t i = 0; i < e->n_saved; i++)
-                if (streq(e->saved[i].path, path))
-                        return &e->saved[i];
-        return NULL;
-}
-
-static int state_save(struct cgroup_engine *e) {
-        _cleanup_free_ char *text = NULL;
-        size_t size = 0;
-        FILE *f;
-
-        if (!e->state_file)
-                return 0;
-        f = open_memstream(&text, &size);
-        if (!f)
-                return -ENOMEM;
-        fputs("# pagewarden: original memory.min memory.low memory.swap.max of cgroups it changed\n", f);
-        for (size_t i = 0; i < e->n_saved; i++) {
-                const struct saved_value *s = &e->saved[i];
-                char swap[32] = "-";
-
-                if (s->has_swap)
-                        cgv_format_limit(s->swap_max, swap, sizeof(swap));
-                fprintf(f, "%" PRIu64 " %" PRIu64 " %s %s\n", s->min, s->low, swap, s->path);
-        }
-        if (fclose(f) != 0)
-                return -ENOMEM;
-        return write_file_atomic(e->state_file, text);
-}
+/* ---- protection: the ledger (ledger.h) on cgroupfs files ---- */
 
 static bool valid_relative_path(const char *path) {
         _cleanup_free_ char *abs = NULL;
@@ -865,72 +822,37 @@ static bool valid_relative_path(const char *path) {
         return asprintf(&abs, "/%s", path) >= 0 && !policy_cgroup_path_problem(abs);
 }
 
-static int state_load(struct cgroup_engine *e) {
-        _cleanup_free_ char *text = NULL;
-        int r;
+static int protection_init(struct cgroup_engine *e, const char *state_dir) {
+        _cleanup_free_ char *file = NULL;
 
-        if (!e->state_file)
-                return 0;
-        r = read_full_file(e->state_file, 4 * 1024 * 1024, &text, NULL);
-        if (r == -ENOENT)
-                return 0;
-        if (r < 0)
-                return r;
-        for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-                struct saved_value s = {};
-                char swap[32];
-                int n = 0;
-
-                if (line[0] == '#')
-                        continue;
-                if (sscanf(line, "%" SCNu64 " %" SCNu64 " %31s %n", &s.min, &s.low, swap, &n) != 3 || n == 0 ||
-                    !valid_relative_path(line + n))
-                        continue; /* a damaged line: skip it rather than restore garbage */
-                s.has_swap = !streq(swap, "-");
-                if (s.has_swap && cgv_parse_limit(swap, &s.swap_max) < 0)
-                        continue;
-                s.path = strdup(line + n);
-                if (!s.path || GROW(e->saved, e->allocated_saved, e->n_saved + 1) < 0) {
-                        free(s.path);
-                        return -ENOMEM;
-                }
-                e->saved[e->n_saved++] = s;
-        }
-        return 0;
+        if (state_dir && asprintf(&file, "%s/protect.state", state_dir) < 0)
+                return -ENOMEM;
+        return ledger_init(&e->protection, file,
+                           "# pagewarden: original memory.min memory.low memory.swap.max of cgroups it changed",
+                           valid_relative_path);
 }
 
 size_t cgroup_protect_saved(const struct cgroup_engine *e) {
-        return e->n_saved;
+        return e->protection.n;
 }
 
-/* Reads the original values of path into the saved list (once). */
-static int save_original(struct cgroup_engine *e, const char *path, bool swap, struct saved_value **ret) {
-        struct saved_value *s = saved_find(e, path), n = {};
+static const char *fs_key(const char *path) {
+        return path + (path[0] == '/');
+}
+
+static int fs_read(void *userdata, const char *path, bool swap, struct ledger_values *ret) {
+        struct cgroup_engine *e = userdata;
         int r;
 
-        if (!s) {
-                r = cgroup_read_u64(e, path, "memory.min", &n.min);
-                if (r < 0)
-                        return r;
-                r = cgroup_read_u64(e, path, "memory.low", &n.low);
-                if (r < 0)
-                        return r;
-                n.path = strdup(path);
-                if (!n.path || GROW(e->saved, e->allocated_saved, e->n_saved + 1) < 0) {
-                        free(n.path);
-                        return -ENOMEM;
-                }
-                e->saved[e->n_saved] = n;
-                s = &e->saved[e->n_saved++];
+        *ret = (struct ledger_values){};
+        r = cgroup_read_u64(e, path, "memory.min", &ret->min);
+        if (r >= 0)
+                r = cgroup_read_u64(e, path, "memory.low", &ret->low);
+        if (r >= 0 && swap && e->features.swap) {
+                r = cgroup_read_u64(e, path, "memory.swap.max", &ret->swap_max);
+                ret->has_swap = r >= 0;
         }
-        if (swap && !s->has_swap && e->features.swap) {
-                r = cgroup_read_u64(e, path, "memory.swap.max", &s->swap_max);
-                if (r < 0)
-                        return r;
-                s->has_swap = true;
-        }
-        *ret = s;
-        return 0;
+        return r;
 }
 
 static int write_if_changed(struct cgroup_engine *e, const char *path, const char *file, uint64_t v) {
@@ -942,16 +864,16 @@ static int write_if_changed(struct cgroup_engine *e, const char *path, const cha
         return cur == v ? 0 : write_u64(e, path, file, v);
 }
 
-static void saved_drop(struct cgroup_engine *e, size_t i) {
-        free(e->saved[i].path);
-        e->saved[i] = e->saved[--e->n_saved];
-}
+static int fs_write(void *userdata, const char *path, const struct ledger_values *v) {
+        struct cgroup_engine *e = userdata;
+        int r;
 
-/* path is path2 or below it. */
-static bool path_under(const char *path, const char *top) {
-        const char *rest = startswith(path, top);
-
-        return rest && (*rest == '\0' || *rest == '/');
+        r = write_if_changed(e, path, "memory.min", v->min);
+        if (r >= 0)
+                r = write_if_changed(e, path, "memory.low", v->low);
+        if (r >= 0 && v->has_swap && e->features.swap)
+                r = write_if_changed(e, path, "memory.swap.max", v->swap_max);
+        return r;
 }
 
 int cgroup_protect_read(struct cgroup_engine *e, const char *path, struct cgroup_protect_result *res) {
@@ -981,108 +903,29 @@ int cgroup_protect_read(struct cgroup_engine *e, const char *path, struct cgroup
 
 int cgroup_protect_set(struct cgroup_engine *e, const struct cgroup_protect *req, size_t n,
                        struct cgroup_protect_result *results) {
-        _cleanup_free_ struct cgv_protect_request *creq = calloc(n + 1, sizeof(*creq));
+        const struct ledger_io io = { .key = fs_key, .read = fs_read, .write = fs_write, .userdata = e };
+        _cleanup_free_ struct ledger_request *lreq = calloc(n + 1, sizeof(*lreq));
         _cleanup_free_ char **abs = calloc(n + 1, sizeof(char *));
-        _cleanup_free_ char **missing = NULL;
-        struct cgv_protect_need *needs = NULL;
-        size_t n_needs = 0, n_missing = 0;
-        int r = 0, k;
+        _cleanup_free_ int *errs = calloc(n + 1, sizeof(int));
+        int r = 0;
 
-        if (!creq || !abs)
+        if (!lreq || !abs || !errs)
                 return -ENOMEM;
-        for (size_t i = 0; i < n; i++) {
-                if (asprintf(&abs[i], "/%s", req[i].path) < 0) {
+        for (size_t i = 0; i < n && r >= 0; i++) {
+                if (asprintf(&abs[i], "/%s", req[i].path) < 0)
                         r = -ENOMEM;
-                        goto finish;
-                }
-                if (policy_cgroup_path_problem(abs[i])) {
+                else if (policy_cgroup_path_problem(abs[i]))
                         r = -EINVAL;
-                        goto finish;
-                }
-                creq[i] = (struct cgv_protect_request){ abs[i], req[i].min, req[i].low };
+                else
+                        lreq[i] = (struct ledger_request){ abs[i], req[i].min, req[i].low, req[i].swap_deny };
         }
-        r = cgv_protect_plan(creq, n, &needs, &n_needs);
-        if (r < 0)
-                goto finish;
-        missing = calloc(n_needs + 1, sizeof(char *));
-        if (!missing) {
-                r = -ENOMEM;
-                goto finish;
-        }
-
-        /* Parents first: raise (or set) every node of the plan. */
-        for (size_t i = 0; i < n_needs; i++) {
-                const char *path = needs[i].path + 1;
-                struct saved_value *s;
-                bool swap = false, gone = false;
-
-                for (size_t m = 0; m < n_missing; m++)
-                        if (path_under(path, missing[m]))
-                                gone = true;
-                if (gone)
-                        continue;
-                for (size_t j = 0; j < n; j++)
-                        if (req[j].swap_deny && streq(req[j].path, path))
-                                swap = true;
-                k = save_original(e, path, swap, &s);
-                if (k == -ENOENT || k == -ENODEV) {
-                        missing[n_missing++] = (char *) path;
-                        continue;
-                }
-                if (k < 0) {
-                        r = k;
-                        break;
-                }
-                k = write_if_changed(e, path, "memory.min", needs[i].min > s->min ? needs[i].min : s->min);
-                if (k >= 0)
-                        k = write_if_changed(e, path, "memory.low", needs[i].low > s->low ? needs[i].low : s->low);
-                if (k >= 0 && swap && e->features.swap)
-                        k = write_if_changed(e, path, "memory.swap.max", 0);
-                if (k == -ENOENT || k == -ENODEV)
-                        missing[n_missing++] = (char *) path;
-                else if (k < 0 && r == 0)
-                        r = k;
-        }
-
-        /* Restore what no request needs any more. */
-        for (size_t i = e->n_saved; r >= 0 && i-- > 0;) {
-                struct saved_value *s = &e->saved[i];
-                bool in_plan = false, swap = false;
-
-                for (size_t j = 0; j < n_needs; j++)
-                        if (streq(needs[j].path + 1, s->path))
-                                in_plan = true;
-                for (size_t j = 0; j < n; j++)
-                        if (req[j].swap_deny && streq(req[j].path, s->path))
-                                swap = true;
-                if (s->has_swap && !swap) {
-                        k = write_u64(e, s->path, "memory.swap.max", s->swap_max);
-                        if (k < 0 && k != -ENOENT && k != -ENODEV) {
-                                r = k;
-                                break;
-                        }
-                        s->has_swap = false;
-                }
-                if (in_plan)
-                        continue;
-                k = write_u64(e, s->path, "memory.min", s->min);
-                if (k >= 0)
-                        k = write_u64(e, s->path, "memory.low", s->low);
-                if (k < 0 && k != -ENOENT && k != -ENODEV) {
-                        r = k;
-                        break;
-                }
-                saved_drop(e, i);
-        }
-
-        k = state_save(e);
-        if (k < 0 && r == 0)
-                r = k;
-
-        for (size_t i = 0; results && i < n; i++)
-                (void) cgroup_protect_read(e, req[i].path, &results[i]);
-finish:
-        cgv_protect_needs_free(needs, n_needs);
+        if (r >= 0)
+                r = ledger_apply(&e->protection, lreq, n, &io, errs);
+        for (size_t i = 0; r != -ENOMEM && r != -EINVAL && results && i < n; i++)
+                if (errs[i] < 0)
+                        results[i] = (struct cgroup_protect_result){ .error = errs[i] };
+                else
+                        (void) cgroup_protect_read(e, req[i].path, &results[i]);
         for (size_t i = 0; i < n; i++)
                 free(abs[i]);
         return r;

@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
+#include <inttypes.h>
+
+#include "cgroup-values.h"
+#include "ledger.h"
+#include "util.h"
+
+#define STATE_FILE_MAX (4 * 1024 * 1024)
+
+static bool gone(int r) {
+        return r == -ENOENT || r == -ENODEV;
+}
+
+static uint64_t max_u64(uint64_t a, uint64_t b) {
+        return a > b ? a : b;
+}
+
+/* path is top or below it. */
+static bool path_under(const char *path, const char *top) {
+        const char *rest = startswith(path, top);
+
+        return rest && (*rest == '\0' || *rest == '/');
+}
+
+const struct ledger_entry *ledger_find(const struct ledger *l, const char *key) {
+        for (size_t i = 0; i < l->n; i++)
+                if (streq(l->entries[i].key, key))
+                        return &l->entries[i];
+        return NULL;
+}
+
+static struct ledger_entry *find(struct ledger *l, const char *key) {
+        return (struct ledger_entry *) ledger_find(l, key);
+}
+
+static int add(struct ledger *l, const char *key, const struct ledger_values *orig) {
+        char *k = strdup(key);
+
+        if (!k || GROW(l->entries, l->allocated, l->n + 1) < 0) {
+                free(k);
+                return -ENOMEM;
+        }
+        l->entries[l->n++] = (struct ledger_entry){ .key = k, .orig = *orig };
+        return 0;
+}
+
+static void drop(struct ledger *l, struct ledger_entry *e) {
+        free(e->key);
+        *e = l->entries[--l->n];
+}
+
+/* ---- apply ---- */
+
+static bool wants_swap_deny(const struct ledger_request *req, size_t n, const char *path) {
+        for (size_t i = 0; i < n; i++)
+                if (req[i].swap_deny && streq(req[i].path, path))
+                        return true;
+        return false;
+}
+
+/* The node's entry, saved now if it was not; its swap too when swap is needed. */
+static int save(struct ledger *l, const struct ledger_io *io, const char *key, bool swap, struct ledger_entry **ret) {
+        struct ledger_entry *e = find(l, key);
+        struct ledger_values v;
+        int r;
+
+        if (!e || (swap && !e->orig.has_swap)) {
+                r = io->read(io->userdata, key, swap, &v);
+                if (r < 0)
+                        return r;
+                if (!e) {
+                        r = add(l, key, &v);
+                        if (r < 0)
+                                return r;
+                        e = &l->entries[l->n - 1];
+                } else if (v.has_swap) {
+                        e->orig.has_swap = true;
+                        e->orig.swap_max = v.swap_max;
+                }
+        }
+        *ret = e;
+        return 0;
+}
+
+/* Raises one node of the plan: never below its original, swap 0 for swap: deny. */
+static int raise_node(struct ledger *l, const struct ledger_io *io, const struct cgv_protect_need *need, bool swap) {
+        const char *key = io->key(need->path);
+        struct ledger_entry *e;
+        struct ledger_values w;
+        bool give_swap_back;
+        int r;
+
+        r = save(l, io, key, swap, &e);
+        if (r < 0)
+                return r;
+        give_swap_back = !swap && e->orig.has_swap; /* swap: deny was withdrawn */
+        w = (struct ledger_values){
+                .min = max_u64(need->min, e->orig.min),
+                .low = max_u64(need->low, e->orig.low),
+                .has_swap = e->orig.has_swap,
+                .swap_max = swap ? 0 : e->orig.swap_max,
+        };
+        r = io->write(io->userdata, key, &w);
+        if (gone(r))
+                drop(l, e); /* a cgroup created again later has its own originals */
+        else if (r >= 0 && give_swap_back)
+                e->orig.has_swap = false;
+        return r;
+}
+
+static bool in_plan(const struct ledger_io *io, const struct cgv_protect_need *needs, size_t n, const char *key) {
+        for (size_t i = 0; i < n; i++)
+                if (streq(io->key(needs[i].path), key))
+                        return true;
+        return false;
+}
+
+/* Gives every node the plan does not need any more its originals back. */
+static int restore(struct ledger *l, const struct ledger_io *io, const struct cgv_protect_need *needs, size_t n) {
+        int r = 0;
+
+        for (size_t i = l->n; i-- > 0;) {
+                struct ledger_entry *e = &l->entries[i];
+                int k;
+
+                if (in_plan(io, needs, n, e->key))
+                        continue;
+                k = io->write(io->userdata, e->key, &e->orig);
+                if (k < 0 && !gone(k)) {
+                        r = r ?: k; /* kept: tried again at the next apply */
+                        continue;
+                }
+                drop(l, e);
+        }
+        return r;
+}
+
+/* A request's error: the first error on its path from the top (parents come first in the plan). */
+static int request_error(const struct ledger_request *req, const struct cgv_protect_need *needs, const int *errs,
+                         size_t n) {
+        for (size_t i = 0; i < n; i++)
+                if (errs[i] < 0 && path_under(req->path, needs[i].path))
+                        return gone(errs[i]) ? -ENOENT : errs[i];
+        return 0;
+}
+
+static int persist(const struct ledger *l) {
+        _cleanup_free_ char *text = NULL;
+
+        if (!l->state_file)
+                return 0;
+        text = ledger_format(l);
+        return text ? write_file_atomic(l->state_file, text) : -ENOMEM;
+}
+
+int ledger_apply(struct ledger *l, const struct ledger_request *req, size_t n, const struct ledger_io *io,
+                 int *ret_errors) {
+        _cleanup_free_ struct cgv_protect_request *creq = calloc(n + 1, sizeof(*creq));
+        _cleanup_free_ int *errs = NULL;
+        struct cgv_protect_need *needs = NULL;
+        size_t n_needs = 0;
+        int r, k;
+
+        assert(l && io && (req || n == 0));
+        if (!creq)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                creq[i] = (struct cgv_protect_request){ req[i].path, req[i].min, req[i].low };
+        r = cgv_protect_plan(creq, n, &needs, &n_needs);
+        if (r < 0)
+                return r;
+        errs = calloc(n_needs + 1, sizeof(int));
+        if (!errs) {
+                cgv_protect_needs_free(needs, n_needs);
+                return -ENOMEM;
+        }
+        /* Parents first: below a gone node nothing exists (and what was saved of it is forgotten). */
+        for (size_t i = 0; i < n_needs; i++) {
+                struct ledger_entry *e;
+
+                for (size_t p = 0; p < i && !errs[i]; p++)
+                        if (gone(errs[p]) && path_under(needs[i].path, needs[p].path))
+                                errs[i] = -ENOENT;
+                if (errs[i] && (e = find(l, io->key(needs[i].path))))
+                        drop(l, e);
+                if (!errs[i])
+                        errs[i] = raise_node(l, io, &needs[i], wants_swap_deny(req, n, needs[i].path));
+                if (errs[i] < 0 && !gone(errs[i]))
+                        r = r ?: errs[i];
+        }
+        k = restore(l, io, needs, n_needs);
+        r = r ?: k;
+        k = persist(l);
+        r = r ?: k;
+        for (size_t i = 0; ret_errors && i < n; i++)
+                ret_errors[i] = request_error(&req[i], needs, errs, n_needs);
+        cgv_protect_needs_free(needs, n_needs);
+        return r;
+}
+
+/* ---- persistence ---- */
+
+char *ledger_format(const struct ledger *l) {
+        char *text = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&text, &size);
+
+        if (!f)
+                return NULL;
+        fprintf(f, "%s\n", l->header ?: "# pagewarden: original protection values");
+        for (size_t i = 0; i < l->n; i++) {
+                const struct ledger_entry *e = &l->entries[i];
+                char swap[32] = "-";
+
+                if (e->orig.has_swap)
+                        cgv_format_limit(e->orig.swap_max, swap, sizeof(swap));
+                fprintf(f, "%" PRIu64 " %" PRIu64 " %s %s\n", e->orig.min, e->orig.low, swap, e->key);
+        }
+        if (fclose(f) != 0)
+                return mfree(text);
+        return text;
+}
+
+int ledger_parse(struct ledger *l, const char *text) {
+        _cleanup_free_ char *copy = strdup(text);
+        char *save = NULL;
+
+        if (!copy)
+                return -ENOMEM;
+        for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                struct ledger_values v = {};
+                char swap[32];
+                int n = 0, r;
+
+                if (line[0] == '#')
+                        continue;
+                if (sscanf(line, "%" SCNu64 " %" SCNu64 " %31s %n", &v.min, &v.low, swap, &n) != 3 || n == 0 ||
+                    (l->valid_key && !l->valid_key(line + n)) || find(l, line + n))
+                        continue;
+                v.has_swap = !streq(swap, "-");
+                if (v.has_swap && cgv_parse_limit(swap, &v.swap_max) < 0)
+                        continue;
+                r = add(l, line + n, &v);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int ledger_init(struct ledger *l, const char *state_file, const char *header, bool (*valid_key)(const char *key)) {
+        _cleanup_free_ char *text = NULL;
+        int r;
+
+        *l = (struct ledger){ .header = header, .valid_key = valid_key };
+        if (!state_file)
+                return 0;
+        l->state_file = strdup(state_file);
+        if (!l->state_file)
+                return -ENOMEM;
+        r = read_full_file(state_file, STATE_FILE_MAX, &text, NULL);
+        if (r == -ENOENT)
+                return 0;
+        return r < 0 ? r : ledger_parse(l, text);
+}
+
+void ledger_done(struct ledger *l) {
+        for (size_t i = 0; i < l->n; i++)
+                free(l->entries[i].key);
+        free(l->entries);
+        free(l->state_file);
+        *l = (struct ledger){};
+}

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * The protection ledger: one copy, for both backends, of how pagewarden
+ * changes the protection of applications and gives it back.
+ *
+ *   plan     each requested cgroup gets its memory.min/low, and each of its
+ *            ancestors enough to cover the protected children below it
+ *            (cgv_protect_plan): protection works only as far as every
+ *            ancestor carries it;
+ *   save     before a node is first changed its own values are read and
+ *            kept, and persisted (ledger_save) so that a daemon restarted
+ *            after a crash still knows them;
+ *   raise    a node gets max(plan, its original): pagewarden never lowers
+ *            what someone else set; swap: deny sets memory.swap.max to 0;
+ *   restore  a node no request needs any more gets its originals back and
+ *            is forgotten; a node still protected whose swap: deny was
+ *            withdrawn gets its memory.swap.max back.
+ *
+ * The ledger does no I/O on cgroups: the backend passes a struct ledger_io
+ * that reads and writes one node (cgroupfs files, or a systemd unit's
+ * properties) and says under which key a node is saved (its path, or its
+ * unit's name).
+ *
+ * Errors: negative errno.  -ENOENT and -ENODEV from the io mean the node is
+ * gone, which is normal (an application stopped): the descendants of a gone
+ * node are skipped, and a gone node's saved values are dropped.  One node's
+ * failure never stops the others; the first error is returned.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct ledger_values {
+        uint64_t min, low;
+        bool has_swap; /* swap_max is meaningful (read, or to be written) */
+        uint64_t swap_max;
+};
+
+struct ledger_entry {
+        char *key;
+        struct ledger_values orig; /* what the node had before pagewarden changed it */
+};
+
+struct ledger {
+        struct ledger_entry *entries;
+        size_t n, allocated;
+        char *state_file; /* where the entries are persisted, or NULL */
+        const char *header;
+        bool (*valid_key)(const char *key);
+};
+
+struct ledger_io {
+        /* The key a node (a path below the mount, "/a/b") is saved under: a pointer into path. */
+        const char *(*key)(const char *path);
+        /* Reads the node's min and low, and its swap_max too when swap is set (has_swap tells). */
+        int (*read)(void *userdata, const char *key, bool swap, struct ledger_values *ret);
+        /* Writes min and low, and swap_max when v->has_swap. */
+        int (*write)(void *userdata, const char *key, const struct ledger_values *v);
+        void *userdata;
+};
+
+struct ledger_request {
+        const char *path; /* below the cgroup2 mount, with a leading '/' */
+        uint64_t min, low;
+        bool swap_deny;
+};
+
+/*
+ * An empty ledger persisted in state_file (NULL: only in memory), with the
+ * entries a previous daemon left there.  header is the file's first line (a
+ * comment); valid_key refuses keys of damaged lines.
+ */
+int ledger_init(struct ledger *l, const char *state_file, const char *header, bool (*valid_key)(const char *key));
+void ledger_done(struct ledger *l);
+
+/*
+ * Makes the protection in force exactly what req asks (n may be 0: every
+ * saved node is restored), then persists the entries.  ret_errors (n entries, may be NULL): for each
+ * request 0, -ENOENT when its node or an ancestor is gone, or the error of
+ * the write that failed on its node.
+ */
+int ledger_apply(struct ledger *l, const struct ledger_request *req, size_t n, const struct ledger_io *io,
+                 int *ret_errors);
+
+const struct ledger_entry *ledger_find(const struct ledger *l, const char *key);
+
+/*
+ * The entries as the state file has them, one line per node: "MIN LOW SWAP
+ * KEY", SWAP "-" when not saved, after the header.  Parsing adds the lines
+ * to l and skips damaged lines and refused keys rather than restore garbage.
+ */
+char *ledger_format(const struct ledger *l);
+int ledger_parse(struct ledger *l, const char *text);
