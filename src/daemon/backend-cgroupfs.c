@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The cgroupfs backend: the engine does the work, the worker the slow writes. */
 #include "backend.h"
+#include "log.h"
 #include "units.h"
 #include "util.h"
 
@@ -106,6 +107,7 @@ static int cgfs_protect_path(struct backend *b, const struct backend_protect *p,
 
 static const struct backend_ops cgroupfs_ops = {
         .name = "cgroupfs",
+        .caps = { .releases_jobs = true, .protects_units = false },
         .class_path = cgfs_class_path,
         .class_apply = cgfs_class_apply,
         .class_set_memory_high = cgfs_class_set_memory_high,
@@ -117,7 +119,6 @@ static const struct backend_ops cgroupfs_ops = {
         .scan = cgfs_scan,
         .protect_set = cgfs_protect_set,
         .protect_path = cgfs_protect_path,
-        .releases_jobs = true,
 };
 
 int backend_cgroupfs_new(struct cgroup_engine *engine, struct worker *worker, sd_event *event, struct backend **ret) {
@@ -134,16 +135,12 @@ int backend_cgroupfs_new(struct cgroup_engine *engine, struct worker *worker, sd
                 free(b);
                 return -ENOMEM;
         }
+        if (!cgroup_engine_features(engine)->user_xattr) {
+                /* Jobs are labelled with an xattr so that a restarted daemon finds them. */
+                free(b->root);
+                free(b);
+                return log_error_errno(EOPNOTSUPP, "cgroupfs has no user xattrs (Linux 5.7 or later is needed)");
+        }
         *ret = b;
         return 0;
-}
-
-struct backend *backend_free(struct backend *b) {
-        if (!b)
-                return NULL;
-        if (b->ops->free)
-                b->ops->free(b);
-        free(b->root);
-        free(b);
-        return NULL;
 }

@@ -299,13 +299,6 @@ static int on_job_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
         return 0;
 }
 
-static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
-}
-
 /*
  * StartTransientUnit, then wait for its start job to finish (JobRemoved
  * arrives without Subscribe() when the match is added before the call).
@@ -315,7 +308,7 @@ static int start_transient(struct backend *b, sd_bus_message *m) {
         _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *slot = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         struct job_wait w = {};
-        uint64_t deadline = now_usec() + BUS_TIMEOUT_USEC;
+        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + BUS_TIMEOUT_USEC;
         int r;
 
         r = sd_bus_match_signal(data(b)->bus, &slot, SD_DEST, SD_PATH, SD_MANAGER, "JobRemoved", on_job_removed, &w);
@@ -328,7 +321,7 @@ static int start_transient(struct backend *b, sd_bus_message *m) {
         if (r < 0)
                 return r;
         while (!w.done) {
-                uint64_t now = now_usec();
+                uint64_t now = now_usec(CLOCK_MONOTONIC);
 
                 if (now >= deadline)
                         return -ETIMEDOUT;
@@ -743,6 +736,7 @@ static void sysd_free(struct backend *b) {
 
 static const struct backend_ops systemd_ops = {
         .name = "systemd",
+        .caps = { .releases_jobs = false, .protects_units = true },
         .class_path = sysd_class_path,
         .class_apply = sysd_class_apply,
         .class_set_memory_high = sysd_class_set_memory_high,
@@ -755,7 +749,6 @@ static const struct backend_ops systemd_ops = {
         .protect_set = sysd_protect_set,
         .protect_path = sysd_protect_path,
         .free = sysd_free,
-        .releases_jobs = false,
 };
 
 int backend_systemd_new(struct cgroup_engine *engine, struct worker *worker, sd_event *event, const char *root,
@@ -779,8 +772,6 @@ int backend_systemd_new(struct cgroup_engine *engine, struct worker *worker, sd_
         }
         b->ops = &systemd_ops;
         b->data = d;
-        b->engine = engine;
-        b->worker = worker;
         b->event = event;
         b->root = strdup(root);
         d->prefix = strndup(root, strlen(root) - strlen(".slice"));
@@ -800,6 +791,9 @@ int backend_systemd_new(struct cgroup_engine *engine, struct worker *worker, sd_
         if (r < 0)
                 return r;
         log_info("systemd %s answers on the system bus: jobs become transient scopes in %s", version, root);
+        /* Only now: on failure the caller still owns them. */
+        b->engine = engine;
+        b->worker = worker;
         *ret = TAKE_PTR(b);
         return 0;
 }

@@ -13,6 +13,12 @@
  *             its back are reset by the next daemon-reload.
  *
  * Both read cgroupfs directly (through the engine) for status and signals.
+ * What differs between them, beyond how they write, is said by their
+ * capabilities (struct backend_caps), never by asking which one runs.
+ *
+ * A backend owns its engine (a cgroupfs engine that manages the tree, or
+ * one that only reads it) and the worker thread for slow writes.
+ * Errors: negative errno.
  */
 
 #include <stdbool.h>
@@ -34,8 +40,17 @@ struct backend_protect {
         bool swap_deny;
 };
 
+struct backend_caps {
+        /* An ended job's cgroup is released by pagewarden (reclaimed, its slot
+         * kept for the next job); without, systemd removes it once empty. */
+        bool releases_jobs;
+        /* unit: entries can be protected and watched (systemd is asked). */
+        bool protects_units;
+};
+
 struct backend_ops {
         const char *name;
+        struct backend_caps caps;
         /* The class's cgroup, relative to the mount. */
         char *(*class_path)(struct backend *b, const char *class);
         int (*class_apply)(struct backend *b, const struct pw_job_class *c);
@@ -58,8 +73,6 @@ struct backend_ops {
         /* The cgroup of a protected application (for PSI and status), or -ENOENT. */
         int (*protect_path)(struct backend *b, const struct backend_protect *p, char **ret_path);
         void (*free)(struct backend *b);
-        /* Ended jobs' cgroups are released by the manager (through the worker). */
-        bool releases_jobs;
 };
 
 struct backend {
@@ -71,14 +84,30 @@ struct backend {
         void *data; /* the backend's own */
 };
 
+struct backend_setup {
+        sd_event *event;
+        const char *mount;     /* where cgroup2 is mounted */
+        const char *root;      /* settings cgroup_root */
+        const char *state_dir; /* where originals of protection are kept (NULL: in memory) */
+        enum pw_backend want;
+        worker_done_fn done;   /* the worker's finished tasks, on the loop */
+        void *userdata;
+};
+
+/*
+ * The backend the settings ask for, with its engine and worker: auto is
+ * systemd when it is PID 1 and answers on the bus, else cgroupfs.  Logs
+ * what it chose and why.
+ */
+int backend_open(const struct backend_setup *s, struct backend **ret);
+struct backend *backend_free(struct backend *b);
+
+/* For backend_open: each takes over engine and worker on success. */
 int backend_cgroupfs_new(struct cgroup_engine *engine, struct worker *worker, sd_event *event, struct backend **ret);
 /* -ENOTCONN when systemd is not PID 1 or its bus does not answer. */
 int backend_systemd_new(struct cgroup_engine *engine, struct worker *worker, sd_event *event, const char *root,
                         const char *state_dir, struct backend **ret);
-/* systemd is PID 1 (the host was booted with it). */
 bool backend_systemd_available(void);
-
-struct backend *backend_free(struct backend *b);
 static inline void backend_freep(struct backend **b) {
         backend_free(*b);
 }

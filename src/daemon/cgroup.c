@@ -814,6 +814,27 @@ int cgroup_class_remove(struct cgroup_engine *e, const char *class) {
         return remove_cgroup(cpath);
 }
 
+/* ---- pressure ---- */
+
+int cgroup_psi_trigger(struct cgroup_engine *e, const char *path, const char *resource, const char *spec,
+                       int *ret_fd) {
+        _cleanup_free_ char *file = NULL, *p = NULL;
+        _cleanup_close_ int fd = -1;
+
+        if (asprintf(&file, "%s.pressure", resource) < 0)
+                return -ENOMEM;
+        p = path ? abs_path(e, path, file) : path_join("/proc/pressure", resource);
+        if (!p)
+                return -ENOMEM;
+        fd = open(p, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (write(fd, spec, strlen(spec) + 1) < 0)
+                return -errno;
+        *ret_fd = TAKE_FD(fd);
+        return 0;
+}
+
 /* ---- protection: the ledger (ledger.h) on cgroupfs files ---- */
 
 static bool valid_relative_path(const char *path) {

@@ -165,6 +165,18 @@ int cgroup_protect_read(struct cgroup_engine *e, const char *path, struct cgroup
 /* Number of cgroups whose original values are remembered. */
 size_t cgroup_protect_saved(const struct cgroup_engine *e);
 
+/* ---- pressure ---- */
+
+/*
+ * Opens a PSI trigger: writes spec ("some 50000 500000") into path's
+ * RESOURCE.pressure, or with path NULL into /proc/pressure/RESOURCE (the
+ * whole machine: not cgroupfs, but the same protocol, kept beside it).  The
+ * trigger lives while *ret_fd is open; the fd polls POLLPRI when it fires
+ * and POLLERR when the cgroup is removed.
+ */
+int cgroup_psi_trigger(struct cgroup_engine *e, const char *path, const char *resource, const char *spec,
+                       int *ret_fd);
+
 /* ---- low-level, for status and tests ---- */
 
 int cgroup_read_file(struct cgroup_engine *e, const char *path, const char *file, char **ret);

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
+#include <inttypes.h>
 #include <stdio.h>
 
 #include "governor.h"
@@ -61,7 +63,7 @@ static bool class_at_floor(const struct governor_class *c) {
         return c->high <= c->floor_high && io_at_floor(c);
 }
 
-static bool class_at_rest(const struct governor_class *c) {
+bool governor_class_at_rest(const struct governor_class *c) {
         if (c->frozen || c->high != c->configured_high)
                 return false;
         for (size_t i = 0; i < c->n_io; i++)
@@ -72,7 +74,7 @@ static bool class_at_rest(const struct governor_class *c) {
 
 bool governor_at_rest(const struct governor *g) {
         for (size_t i = 0; i < g->n_classes; i++)
-                if (!class_at_rest(&g->classes[i]))
+                if (!governor_class_at_rest(&g->classes[i]))
                         return false;
         return true;
 }
@@ -217,7 +219,7 @@ size_t governor_step(struct governor *g, const struct governor_reading *r, struc
                                 c->n_frozen++;
                                 emit(a, &n, max, GOV_FREEZE, c, 0, now, why);
                         }
-                } else if (!g->under_pressure && !class_at_rest(c)) {
+                } else if (!g->under_pressure && !governor_class_at_rest(c)) {
                         if (c->frozen) {
                                 c->frozen = false;
                                 c->thawed_at = now;
@@ -227,4 +229,41 @@ size_t governor_step(struct governor *g, const struct governor_reading *r, struc
                 }
         }
         return n;
+}
+
+/* ---- signals ---- */
+
+/* cur - prev, or 0 when the counter went back (a new cgroup counts from 0). */
+static uint64_t grew(uint64_t prev, uint64_t cur) {
+        return cur > prev ? cur - prev : 0;
+}
+
+bool governor_early_signal(const struct governor_sample *prev, const struct governor_sample *cur, char *why,
+                           size_t len) {
+        uint64_t d;
+
+        assert(prev && cur && why);
+        if ((d = grew(prev->pgsteal, cur->pgsteal)) >= GOVERNOR_SIGNAL_PAGES)
+                snprintf(why, len, "its memory is being reclaimed (pgsteal +%" PRIu64 ")", d);
+        else if ((d = grew(prev->refaults, cur->refaults)) >= GOVERNOR_SIGNAL_PAGES)
+                snprintf(why, len, "it refaults evicted pages (+%" PRIu64 ")", d);
+        else if ((d = grew(prev->majfaults, cur->majfaults)) >= GOVERNOR_SIGNAL_PAGES)
+                snprintf(why, len, "major faults +%" PRIu64, d);
+        else if ((d = grew(prev->swap, cur->swap)) >= GOVERNOR_SIGNAL_SWAP_BYTES)
+                snprintf(why, len, "memory.swap.current grew by %" PRIu64 " KiB", d >> 10);
+        else if ((d = grew(prev->low_events, cur->low_events)) > 0)
+                snprintf(why, len, "memory.events low +%" PRIu64, d);
+        else
+                return false;
+        return true;
+}
+
+uint64_t governor_auto_size(uint64_t usage, uint64_t now, uint64_t ram_bytes) {
+        uint64_t cap = ram_bytes / 100 * GOVERNOR_AUTO_CAP_PERCENT;
+
+        if (usage > cap)
+                usage = cap;
+        if (usage > now && (now == 0 || usage - now > GOVERNOR_AUTO_STEP))
+                return usage;
+        return now;
 }

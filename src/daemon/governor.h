@@ -21,6 +21,12 @@
  *      back where the policy has them.
  * After each action the governor waits at least the PSI window before it
  * acts again, so it never oscillates faster than the kernel measures.
+ *
+ * What counts as pressure is decided here too: a PSI trigger, or an early
+ * signal in two samples of a protected application's memory counters
+ * (governor_early_signal); and how large an "auto" protection is
+ * (governor_auto_size).  The daemon only reads the counters and applies
+ * the actions (govern.c).
  */
 
 #include <stdbool.h>
@@ -93,6 +99,54 @@ struct governor_action {
 
 #define GOVERNOR_MAX_ACTIONS 64
 
+/* ---- what counts as pressure, and what "auto" protects ---- */
+
+/*
+ * Early signals, per sampling window (the PSI window, 500 ms by default).
+ * 256 pages are 1 MiB of 4 KiB pages: an application at rest reclaims,
+ * refaults and faults in far less than that in half a second, while one
+ * whose pages are being pushed out does far more; a PSI trigger fires only
+ * once its tasks already stall.
+ */
+#define GOVERNOR_SIGNAL_PAGES 256
+/* Swap growing by 1 MiB in a window: its anonymous memory is being swapped
+ * out (smaller changes are swap slots freed and reused). */
+#define GOVERNOR_SIGNAL_SWAP_BYTES (UINT64_C(1) << 20)
+/* "auto" never protects more than 90% of RAM: the jobs, the kernel and the
+ * daemon need the rest, or memory.min would drive them into the OOM killer. */
+#define GOVERNOR_AUTO_CAP_PERCENT 90
+/* "auto" follows the application's growth in 4 MiB steps: each change
+ * rewrites memory.min on it and every ancestor (a bus call per unit on a
+ * systemd host), so it does not chase every page. */
+#define GOVERNOR_AUTO_STEP (UINT64_C(4) << 20)
+
+/* A protected application's counters, as the kernel has them (cumulative). */
+struct governor_sample {
+        uint64_t pgsteal;    /* memory.stat pgsteal: its pages reclaimed */
+        uint64_t refaults;   /* workingset_refault_anon + _file: evicted pages needed again */
+        uint64_t majfaults;  /* memory.stat pgmajfault */
+        uint64_t swap;       /* memory.swap.current */
+        uint64_t low_events; /* memory.events low: reclaimed although below memory.low */
+        uint64_t current;    /* memory.current */
+        double some_avg10;   /* memory.pressure some avg10, in % */
+};
+
+/*
+ * True when cur, taken one window after prev, shows the application losing
+ * its memory; why then says which counter and by how much.  A counter that
+ * went down (the cgroup was created again) is no signal.
+ */
+bool governor_early_signal(const struct governor_sample *prev, const struct governor_sample *cur, char *why,
+                           size_t len);
+
+/*
+ * The size an "auto" protection has, given the application's usage now and
+ * the size it has: its usage while jobs run, capped at
+ * GOVERNOR_AUTO_CAP_PERCENT of RAM, growing in GOVERNOR_AUTO_STEP steps,
+ * never shrinking while jobs run.
+ */
+uint64_t governor_auto_size(uint64_t usage, uint64_t now, uint64_t ram_bytes);
+
 void governor_init(struct governor *g, const struct pw_settings *s, uint64_t ram_bytes);
 /* Resets a class to its configured limits (thawed) from the policy. */
 void governor_class_init(struct governor_class *c, const struct pw_job_class *pc);
@@ -106,5 +160,6 @@ size_t governor_step(struct governor *g, const struct governor_reading *r, struc
 
 /* Every class has its configured limits and is thawed: nothing to undo. */
 bool governor_at_rest(const struct governor *g);
+bool governor_class_at_rest(const struct governor_class *c);
 
 const char *governor_action_name(enum governor_action_type t);

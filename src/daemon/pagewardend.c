@@ -135,8 +135,9 @@ int main(int argc, char *argv[]) {
         r = manager_start(m);
         if (r < 0)
                 return EXIT_FAILURE_RUNTIME;
-        log_info("pagewarden %s running: %zu job classes, %zu protected applications, %u jobs adopted", PACKAGE_VERSION,
-                 m->policy.n_classes, m->policy.n_protects, m->n_jobs);
+        log_info("pagewarden %s running: %zu job class%s, %zu protected application%s, %u job%s adopted",
+                 PACKAGE_VERSION, m->policy.n_classes, m->policy.n_classes == 1 ? "" : "es", m->policy.n_protects,
+                 m->policy.n_protects == 1 ? "" : "s", m->jobs.n, m->jobs.n == 1 ? "" : "s");
         r = manager_run(m);
         return r < 0 ? EXIT_FAILURE_RUNTIME : EXIT_OK;
 }

@@ -7,13 +7,6 @@
 #include "util.h"
 #include "worker.h"
 
-static uint64_t now_monotonic(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
-}
-
 static void task_free(struct worker_task *t) {
         if (!t)
                 return;
@@ -56,12 +49,12 @@ static void *worker_main(void *arg) {
                         w->tail = NULL;
                 pthread_mutex_unlock(&w->lock);
 
-                t->start_usec = now_monotonic();
+                t->start_usec = now_usec(CLOCK_MONOTONIC);
                 if (t->kind == WORKER_RELEASE)
                         t->r = cgroup_job_release(w->engine, t->path, &t->rel);
                 else
                         t->r = cgroup_write_file(w->engine, t->path, t->file, t->value);
-                t->end_usec = now_monotonic();
+                t->end_usec = now_usec(CLOCK_MONOTONIC);
                 /* A pointer: written whole.  The loop may be slow to read: block. */
                 while (write(w->pipe[1], &t, sizeof(t)) < 0 && errno == EINTR)
                         ;

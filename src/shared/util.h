@@ -10,7 +10,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
@@ -83,6 +85,14 @@ static inline const char *startswith(const char *s, const char *prefix) {
 static inline bool endswith(const char *s, const char *suffix) {
         size_t ls = strlen(s), lx = strlen(suffix);
         return ls >= lx && memcmp(s + ls - lx, suffix, lx) == 0;
+}
+
+/* The clock's time in microseconds (CLOCK_MONOTONIC or CLOCK_REALTIME). */
+static inline uint64_t now_usec(clockid_t clock) {
+        struct timespec ts;
+
+        clock_gettime(clock, &ts);
+        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
 }
 
 /* Grow *array so that it can hold at least need elements of size sz. */

@@ -2,6 +2,7 @@
 /* The governor driven through traces of readings, checking the actions it returns. */
 #include "common.h"
 #include "governor.h"
+#include "pressure.h"
 
 #define MIB (UINT64_C(1) << 20)
 #define SEC UINT64_C(1000000)
@@ -225,6 +226,116 @@ START_TEST(test_governor_freeze_needs_all_floors) {
 }
 END_TEST
 
+/* ---- signals and "auto", on recorded counters (tests/unit/data/samples) ---- */
+
+static char *sample_file(const char *sample, const char *file) {
+        _cleanup_free_ char *path = NULL;
+        char *text = NULL;
+
+        ck_assert_int_ge(asprintf(&path, "%s/tests/unit/data/samples/%s/%s", TOP_SRCDIR, sample, file), 0);
+        ck_assert_int_eq(read_full_file(path, 1 << 20, &text, NULL), 0);
+        return text;
+}
+
+static struct governor_sample sample(const char *name) {
+        _cleanup_free_ char *stat = sample_file(name, "memory.stat"), *events = sample_file(name, "memory.events"),
+                            *psi = sample_file(name, "memory.pressure"), *swap = sample_file(name, "memory.swap.current"),
+                            *current = sample_file(name, "memory.current");
+        struct governor_sample s;
+
+        pressure_sample_parse(stat, events, psi, swap, current, &s);
+        return s;
+}
+
+START_TEST(test_governor_sample_parse) {
+        struct governor_sample s = sample("4-swapped");
+
+        ck_assert_uint_eq(s.pgsteal, 5200);
+        ck_assert_uint_eq(s.refaults, 950);
+        ck_assert_uint_eq(s.majfaults, 200);
+        ck_assert_uint_eq(s.swap, 3 * MIB);
+        ck_assert_uint_eq(s.low_events, 0);
+        ck_assert_uint_eq(s.current, (447 + 180 + 3) * MIB);
+        ck_assert(s.some_avg10 > 4.09 && s.some_avg10 < 4.11);
+        /* Missing files read as zero. */
+        pressure_sample_parse(NULL, NULL, NULL, NULL, NULL, &s);
+        ck_assert_uint_eq(s.pgsteal + s.refaults + s.swap + s.current, 0);
+}
+END_TEST
+
+START_TEST(test_governor_early_signals_on_a_trace) {
+        static const struct {
+                const char *sample;
+                const char *why; /* NULL: no signal */
+        } trace[] = {
+                { "0-rest", NULL },
+                { "1-rest", NULL }, /* normal churn: 12 pages reclaimed, 3 refaulted */
+                { "2-reclaimed", "its memory is being reclaimed (pgsteal +5000)" },
+                { "3-refaults", "it refaults evicted pages (+900)" },
+                { "4-swapped", "memory.swap.current grew by 3072 KiB" },
+                { "5-low", "memory.events low +1" },
+                { "6-restarted", NULL }, /* a new cgroup: counters went back, no signal */
+        };
+        struct governor_sample prev = sample(trace[0].sample);
+
+        for (size_t i = 1; i < ELEMENTSOF(trace); i++) {
+                struct governor_sample cur = sample(trace[i].sample);
+                char why[128] = "";
+                bool fired = governor_early_signal(&prev, &cur, why, sizeof(why));
+
+                ck_assert_msg(fired == (trace[i].why != NULL), "%s: fired %d (%s)", trace[i].sample, fired, why);
+                if (fired)
+                        ck_assert_str_eq(why, trace[i].why);
+                prev = cur;
+        }
+}
+END_TEST
+
+START_TEST(test_governor_signal_thresholds) {
+        struct governor_sample a = {}, b = {};
+        char why[128];
+
+        b.pgsteal = GOVERNOR_SIGNAL_PAGES - 1;
+        b.majfaults = GOVERNOR_SIGNAL_PAGES - 1;
+        b.swap = GOVERNOR_SIGNAL_SWAP_BYTES - 1;
+        ck_assert(!governor_early_signal(&a, &b, why, sizeof(why)));
+        b.majfaults = GOVERNOR_SIGNAL_PAGES;
+        ck_assert(governor_early_signal(&a, &b, why, sizeof(why)));
+        ck_assert_str_eq(why, "major faults +256");
+        /* Swap that shrinks is no signal. */
+        a = (struct governor_sample){ .swap = 100 * MIB };
+        b = (struct governor_sample){ .swap = 10 * MIB };
+        ck_assert(!governor_early_signal(&a, &b, why, sizeof(why)));
+}
+END_TEST
+
+START_TEST(test_governor_auto_size) {
+        const uint64_t ram = 1024 * MIB;
+
+        /* The first sample sets it. */
+        ck_assert_uint_eq(governor_auto_size(650 * MIB, 0, ram), 650 * MIB);
+        /* Growth within a step: unchanged; beyond: follows. */
+        ck_assert_uint_eq(governor_auto_size(650 * MIB + GOVERNOR_AUTO_STEP, 650 * MIB, ram), 650 * MIB);
+        ck_assert_uint_eq(governor_auto_size(660 * MIB, 650 * MIB, ram), 660 * MIB);
+        /* Never shrinks while jobs run (the backup itself pushes usage down). */
+        ck_assert_uint_eq(governor_auto_size(100 * MIB, 650 * MIB, ram), 650 * MIB);
+        /* Capped at 90% of RAM, so that jobs and the kernel keep room. */
+        ck_assert_uint_eq(governor_auto_size(1000 * MIB, 650 * MIB, ram), ram / 100 * GOVERNOR_AUTO_CAP_PERCENT);
+        ck_assert_uint_eq(governor_auto_size(0, 0, ram), 0);
+}
+END_TEST
+
+START_TEST(test_governor_auto_follows_a_trace) {
+        static const char *const names[] = { "0-rest", "1-rest", "2-reclaimed", "3-refaults", "4-swapped" };
+        uint64_t size = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                size = governor_auto_size(sample(names[i]).current, size, 1024 * MIB);
+        /* What it used at rest; the reclaimed pages do not lower it. */
+        ck_assert_uint_eq(size, sample("0-rest").current);
+}
+END_TEST
+
 Suite *governor_suite(void) {
         Suite *s = suite_create("governor");
         TCase *tc = tcase_create("traces");
@@ -236,6 +347,13 @@ Suite *governor_suite(void) {
         tcase_add_test(tc, test_governor_no_protection);
         tcase_add_test(tc, test_governor_release_level);
         tcase_add_test(tc, test_governor_freeze_needs_all_floors);
+        suite_add_tcase(s, tc);
+        tc = tcase_create("signals");
+        tcase_add_test(tc, test_governor_sample_parse);
+        tcase_add_test(tc, test_governor_early_signals_on_a_trace);
+        tcase_add_test(tc, test_governor_signal_thresholds);
+        tcase_add_test(tc, test_governor_auto_size);
+        tcase_add_test(tc, test_governor_auto_follows_a_trace);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -56,13 +56,6 @@ static int load_policy(const char *path, struct pw_policy *p) {
         return r;
 }
 
-static uint64_t now_usec(clockid_t clock) {
-        struct timespec ts;
-
-        clock_gettime(clock, &ts);
-        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
-}
-
 static int cmd_run(struct cgroup_engine *e, const char *class, const char *name, char **argv) {
         struct cgroup_job_label label = { .uid = getuid(), .started_usec = now_usec(CLOCK_REALTIME) };
         struct clone_args args = { .flags = CLONE_INTO_CGROUP, .exit_signal = SIGCHLD };

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The control socket's requests: authorisation, then the manager's work. */
 #include <pwd.h>
 
 #include "auth.h"
 #include "log.h"
 #include "manager.h"
 #include "proc.h"
+#include "requests.h"
+#include "status.h"
 
 #define PROCDIR "/proc"
 
@@ -63,7 +64,7 @@ static json_object *check_pids(const struct ucred *peer, const pid_t *pids, size
 static json_object *placed(struct manager *m, struct job *j, const pid_t *moved, size_t n) {
         json_object *o = ok_object();
 
-        json_object_object_add(o, "job", manager_job_json(m, j));
+        json_object_object_add(o, "job", status_job_json(m, j));
         if (moved) {
                 json_object *a = json_object_new_array();
 
@@ -86,7 +87,7 @@ static json_object *handle_run(struct manager *m, const struct ucred *peer, cons
                 err = check_pids(peer, &req->pid, 1, true);
         if (err)
                 return err;
-        r = manager_place(m, c->name, req->name, peer->uid, &req->pid, 1, &j, &moved);
+        r = jobs_place(&m->jobs, c->name, req->name, peer->uid, &req->pid, 1, &j, &moved);
         if (r < 0)
                 return control_error("cannot place process %d in class %s: %s", (int) req->pid, c->name, strerror(-r));
         return placed(m, j, NULL, 0);
@@ -131,7 +132,7 @@ static json_object *handle_move(struct manager *m, const struct ucred *peer, con
         err = check_pids(peer, all, n, false);
         if (err)
                 return err;
-        r = manager_place(m, c->name, req->name, peer->uid, all, n, &j, &moved);
+        r = jobs_place(&m->jobs, c->name, req->name, peer->uid, all, n, &j, &moved);
         if (r < 0)
                 return control_error("cannot move the processes into class %s: %s", c->name, strerror(-r));
         return placed(m, j, all, n);
@@ -157,7 +158,7 @@ static json_object *handle_reload(struct manager *m, const struct ucred *peer) {
         return o;
 }
 
-json_object *manager_handle_request(void *userdata, const struct ucred *peer, const struct pw_request *req) {
+json_object *requests_handle(void *userdata, const struct ucred *peer, const struct pw_request *req) {
         struct manager *m = userdata;
         json_object *o;
         struct job *j;
@@ -170,23 +171,23 @@ json_object *manager_handle_request(void *userdata, const struct ucred *peer, co
                 json_object_object_add(o, "version", json_object_new_string(PACKAGE_VERSION));
                 return o;
         case PW_CMD_STATUS:
-                return manager_status_json(m);
+                return status_json(m);
         case PW_CMD_LIST:
                 o = ok_object();
                 {
                         json_object *a = json_object_new_array();
 
-                        for (j = m->jobs; j; j = j->next)
-                                json_object_array_add(a, manager_job_json(m, j));
+                        for (j = m->jobs.list; j; j = j->next)
+                                json_object_array_add(a, status_job_json(m, j));
                         json_object_object_add(o, "jobs", a);
                 }
                 return o;
         case PW_CMD_SHOW:
-                j = manager_find_job(m, req->job);
+                j = jobs_find(&m->jobs, req->job);
                 if (!j)
                         return control_error("no job '%s'", req->job);
                 o = ok_object();
-                json_object_object_add(o, "job", manager_job_json(m, j));
+                json_object_object_add(o, "job", status_job_json(m, j));
                 return o;
         case PW_CMD_RELOAD:
                 return handle_reload(m, peer);

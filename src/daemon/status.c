@@ -2,7 +2,7 @@
 /* What `pagewardenctl status` shows: built from the policy and what the kernel has now. */
 #include <pwd.h>
 
-#include "manager.h"
+#include "status.h"
 #include "units.h"
 
 static json_object *limit_json(uint64_t v) {
@@ -42,7 +42,7 @@ static json_object *in_force_json(struct manager *m, const char *class) {
         struct cgroup_class_state s;
         json_object *o, *io;
 
-        if (!path || cgroup_class_read(m->engine, path, &s) < 0)
+        if (!path || cgroup_class_read(m->backend->engine, path, &s) < 0)
                 return NULL; /* json null */
         o = json_object_new_object();
         io = json_object_new_array();
@@ -65,18 +65,18 @@ static json_object *class_json(struct manager *m, const char *name, const struct
 
         json_object_object_add(o, "name", json_object_new_string(name));
         json_object_object_add(o, "in_policy", json_object_new_boolean(c != NULL));
-        json_object_object_add(o, "jobs", json_object_new_int64(manager_class_jobs(m, name)));
+        json_object_object_add(o, "jobs", json_object_new_int64(jobs_in_class(&m->jobs, name)));
         json_object_object_add(o, "configured", c ? configured_json(c) : NULL);
         json_object_object_add(o, "in_force", in_force_json(m, name));
         return o;
 }
 
-json_object *manager_job_json(struct manager *m, const struct job *j) {
+json_object *status_job_json(struct manager *m, const struct job *j) {
         json_object *o = json_object_new_object();
         struct cgroup_job_state s;
         struct passwd pw, *res = NULL;
         char buf[1024], *cg = NULL;
-        bool have = cgroup_job_read(m->engine, j->path, &s) >= 0;
+        bool have = cgroup_job_read(m->backend->engine, j->path, &s) >= 0;
 
         json_object_object_add(o, "id", json_object_new_uint64(j->id));
         json_object_object_add(o, "name", json_object_new_string(j->name));
@@ -124,7 +124,7 @@ static json_object *protect_json(struct manager *m, const struct pw_protect *pr)
         json_object_object_add(o, "swap", json_object_new_string(pr->swap_deny ? "deny" : "allow"));
         json_object_object_add(min, "configured", protect_size_json(&pr->min));
         json_object_object_add(low, "configured", protect_size_json(&pr->low));
-        if (path && cgroup_protect_read(m->engine, path, &pres) >= 0) {
+        if (path && cgroup_protect_read(m->backend->engine, path, &pres) >= 0) {
                 exists = true;
                 json_object_object_add(min, "in_force", json_object_new_uint64(pres.min));
                 json_object_object_add(low, "in_force", json_object_new_uint64(pres.low));
@@ -134,14 +134,14 @@ static json_object *protect_json(struct manager *m, const struct pw_protect *pr)
         json_object_object_add(o, "memory_min", min);
         json_object_object_add(o, "memory_low", low);
         json_object_object_add(o, "memory_current",
-                               exists && cgroup_read_u64(m->engine, path, "memory.current", &v) >= 0
+                               exists && cgroup_read_u64(m->backend->engine, path, "memory.current", &v) >= 0
                                        ? json_object_new_uint64(v)
                                        : NULL);
         json_object_object_add(o, "swap_current",
-                               exists && cgroup_read_u64(m->engine, path, "memory.swap.current", &v) >= 0
+                               exists && cgroup_read_u64(m->backend->engine, path, "memory.swap.current", &v) >= 0
                                        ? json_object_new_uint64(v)
                                        : NULL);
-        if (exists && cgroup_read_file(m->engine, path, "memory.pressure", &psi_text) >= 0) {
+        if (exists && cgroup_read_file(m->backend->engine, path, "memory.pressure", &psi_text) >= 0) {
                 struct cgv_psi psi;
 
                 if (cgv_parse_psi(psi_text, &psi) >= 0) {
@@ -163,10 +163,9 @@ static json_object *protect_json(struct manager *m, const struct pw_protect *pr)
         return o;
 }
 
-json_object *manager_status_json(struct manager *m) {
+json_object *status_json(struct manager *m) {
         json_object *o = json_object_new_object(), *classes = json_object_new_array(), *jobs = json_object_new_array(),
-                    *prot = json_object_new_array(), *actions = json_object_new_array();
-        unsigned first = m->n_actions > MANAGER_ACTIONS ? m->n_actions - MANAGER_ACTIONS : 0;
+                    *prot = json_object_new_array();
 
         json_object_object_add(o, "ok", json_object_new_boolean(true));
         json_object_object_add(o, "version", json_object_new_string(PACKAGE_VERSION));
@@ -175,30 +174,22 @@ json_object *manager_status_json(struct manager *m) {
         for (size_t i = 0; i < m->policy.n_classes; i++)
                 json_object_array_add(classes, class_json(m, m->policy.classes[i].name, &m->policy.classes[i]));
         /* Classes that left the policy while jobs still run in them. */
-        for (struct job *j = m->jobs; j; j = j->next) {
+        for (struct job *j = m->jobs.list; j; j = j->next) {
                 bool listed = policy_find_class(&m->policy, j->class) != NULL;
 
-                for (struct job *k = m->jobs; k != j && !listed; k = k->next)
+                for (struct job *k = m->jobs.list; k != j && !listed; k = k->next)
                         listed = streq(k->class, j->class);
                 if (!listed)
                         json_object_array_add(classes, class_json(m, j->class, NULL));
         }
-        for (struct job *j = m->jobs; j; j = j->next)
-                json_object_array_add(jobs, manager_job_json(m, j));
+        for (struct job *j = m->jobs.list; j; j = j->next)
+                json_object_array_add(jobs, status_job_json(m, j));
         for (size_t i = 0; i < m->policy.n_protects; i++)
                 json_object_array_add(prot, protect_json(m, &m->policy.protects[i]));
-        for (unsigned i = first; i < m->n_actions; i++) {
-                const struct action *a = &m->actions[i % MANAGER_ACTIONS];
-                json_object *ao = json_object_new_object();
-
-                json_object_object_add(ao, "time", json_object_new_double((double) a->usec / 1e6));
-                json_object_object_add(ao, "message", json_object_new_string(a->message));
-                json_object_array_add(actions, ao);
-        }
         json_object_object_add(o, "classes", classes);
         json_object_object_add(o, "jobs", jobs);
         json_object_object_add(o, "protected", prot);
-        json_object_object_add(o, "governor", manager_governor_json(m));
-        json_object_object_add(o, "actions", actions);
+        json_object_object_add(o, "governor", govern_json(&m->govern));
+        json_object_object_add(o, "actions", action_log_json(&m->log));
         return o;
 }

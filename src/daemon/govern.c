@@ -1,0 +1,445 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
+#include <inttypes.h>
+
+#include "govern.h"
+#include "log.h"
+#include "pressure.h"
+#include "units.h"
+
+void govern_init(struct govern *g) {
+        g->sys_fd = -1;
+}
+
+/* ---- applying actions ---- */
+
+static void record_latency(struct govern *g, uint64_t usec) {
+        g->latencies[g->n_latencies % GOVERN_LATENCIES] = usec;
+        g->n_latencies++;
+}
+
+void govern_write_done(struct govern *g, const struct worker_task *t) {
+        if (t->wake_usec) {
+                uint64_t lat = t->start_usec - t->wake_usec;
+
+                record_latency(g, lat);
+                log_info("Governor: reaction latency %" PRIu64 " us from the trigger's wake-up to writing %s of /%s; "
+                         "the write (reclaim down to the new limit) took %" PRIu64 " us",
+                         lat, t->file, t->path, t->end_usec - t->start_usec);
+        }
+        if (t->end_usec - t->start_usec > g->write_usec_max)
+                g->write_usec_max = t->end_usec - t->start_usec;
+        if (t->r < 0 && t->r != -ENOENT)
+                action_log_add(g->log, LOG_LEVEL_WARNING, "Governor: writing %s %s of /%s failed: %s", t->file,
+                               t->value, t->path, strerror(-t->r));
+}
+
+/* The io limits the governor has for c now; the policy's iops limits stay. */
+static size_t io_limits(const struct govern *g, const struct governor_class *c, struct pw_io_limit *io) {
+        const struct pw_job_class *pc = policy_find_class(g->policy, c->name);
+
+        for (size_t k = 0; k < c->n_io; k++) {
+                io[k] = (struct pw_io_limit){ .major = c->io[k].major, .minor = c->io[k].minor,
+                                              .read_bps = c->io[k].rbps, .write_bps = c->io[k].wbps,
+                                              .read_iops = UNITS_MAX, .write_iops = UNITS_MAX };
+                for (size_t j = 0; pc && j < pc->n_io; j++)
+                        if (pc->io[j].major == io[k].major && pc->io[j].minor == io[k].minor) {
+                                io[k].read_iops = pc->io[j].read_iops;
+                                io[k].write_iops = pc->io[j].write_iops;
+                        }
+        }
+        return c->n_io;
+}
+
+/* Carries out one action; *value describes it for the log.  Returns 1 when
+ * a limit was written now (the reaction latency ends there). */
+static int apply_one(struct govern *g, const struct governor_action *a, uint64_t wake_usec, char *value, size_t len) {
+        struct governor_class *c = a->class;
+        struct pw_io_limit io[GOVERNOR_MAX_IO];
+        const struct backend_ops *ops = g->backend->ops;
+        int r;
+
+        value[0] = '\0';
+        switch (a->type) {
+        case GOV_SET_MEMORY_HIGH:
+                units_format_human(a->value, value, len);
+                return ops->class_set_memory_high(g->backend, c->name, a->value, wake_usec);
+        case GOV_SET_IO:
+                units_format_human(c->n_io ? (c->io[0].wbps != UNITS_MAX ? c->io[0].wbps : c->io[0].rbps) : 0, value,
+                                   len);
+                r = ops->class_set_io(g->backend, c->name, io, io_limits(g, c, io));
+                return r < 0 ? r : 1;
+        case GOV_FREEZE:
+        case GOV_THAW:
+                r = ops->class_freeze(g->backend, c->name, a->type == GOV_FREEZE);
+                return r < 0 ? r : 0;
+        }
+        return -EINVAL;
+}
+
+static void apply_actions(struct govern *g, const struct governor_action *a, size_t n, uint64_t wake_usec) {
+        for (size_t i = 0; i < n; i++) {
+                struct governor_class *c = a[i].class;
+                char v[32];
+                int r = apply_one(g, &a[i], wake_usec, v, sizeof(v));
+
+                if (r == 1 && wake_usec) { /* started now (systemd: the call is sent); else the worker reports */
+                        uint64_t lat = now_usec(CLOCK_MONOTONIC) - wake_usec;
+
+                        record_latency(g, lat);
+                        log_info("Governor: reaction latency %" PRIu64 " us from the trigger's wake-up to %s of class %s",
+                                 lat, governor_action_name(a[i].type), c->name);
+                }
+                if (a[i].type == GOV_SET_MEMORY_HIGH || a[i].type == GOV_SET_IO)
+                        wake_usec = 0; /* the latency is the first write's */
+                g->actions++;
+                if (r < 0 && r != -ENOENT)
+                        action_log_add(g->log, LOG_LEVEL_WARNING, "Governor: %s on class %s failed: %s",
+                                       governor_action_name(a[i].type), c->name, strerror(-r));
+                else {
+                        _cleanup_free_ char *path = g->backend->ops->class_path(g->backend, c->name);
+
+                        action_log_add(g->log, LOG_LEVEL_NOTICE, "Governor: %s%s%s on class %s (/%s): %s",
+                                       governor_action_name(a[i].type), v[0] ? " " : "", v, c->name, strempty(path),
+                                       a[i].reason);
+                }
+        }
+}
+
+/* ---- readings ---- */
+
+static void update_class_readings(struct govern *g) {
+        for (size_t i = 0; i < g->gov.n_classes; i++) {
+                struct governor_class *c = &g->gov.classes[i];
+                _cleanup_free_ char *path = g->backend->ops->class_path(g->backend, c->name);
+
+                c->jobs = jobs_in_class(g->jobs, c->name);
+                if (!path || cgroup_read_u64(g->backend->engine, path, "memory.current", &c->memory_current) < 0)
+                        c->memory_current = 0;
+        }
+}
+
+/* Samples one application: true if it shows an early signal (why says which); its "auto" size follows. */
+static bool sample_watch(struct govern *g, struct govern_watch *w, char *why, size_t len, double *avg10,
+                         bool *auto_changed) {
+        struct governor_sample s;
+        char what[128];
+        bool fired;
+
+        if (pressure_sample_read(g->backend->engine, w->path, &s) < 0)
+                return false; /* gone: its triggers report that */
+        if (s.some_avg10 > *avg10)
+                *avg10 = s.some_avg10;
+        fired = w->sampled && governor_early_signal(&w->last, &s, what, sizeof(what));
+        if (fired)
+                snprintf(why, len, "%s (/%s): %s", w->name, w->path, what);
+        w->last = s;
+        w->sampled = true;
+        if (w->auto_size) {
+                uint64_t size = governor_auto_size(s.current, w->auto_bytes, g->ram_bytes);
+
+                if (size != w->auto_bytes) {
+                        w->auto_bytes = size;
+                        *auto_changed = true;
+                }
+        }
+        return fired;
+}
+
+/* "auto": protect what each application uses while jobs run. */
+static void apply_auto(struct govern *g) {
+        for (size_t i = 0; i < g->n_watches; i++) {
+                struct govern_watch *w = &g->watches[i];
+                char v[32];
+
+                if (!w->auto_size)
+                        continue;
+                units_format_human(w->auto_bytes, v, sizeof(v));
+                action_log_add(g->log, LOG_LEVEL_NOTICE,
+                               "Governor: protect %s (/%s) with %s while jobs run (auto: its usage)", w->name, w->path, v);
+                g->actions++;
+                if (protect_set_auto(g->protect, w->name, w->auto_bytes) < 0)
+                        log_error("Governor: out of memory");
+        }
+        (void) protect_apply(g->protect, g->policy);
+}
+
+static void govern_run(struct govern *g, uint64_t wake_usec) {
+        struct governor_action actions[GOVERNOR_MAX_ACTIONS];
+        struct governor_reading r = { .now_usec = now_usec(CLOCK_MONOTONIC) };
+        bool auto_changed = false;
+        char why[160] = "";
+        size_t n;
+
+        for (size_t i = 0; i < g->n_watches; i++) {
+                char w[160];
+
+                if (sample_watch(g, &g->watches[i], w, sizeof(w), &r.psi_avg10, &auto_changed) && !why[0])
+                        snprintf(why, sizeof(why), "%s", w);
+        }
+        if (auto_changed)
+                apply_auto(g);
+        if (g->triggered) {
+                r.pressure = true;
+                r.why = g->why;
+                g->triggered = false;
+        } else if (why[0]) {
+                r.pressure = true;
+                r.why = why;
+        }
+        update_class_readings(g);
+        n = governor_step(&g->gov, &r, actions, ELEMENTSOF(actions));
+        apply_actions(g, actions, n, wake_usec);
+        /* Nothing runs any more and every limit is back: the governor sleeps. */
+        govern_update(g);
+}
+
+/* ---- events ---- */
+
+static int on_trigger(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        struct govern *g = userdata;
+        uint64_t wake = now_usec(CLOCK_MONOTONIC);
+        bool found = false;
+
+        for (size_t i = 0; i < g->n_watches && !found; i++)
+                for (int k = 0; k < 2 && !found; k++) {
+                        struct govern_watch *w = &g->watches[i];
+
+                        if (w->fd[k] != fd)
+                                continue;
+                        if (revents & EPOLLERR) { /* the cgroup is gone */
+                                log_info("Governor: %s (/%s) is gone, not watched any more", w->name, w->path);
+                                pressure_trigger_close(&w->fd[k], &w->src[k]);
+                                return 0;
+                        }
+                        snprintf(g->why, sizeof(g->why), "PSI trigger: %s (/%s) %s", w->name, w->path,
+                                 k == 0 ? "memory.pressure" : "io.pressure");
+                        found = true;
+                }
+        if (!found && fd == g->sys_fd) {
+                snprintf(g->why, sizeof(g->why), "PSI trigger: the whole machine (/proc/pressure/memory full)");
+                found = true;
+        }
+        if (!found)
+                return 0;
+        log_debug("Governor: %s", g->why);
+        g->triggered = true;
+        /* React now, not at the next tick: this is what the latency measures. */
+        govern_run(g, wake);
+        return 0;
+}
+
+static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
+        struct govern *g = userdata;
+
+        govern_run(g, 0);
+        if (g->active) {
+                (void) sd_event_source_set_time_relative(s, g->gov.window_usec);
+                (void) sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+        }
+        return 0;
+}
+
+/* ---- activation ---- */
+
+static bool protects_something(const struct govern *g) {
+        for (size_t i = 0; i < g->policy->n_protects; i++)
+                if (g->policy->protects[i].cgroup ||
+                    (g->policy->protects[i].unit && g->backend->ops->caps.protects_units))
+                        return true;
+        return false;
+}
+
+static bool needed(const struct govern *g) {
+        if (g->stopping)
+                return false;
+        return (g->jobs->n > 0 && protects_something(g)) || (g->active && !governor_at_rest(&g->gov));
+}
+
+/* "some" on a protected application: any of its tasks stalled; "full" on the
+ * machine: everything stalled at once (a job throttled by its own
+ * memory.high alone makes "some" pressure on the machine all the time). */
+static int arm(struct govern *g, const char *path, const char *resource, const char *kind, int *fd,
+               sd_event_source **src) {
+        uint64_t window = g->settings->pressure.window_usec;
+
+        return pressure_trigger_open(g->event, g->backend->engine, path, resource, kind,
+                                     window * g->settings->pressure.threshold / UNITS_PERCENT_FULL, window, on_trigger,
+                                     g, fd, src);
+}
+
+/* Finds a protected application's cgroup and arms its triggers; false if it is not there (yet). */
+static bool watch_open(struct govern *g, const struct pw_protect *pr, struct govern_watch *w) {
+        struct backend_protect bp = { .name = pr->name, .unit = pr->unit, .cgroup = pr->cgroup ? pr->cgroup + 1 : NULL };
+        int r;
+
+        *w = (struct govern_watch){ .fd = { -1, -1 } };
+        r = g->backend->ops->protect_path(g->backend, &bp, &w->path);
+        if (r < 0) {
+                log_debug("Governor: %s is not watched: %s", pr->name, strerror(-r));
+                return false;
+        }
+        w->name = strdup(pr->name);
+        if (!w->name) {
+                w->path = mfree(w->path);
+                return false;
+        }
+        w->auto_size = pr->min.mode == PW_PROTECT_AUTO || pr->low.mode == PW_PROTECT_AUTO;
+        if (!g->mount->psi)
+                return true;
+        r = arm(g, w->path, "memory", "some", &w->fd[0], &w->src[0]);
+        if (r >= 0)
+                r = arm(g, w->path, "io", "some", &w->fd[1], &w->src[1]);
+        if (r < 0)
+                log_warning_errno(r, "Governor: no PSI trigger on %s (/%s): %m; its memory counters are still read",
+                                  w->name, w->path);
+        return true;
+}
+
+static void watch_close(struct govern_watch *w) {
+        pressure_trigger_close(&w->fd[0], &w->src[0]);
+        pressure_trigger_close(&w->fd[1], &w->src[1]);
+        w->name = mfree(w->name);
+        w->path = mfree(w->path);
+}
+
+static void govern_start(struct govern *g) {
+        int r;
+
+        governor_init(&g->gov, g->settings, g->ram_bytes);
+        g->gov.classes = calloc(g->policy->n_classes + 1, sizeof(struct governor_class));
+        g->watches = calloc(g->policy->n_protects + 1, sizeof(struct govern_watch));
+        if (!g->gov.classes || !g->watches) {
+                log_error("Governor: out of memory");
+                g->gov.classes = mfree(g->gov.classes);
+                g->watches = mfree(g->watches);
+                return;
+        }
+        for (size_t i = 0; i < g->policy->n_classes; i++)
+                governor_class_init(&g->gov.classes[g->gov.n_classes++], &g->policy->classes[i]);
+        for (size_t i = 0; i < g->policy->n_protects; i++)
+                g->n_watches += watch_open(g, &g->policy->protects[i], &g->watches[g->n_watches]);
+        if (g->mount->psi) {
+                r = arm(g, NULL, "memory", "full", &g->sys_fd, &g->sys_src);
+                if (r < 0)
+                        log_warning_errno(r, "Governor: no PSI trigger on /proc/pressure/memory: %m");
+        }
+        r = sd_event_add_time_relative(g->event, &g->tick, CLOCK_MONOTONIC, g->gov.window_usec, 0, on_tick, g);
+        if (r < 0)
+                log_error_errno(r, "Governor: cannot start its timer: %m");
+        else
+                (void) sd_event_source_set_description(g->tick, "governor-tick");
+        g->active = true;
+        log_info("Governor: watching %zu protected application%s while %u job%s run%s", g->n_watches,
+                 g->n_watches == 1 ? "" : "s", g->jobs->n, g->jobs->n == 1 ? "" : "s", g->jobs->n == 1 ? "s" : "");
+        /* The first sample sets the baselines and the "auto" protection. */
+        govern_run(g, 0);
+}
+
+/* A class the governor changed gets the policy's limits again, thawed. */
+static void class_reset(struct govern *g, const struct governor_class *c) {
+        const struct pw_job_class *pc = policy_find_class(g->policy, c->name);
+
+        if (c->frozen)
+                (void) g->backend->ops->class_freeze(g->backend, c->name, false);
+        if (pc && !governor_class_at_rest(c))
+                (void) g->backend->ops->class_apply(g->backend, pc);
+}
+
+void govern_stop(struct govern *g) {
+        bool had_auto = false;
+
+        if (!g->active)
+                return;
+        g->active = false;
+        g->tick = sd_event_source_disable_unref(g->tick);
+        pressure_trigger_close(&g->sys_fd, &g->sys_src);
+        for (size_t i = 0; i < g->n_watches; i++) {
+                had_auto = had_auto || g->watches[i].auto_bytes;
+                watch_close(&g->watches[i]);
+        }
+        g->watches = mfree(g->watches);
+        g->n_watches = 0;
+        for (size_t i = 0; i < g->gov.n_classes; i++)
+                class_reset(g, &g->gov.classes[i]);
+        g->gov.classes = mfree(g->gov.classes);
+        g->gov.n_classes = 0;
+        /* "auto" protection lasts while jobs run; at a stop it stays, like the rest. */
+        protect_clear_auto(g->protect);
+        if (had_auto && !g->stopping)
+                (void) protect_apply(g->protect, g->policy);
+        log_info("Governor: idle (no job runs or nothing is protected): no timer, no trigger");
+}
+
+void govern_update(struct govern *g) {
+        bool need = needed(g);
+
+        if (need && !g->active)
+                govern_start(g);
+        else if (!need && g->active)
+                govern_stop(g);
+}
+
+/* ---- status ---- */
+
+static int cmp_u64(const void *a, const void *b) {
+        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+
+        return x < y ? -1 : x > y;
+}
+
+static json_object *limit_json(uint64_t v) {
+        return v == UNITS_MAX ? json_object_new_string("max") : json_object_new_uint64(v);
+}
+
+static json_object *latency_json(const struct govern *g) {
+        json_object *lat = json_object_new_object();
+        unsigned n = g->n_latencies < GOVERN_LATENCIES ? g->n_latencies : GOVERN_LATENCIES;
+        uint64_t sorted[GOVERN_LATENCIES];
+
+        memcpy(sorted, g->latencies, n * sizeof(uint64_t));
+        qsort(sorted, n, sizeof(uint64_t), cmp_u64);
+        json_object_object_add(lat, "count", json_object_new_uint64(g->n_latencies));
+        json_object_object_add(lat, "median_us", n ? json_object_new_uint64(sorted[n / 2]) : NULL);
+        json_object_object_add(lat, "max_us", n ? json_object_new_uint64(sorted[n - 1]) : NULL);
+        json_object_object_add(lat, "longest_write_us", json_object_new_uint64(g->write_usec_max));
+        return lat;
+}
+
+static json_object *class_json(const struct governor_class *c) {
+        json_object *co = json_object_new_object(), *io = json_object_new_array();
+
+        json_object_object_add(co, "name", json_object_new_string(c->name));
+        json_object_object_add(co, "memory_high_configured", limit_json(c->configured_high));
+        json_object_object_add(co, "memory_high", limit_json(c->high));
+        for (size_t k = 0; k < c->n_io; k++) {
+                json_object *d = json_object_new_object();
+                char dev[32];
+
+                snprintf(dev, sizeof(dev), "%u:%u", c->io[k].major, c->io[k].minor);
+                json_object_object_add(d, "device", json_object_new_string(dev));
+                json_object_object_add(d, "read_bps", limit_json(c->io[k].rbps));
+                json_object_object_add(d, "write_bps", limit_json(c->io[k].wbps));
+                json_object_array_add(io, d);
+        }
+        json_object_object_add(co, "io", io);
+        json_object_object_add(co, "frozen", json_object_new_boolean(c->frozen));
+        json_object_object_add(co, "tightened", json_object_new_uint64(c->n_tightened));
+        json_object_object_add(co, "relaxed", json_object_new_uint64(c->n_relaxed));
+        json_object_object_add(co, "frozen_times", json_object_new_uint64(c->n_frozen));
+        json_object_object_add(co, "last_action", c->last_action[0] ? json_object_new_string(c->last_action) : NULL);
+        return co;
+}
+
+json_object *govern_json(const struct govern *g) {
+        json_object *o = json_object_new_object(), *classes = json_object_new_array();
+
+        json_object_object_add(o, "active", json_object_new_boolean(g->active));
+        json_object_object_add(o, "under_pressure", json_object_new_boolean(g->active && g->gov.under_pressure));
+        json_object_object_add(o, "actions", json_object_new_uint64(g->actions));
+        json_object_object_add(o, "reaction_latency", latency_json(g));
+        for (size_t i = 0; g->active && i < g->gov.n_classes; i++)
+                json_object_array_add(classes, class_json(&g->gov.classes[i]));
+        json_object_object_add(o, "classes", classes);
+        return o;
+}

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * Governing: runs the pure governor (governor.h) while jobs run and
+ * something is protected, or while it still has limits to give back.  It
+ * arms the PSI triggers (pressure.h), samples the protected applications
+ * once per window, feeds the governor, applies its actions through the
+ * backend, and sets the "auto" protection sizes (protect.h).  When it is
+ * not needed it keeps no timer and no trigger: an idle daemon sleeps.
+ *
+ * Errors are logged and recorded in the action log: the governor keeps
+ * going with what it has.
+ */
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <systemd/sd-event.h>
+
+#include "actions.h"
+#include "backend.h"
+#include "cgroup-discover.h"
+#include "governor.h"
+#include "jobs.h"
+#include "policy.h"
+#include "protect.h"
+#include "worker.h"
+
+#define GOVERN_LATENCIES 256
+
+/* A protected application watched while the governor runs. */
+struct govern_watch {
+        char *name;
+        char *path; /* relative to the mount */
+        bool auto_size;      /* min: or low: auto */
+        uint64_t auto_bytes; /* what "auto" protects now */
+        int fd[2];           /* PSI triggers: memory.pressure, io.pressure */
+        sd_event_source *src[2];
+        bool sampled;
+        struct governor_sample last;
+};
+
+struct govern {
+        /* What it works with (owned by the manager). */
+        sd_event *event;
+        struct backend *backend;
+        const struct cgroup_mount *mount;
+        const struct pw_policy *policy;
+        const struct pw_settings *settings;
+        uint64_t ram_bytes;
+        struct jobs *jobs;
+        struct protect *protect;
+        struct action_log *log;
+
+        bool stopping; /* no activation any more */
+        bool active;
+        struct governor gov;
+        sd_event_source *tick;
+        struct govern_watch *watches;
+        size_t n_watches;
+        int sys_fd; /* the machine's memory "full" trigger */
+        sd_event_source *sys_src;
+        bool triggered; /* a trigger fired since the last step */
+        char why[160];
+
+        /* For status. */
+        uint64_t actions;
+        uint64_t latencies[GOVERN_LATENCIES]; /* trigger wake-up to the limit's write, usec (a ring) */
+        unsigned n_latencies;
+        uint64_t write_usec_max; /* the longest memory.high write (its reclaim) */
+};
+
+void govern_init(struct govern *g);
+/* Starts or stops the governor as the jobs and the policy need it now. */
+void govern_update(struct govern *g);
+/* Stops it: every class back to the policy's limits, thawed. */
+void govern_stop(struct govern *g);
+/* A memory.high write the worker did for the governor (a WORKER_WRITE task). */
+void govern_write_done(struct govern *g, const struct worker_task *t);
+json_object *govern_json(const struct govern *g);

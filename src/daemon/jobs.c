@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
+#include <inttypes.h>
+#include <sys/inotify.h>
+
+#include "jobs.h"
+#include "log.h"
+#include "units.h"
+
+void jobs_init(struct jobs *js, sd_event *event, struct backend *backend, struct action_log *log,
+               jobs_changed_fn changed, void *userdata) {
+        *js = (struct jobs){ .event = event, .backend = backend, .log = log, .changed = changed,
+                             .userdata = userdata, .next_id = 1 };
+}
+
+struct job *jobs_find(const struct jobs *js, const char *id_or_name) {
+        char *end;
+        unsigned long long id;
+
+        errno = 0;
+        id = strtoull(id_or_name, &end, 10);
+        for (struct job *j = js->list; j; j = j->next)
+                if ((!errno && *end == '\0' && j->id == id) || streq(j->name, id_or_name))
+                        return j;
+        return NULL;
+}
+
+static struct job *find_id(const struct jobs *js, uint64_t id) {
+        for (struct job *j = js->list; j; j = j->next)
+                if (j->id == id)
+                        return j;
+        return NULL;
+}
+
+unsigned jobs_in_class(const struct jobs *js, const char *class) {
+        unsigned n = 0;
+
+        for (struct job *j = js->list; j; j = j->next)
+                n += streq(j->class, class);
+        return n;
+}
+
+static struct job *job_free(struct job *j) {
+        if (!j)
+                return NULL;
+        sd_event_source_disable_unref(j->watch);
+        sd_event_source_disable_unref(j->first_check);
+        free(j->path);
+        free(j);
+        return NULL;
+}
+
+/* Takes j off the list, tells the owner, frees it. */
+static void job_end(struct jobs *js, struct job *j) {
+        char class[sizeof(j->class)];
+
+        for (struct job **p = &js->list; *p; p = &(*p)->next)
+                if (*p == j) {
+                        *p = j->next;
+                        js->n--;
+                        break;
+                }
+        memcpy(class, j->class, sizeof(class));
+        job_free(j);
+        js->changed(js->userdata, class, true);
+}
+
+void jobs_done(struct jobs *js) {
+        while (js->list) {
+                struct job *j = js->list;
+
+                js->list = j->next;
+                job_free(j);
+        }
+        js->n = 0;
+}
+
+static void job_start_release(struct jobs *js, struct job *j) {
+        int r;
+
+        if (j->releasing)
+                return;
+        j->releasing = true;
+        (void) sd_event_source_set_enabled(j->watch, SD_EVENT_OFF);
+        r = worker_release(js->backend->worker, j->id, j->path);
+        if (r < 0) {
+                action_log_add(js->log, LOG_LEVEL_ERR, "Job %" PRIu64 " (%s): cannot queue its release: %s", j->id,
+                               j->name, strerror(-r));
+                j->releasing = false;
+                (void) sd_event_source_set_enabled(j->watch, SD_EVENT_ON);
+        }
+}
+
+static void job_check(struct jobs *js, struct job *j) {
+        _cleanup_free_ char *text = NULL;
+        bool populated = true, releases = js->backend->ops->caps.releases_jobs;
+        int r;
+
+        r = cgroup_read_file(js->backend->engine, j->path, "cgroup.events", &text);
+        if (r == -ENOENT || r == -ENODEV) {
+                /* systemd removes a scope's cgroup as soon as it is empty: that is the job's end. */
+                if (releases)
+                        action_log_add(js->log, LOG_LEVEL_WARNING, "Job %" PRIu64 " (%s): its cgroup /%s vanished",
+                                       j->id, j->name, j->path);
+                else
+                        action_log_add(js->log, LOG_LEVEL_INFO,
+                                       "Job %" PRIu64 " (%s) of class %s ended; systemd removed /%s", j->id, j->name,
+                                       j->class, j->path);
+                job_end(js, j);
+                return;
+        }
+        if (r >= 0)
+                r = cgv_parse_events(text, &populated, NULL);
+        if (r < 0) {
+                log_warning_errno(r, "Job %" PRIu64 ": cannot read /%s/cgroup.events: %m", j->id, j->path);
+                return;
+        }
+        if (populated)
+                return;
+        if (!releases) {
+                action_log_add(js->log, LOG_LEVEL_INFO, "Job %" PRIu64 " (%s) of class %s ended; systemd removes /%s",
+                               j->id, j->name, j->class, j->path);
+                job_end(js, j);
+                return;
+        }
+        job_start_release(js, j);
+}
+
+static int on_first_check(sd_event_source *s, void *userdata) {
+        struct job *j = userdata;
+
+        j->first_check = sd_event_source_disable_unref(j->first_check);
+        job_check(j->jobs, j);
+        return 0;
+}
+
+static int on_events(sd_event_source *s, const struct inotify_event *ev, void *userdata) {
+        struct job *j = userdata;
+
+        job_check(j->jobs, j);
+        return 0;
+}
+
+void jobs_release_done(struct jobs *js, const struct worker_task *t) {
+        struct job *j = find_id(js, t->job_id);
+        char freed[32], left[32];
+
+        if (!j)
+                return;
+        if (t->r == -EBUSY) { /* something entered the slot again: it is still a job */
+                j->releasing = false;
+                (void) sd_event_source_set_enabled(j->watch, SD_EVENT_ON);
+                job_check(js, j);
+                return;
+        }
+        if (t->r < 0)
+                action_log_add(js->log, LOG_LEVEL_WARNING,
+                               "Job %" PRIu64 " (%s) of class %s ended; releasing /%s failed: %s (retried at the next "
+                               "start)",
+                               j->id, j->name, j->class, j->path, strerror(-t->r));
+        else {
+                units_format_human(t->rel.before - t->rel.after, freed, sizeof(freed));
+                units_format_human(t->rel.after, left, sizeof(left));
+                action_log_add(js->log, LOG_LEVEL_INFO,
+                               "Job %" PRIu64 " (%s) of class %s ended; /%s reclaimed %s (%s left), slot %s", j->id,
+                               j->name, j->class, j->path, freed, left, t->rel.removed ? "removed" : "kept for reuse");
+        }
+        job_end(js, j);
+}
+
+/* Registers a job in a cgroup that holds it (or held it: then it ends at once). */
+static int job_add(struct jobs *js, const struct cgroup_job_label *label, const char *class, const char *path,
+                   struct job **ret) {
+        _cleanup_free_ char *events = NULL;
+        struct job *j = calloc(1, sizeof(*j));
+        int r;
+
+        if (!j)
+                return -ENOMEM;
+        *j = (struct job){ .jobs = js, .id = label->id, .uid = label->uid, .started_usec = label->started_usec };
+        snprintf(j->name, sizeof(j->name), "%s", label->name);
+        snprintf(j->class, sizeof(j->class), "%s", class);
+        j->path = strdup(path);
+        if (!j->path || asprintf(&events, "%s/%s/cgroup.events", cgroup_engine_mount(js->backend->engine), path) < 0) {
+                job_free(j);
+                return -ENOMEM;
+        }
+        r = sd_event_add_inotify(js->event, &j->watch, events, IN_MODIFY, on_events, j);
+        if (r < 0) {
+                job_free(j);
+                return r;
+        }
+        (void) sd_event_source_set_description(j->watch, "job-cgroup-events");
+        j->next = js->list;
+        js->list = j;
+        js->n++;
+        if (label->id >= js->next_id)
+                js->next_id = label->id + 1;
+        /* It may have ended before the watch was in place: look once, on the next
+         * turn of the loop (the caller still uses j). */
+        r = sd_event_add_defer(js->event, &j->first_check, on_first_check, j);
+        if (r < 0)
+                log_warning_errno(r, "Job %" PRIu64 ": cannot schedule its first check: %m", j->id);
+        js->changed(js->userdata, j->class, false);
+        if (ret)
+                *ret = j;
+        return 0;
+}
+
+int jobs_place(struct jobs *js, const char *class, const char *name, uid_t uid, const pid_t *pids, size_t n,
+               struct job **ret, size_t *ret_moved) {
+        struct cgroup_job_label label = { .id = js->next_id, .uid = uid, .started_usec = now_usec(CLOCK_REALTIME) };
+        _cleanup_free_ char *path = NULL;
+        size_t moved = 0;
+        struct job *j;
+        int r;
+
+        assert(js && class && ret);
+        if (name && name[0])
+                snprintf(label.name, sizeof(label.name), "%s", name);
+        else
+                snprintf(label.name, sizeof(label.name), "job-%" PRIu64, label.id);
+        r = js->backend->ops->job_place(js->backend, class, &label, pids, n, &moved, &path);
+        if (r < 0)
+                return r;
+        js->next_id++;
+        r = job_add(js, &label, class, path, &j);
+        if (r < 0)
+                return r;
+        action_log_add(js->log, LOG_LEVEL_INFO,
+                       "Job %" PRIu64 " (%s) of class %s started for uid %u with %zu process%s in /%s", j->id, j->name,
+                       j->class, (unsigned) uid, moved, moved == 1 ? "" : "es", j->path);
+        *ret = j;
+        if (ret_moved)
+                *ret_moved = moved;
+        return 0;
+}
+
+int jobs_adopt(struct jobs *js) {
+        struct cgroup_slot *slots = NULL;
+        size_t n = 0, adopted = 0, ended = 0;
+        int r;
+
+        r = js->backend->ops->thaw_all(js->backend);
+        if (r < 0)
+                log_warning_errno(r, "Cannot thaw every class: %m");
+        r = js->backend->ops->scan(js->backend, &slots, &n);
+        if (r < 0)
+                return log_error_errno(r, "Cannot find the jobs below /%s: %m", js->backend->root);
+        for (size_t i = 0; i < n; i++) {
+                struct job *j;
+
+                if (!slots[i].labelled) {
+                        if (slots[i].populated)
+                                action_log_add(js->log, LOG_LEVEL_WARNING,
+                                               "Slot /%s holds processes but no job label: left alone", slots[i].path);
+                        continue;
+                }
+                if (find_id(js, slots[i].label.id))
+                        slots[i].label.id = js->next_id; /* a duplicate id: never two jobs with one id */
+                r = job_add(js, &slots[i].label, slots[i].class, slots[i].path, &j);
+                if (r < 0) {
+                        log_warning_errno(r, "Cannot adopt /%s: %m", slots[i].path);
+                        continue;
+                }
+                if (slots[i].populated) {
+                        adopted++;
+                        action_log_add(js->log, LOG_LEVEL_INFO, "Job %" PRIu64 " (%s) of class %s adopted in /%s",
+                                       j->id, j->name, j->class, j->path);
+                } else
+                        ended++;
+        }
+        cgroup_slots_free(slots, n);
+        if (adopted || ended)
+                log_info("Adopted %zu running job%s; %zu ended while no daemon ran, released", adopted,
+                         adopted == 1 ? "" : "s", ended);
+        return 0;
+}

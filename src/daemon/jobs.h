@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * The job registry: each job is a cgroup (a slot, or a systemd scope) that
+ * holds bulk work of one class.  A job is placed (its processes moved in),
+ * watched (inotify on its cgroup.events) and, when its last process is gone,
+ * released: on the cgroupfs backend the worker reclaims its page cache and
+ * keeps the slot for the next job; on systemd, systemd removes the scope.
+ * A restarted daemon adopts the jobs an earlier one left.
+ *
+ * The owner learns of every job that came or went through the changed
+ * hook (the governor and the status depend on the set of jobs).  Errors:
+ * negative errno; what happens to jobs is recorded in the action log.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <systemd/sd-event.h>
+
+#include "actions.h"
+#include "backend.h"
+#include "policy.h"
+#include "worker.h"
+
+struct jobs;
+
+struct job {
+        struct jobs *jobs;
+        uint64_t id;
+        char name[POLICY_NAME_MAX + 1];
+        char class[POLICY_NAME_MAX + 1];
+        char *path; /* its cgroup, relative to the cgroup2 mount */
+        uid_t uid;
+        uint64_t started_usec;        /* CLOCK_REALTIME */
+        sd_event_source *watch;       /* inotify on cgroup.events */
+        sd_event_source *first_check; /* a job that ended before it was watched */
+        bool releasing;
+        struct job *next;
+};
+
+/* A job of class came (ended false) or went (ended true: it is off the list). */
+typedef void (*jobs_changed_fn)(void *userdata, const char *class, bool ended);
+
+struct jobs {
+        sd_event *event;
+        struct backend *backend;
+        struct action_log *log;
+        jobs_changed_fn changed;
+        void *userdata;
+        struct job *list;
+        unsigned n;
+        uint64_t next_id;
+};
+
+void jobs_init(struct jobs *js, sd_event *event, struct backend *backend, struct action_log *log,
+               jobs_changed_fn changed, void *userdata);
+/* Forgets every job (their cgroups stay: a restarted daemon adopts them). */
+void jobs_done(struct jobs *js);
+
+/* By id, or by name. */
+struct job *jobs_find(const struct jobs *js, const char *id_or_name);
+unsigned jobs_in_class(const struct jobs *js, const char *class);
+
+/* A new job of class for uid holding pids (those that still exist); *ret_moved of them moved. */
+int jobs_place(struct jobs *js, const char *class, const char *name, uid_t uid, const pid_t *pids, size_t n,
+               struct job **ret, size_t *ret_moved);
+/* After a restart (or a crash): the jobs an earlier instance left, and thaws every class. */
+int jobs_adopt(struct jobs *js);
+/* The worker released an ended job's cgroup (a WORKER_RELEASE task). */
+void jobs_release_done(struct jobs *js, const struct worker_task *t);

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
+#include <inttypes.h>
+
+#include "cgroup-values.h"
+#include "pressure.h"
+#include "util.h"
+
+int pressure_trigger_open(sd_event *event, struct cgroup_engine *e, const char *path, const char *resource,
+                          const char *kind, uint64_t stall_usec, uint64_t window_usec, sd_event_io_handler_t handler,
+                          void *userdata, int *ret_fd, sd_event_source **ret_source) {
+        _cleanup_close_ int fd = -1;
+        char spec[64];
+        int r;
+
+        assert(event && e && resource && kind && ret_fd && ret_source);
+        snprintf(spec, sizeof(spec), "%s %" PRIu64 " %" PRIu64, kind, stall_usec ?: 1, window_usec);
+        r = cgroup_psi_trigger(e, path, resource, spec, &fd);
+        if (r < 0)
+                return r;
+        r = sd_event_add_io(event, ret_source, fd, EPOLLPRI, handler, userdata);
+        if (r < 0)
+                return r;
+        (void) sd_event_source_set_description(*ret_source, "psi-trigger");
+        *ret_fd = TAKE_FD(fd);
+        return 0;
+}
+
+void pressure_trigger_close(int *fd, sd_event_source **source) {
+        *source = sd_event_source_disable_unref(*source);
+        closep(fd);
+        *fd = -1;
+}
+
+static uint64_t keyed(const char *text, const char *key) {
+        uint64_t v = 0;
+
+        return text && cgv_parse_keyed(text, key, &v) >= 0 ? v : 0;
+}
+
+static uint64_t number(const char *text) {
+        uint64_t v = 0;
+
+        return text && cgv_parse_limit(text, &v) >= 0 ? v : 0;
+}
+
+void pressure_sample_parse(const char *stat, const char *events, const char *psi, const char *swap_current,
+                           const char *current, struct governor_sample *ret) {
+        struct cgv_psi p;
+
+        *ret = (struct governor_sample){
+                .pgsteal = keyed(stat, "pgsteal"),
+                .refaults = keyed(stat, "workingset_refault_anon") + keyed(stat, "workingset_refault_file"),
+                .majfaults = keyed(stat, "pgmajfault"),
+                .swap = number(swap_current),
+                .low_events = keyed(events, "low"),
+                .current = number(current),
+                .some_avg10 = psi && cgv_parse_psi(psi, &p) >= 0 ? p.some_avg10 : 0,
+        };
+}
+
+int pressure_sample_read(struct cgroup_engine *e, const char *path, struct governor_sample *ret) {
+        _cleanup_free_ char *stat = NULL, *events = NULL, *psi = NULL, *swap = NULL, *current = NULL;
+        int r;
+
+        r = cgroup_read_file(e, path, "memory.stat", &stat);
+        if (r < 0)
+                return r;
+        /* Optional: swap accounting may be off; the others exist with memory.stat. */
+        (void) cgroup_read_file(e, path, "memory.events", &events);
+        (void) cgroup_read_file(e, path, "memory.pressure", &psi);
+        (void) cgroup_read_file(e, path, "memory.swap.current", &swap);
+        (void) cgroup_read_file(e, path, "memory.current", &current);
+        pressure_sample_parse(stat, events, psi, swap, current, ret);
+        return 0;
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * Reading pressure: PSI triggers (a file descriptor that wakes the loop
+ * with POLLPRI when tasks stall for a given time within a window) and
+ * samples of a protected application's memory counters.  Reading only: what
+ * a sample means is the governor's decision (governor.h), and the triggers
+ * exist only while the governor runs (govern.c).
+ *
+ * Errors: negative errno; -ENOENT/-ENODEV when the cgroup is gone.
+ */
+
+#include <stdint.h>
+#include <systemd/sd-event.h>
+
+#include "cgroup.h"
+#include "governor.h"
+
+/*
+ * Arms a trigger on path's resource file ("memory" or "io": path/memory.pressure),
+ * or with path NULL on the whole machine's (/proc/pressure/memory): it
+ * fires when kind ("some" or "full") stalls reach stall_usec within
+ * window_usec.  handler runs on the loop with userdata.
+ */
+int pressure_trigger_open(sd_event *event, struct cgroup_engine *e, const char *path, const char *resource,
+                          const char *kind, uint64_t stall_usec, uint64_t window_usec, sd_event_io_handler_t handler,
+                          void *userdata, int *ret_fd, sd_event_source **ret_source);
+void pressure_trigger_close(int *fd, sd_event_source **source);
+
+/* The counters of a cgroup's memory.stat, memory.events, memory.pressure
+ * and memory.swap.current / memory.current contents (any text may be NULL). */
+void pressure_sample_parse(const char *stat, const char *events, const char *psi, const char *swap_current,
+                           const char *current, struct governor_sample *ret);
+/* Reads them from the cgroup at path (relative to the mount). */
+int pressure_sample_read(struct cgroup_engine *e, const char *path, struct governor_sample *ret);

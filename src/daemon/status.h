@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * What `pagewardenctl status`, `list` and `show` show: JSON built from the
+ * policy and from what the kernel has now (read through the engine).  The
+ * fields are documented in pagewardenctl(8).
+ */
+
+#include <json-c/json.h>
+
+#include "manager.h"
+
+json_object *status_json(struct manager *m);
+json_object *status_job_json(struct manager *m, const struct job *j);
