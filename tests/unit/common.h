@@ -16,6 +16,7 @@ Suite *diag_suite(void);
 Suite *cgroup_values_suite(void);
 Suite *protocol_suite(void);
 Suite *governor_suite(void);
+Suite *ctl_print_suite(void);
 
 /* A context that touches nothing of the machine but the file system: 16 GiB of RAM. */
 #define TEST_RAM (UINT64_C(16) << 30)
