@@ -200,9 +200,11 @@ static int table_print(FILE *f, const struct table *t, const char *indent) {
         return 0;
 }
 
-static void table_header(struct table *t, const char *const *names) {
-        for (t->n_columns = 0; names[t->n_columns]; t->n_columns++)
-                table_add(t, names[t->n_columns]);
+/* The column names, counted by the caller (with ELEMENTSOF: no terminator to forget). */
+static void table_header(struct table *t, const char *const *names, size_t n) {
+        t->n_columns = n;
+        for (size_t i = 0; i < n; i++)
+                table_add(t, names[i]);
 }
 
 /* ---- limits: the value in force, and the configured one where it differs ---- */
@@ -283,7 +285,7 @@ static void io_cell(struct table *t, json_object *configured, json_object *in_fo
 
 static int print_classes(FILE *f, json_object *classes) {
         static const char *const header[] = { "NAME", "JOBS", "MEMORY", "HIGH", "MAX", "SWAP MAX", "CPU", "IO",
-                                              "STATE", NULL };
+                                              "STATE" };
         _cleanup_(table_done) struct table t = {};
         size_t n = array_length(classes);
 
@@ -291,7 +293,7 @@ static int print_classes(FILE *f, json_object *classes) {
                 fputs("  none\n", f);
                 return 0;
         }
-        table_header(&t, header);
+        table_header(&t, header, ELEMENTSOF(header));
         for (size_t i = 0; i < n; i++) {
                 json_object *c = object_at(classes, i);
                 json_object *cfg = field(c, "configured"), *cur = field(c, "in_force");
@@ -333,7 +335,7 @@ static void job_user_cell(struct table *t, json_object *job) {
 
 static int print_jobs(FILE *f, json_object *jobs, const char *indent) {
         static const char *const header[] = { "ID", "NAME", "CLASS", "USER", "STARTED", "PIDS", "MEMORY", "CACHE",
-                                              "CGROUP", NULL };
+                                              "CGROUP" };
         _cleanup_(table_done) struct table t = {};
         size_t n = array_length(jobs);
 
@@ -341,7 +343,7 @@ static int print_jobs(FILE *f, json_object *jobs, const char *indent) {
                 fprintf(f, "%snone\n", indent);
                 return 0;
         }
-        table_header(&t, header);
+        table_header(&t, header, ELEMENTSOF(header));
         for (size_t i = 0; i < n; i++) {
                 json_object *j = object_at(jobs, i);
                 char a[VALUE_MAX];
@@ -393,7 +395,7 @@ static void psi_cell(struct table *t, json_object *psi) {
 
 static int print_protected(FILE *f, json_object *prots) {
         static const char *const header[] = { "NAME", "TARGET", "MEMORY", "MIN", "LOW", "SWAP", "SWAP USED",
-                                              "PRESSURE 10s/60s", "STATE", NULL };
+                                              "PRESSURE 10s/60s", "STATE" };
         _cleanup_(table_done) struct table t = {};
         size_t n = array_length(prots);
 
@@ -401,7 +403,7 @@ static int print_protected(FILE *f, json_object *prots) {
                 fputs("  none\n", f);
                 return 0;
         }
-        table_header(&t, header);
+        table_header(&t, header, ELEMENTSOF(header));
         for (size_t i = 0; i < n; i++) {
                 json_object *p = object_at(prots, i);
                 json_object *error = field(p, "error");
@@ -447,8 +449,8 @@ static int print_actions(FILE *f, json_object *actions) {
 
 /* The governor: idle or watching, its counters, and each class's limits in force against the policy's. */
 static int print_governor(FILE *f, json_object *gov) {
-        _cleanup_(table_done) struct table t = { .n_columns = 4 };
         static const char *const header[] = { "CLASS", "MEMORY.HIGH", "FROZEN", "LAST ACTION" };
+        _cleanup_(table_done) struct table t = {};
         json_object *lat = field(gov, "reaction_latency"), *classes = field(gov, "classes");
         char a[VALUE_MAX], b[VALUE_MAX], c[VALUE_MAX];
 
@@ -462,7 +464,7 @@ static int print_governor(FILE *f, json_object *gov) {
                 fmt_int(field(lat, "median_us"), b), fmt_int(field(lat, "max_us"), c));
         if (array_length(classes) == 0)
                 return 0;
-        table_header(&t, header);
+        table_header(&t, header, ELEMENTSOF(header));
         for (size_t i = 0; i < array_length(classes); i++) {
                 json_object *cl = object_at(classes, i);
 

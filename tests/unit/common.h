@@ -11,12 +11,15 @@ Suite *yamltree_suite(void);
 Suite *policy_suite(void);
 Suite *settings_suite(void);
 Suite *device_suite(void);
-Suite *discover_suite(void);
+Suite *cgroup_discover_suite(void);
 Suite *diag_suite(void);
 Suite *cgroup_values_suite(void);
 Suite *protocol_suite(void);
+Suite *auth_suite(void);
+Suite *proc_suite(void);
 Suite *governor_suite(void);
 Suite *ledger_suite(void);
+Suite *ctl_print_suite(void);
 
 /* A context that touches nothing of the machine but the file system: 16 GiB of RAM. */
 #define TEST_RAM (UINT64_C(16) << 30)

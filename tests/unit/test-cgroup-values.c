@@ -152,6 +152,21 @@ START_TEST(test_cgv_protect_plan_edges) {
 }
 END_TEST
 
+START_TEST(test_cgv_psi) {
+        struct cgv_psi p;
+
+        ck_assert_int_eq(cgv_parse_psi("some avg10=1.50 avg60=0.25 avg300=0.00 total=123456\n"
+                                       "full avg10=0.75 avg60=0.10 avg300=0.00 total=654\n",
+                                       &p),
+                         0);
+        ck_assert(p.some_avg10 > 1.49 && p.some_avg10 < 1.51);
+        ck_assert(p.full_avg60 > 0.09 && p.full_avg60 < 0.11);
+        ck_assert_uint_eq(p.some_total, 123456);
+        ck_assert_uint_eq(p.full_total, 654);
+        ck_assert_int_eq(cgv_parse_psi("nonsense\n", &p), -EINVAL);
+}
+END_TEST
+
 Suite *cgroup_values_suite(void) {
         Suite *s = suite_create("cgroup-values");
         TCase *tc = tcase_create("pure");
@@ -162,6 +177,7 @@ Suite *cgroup_values_suite(void) {
         tcase_add_test(tc, test_cgv_keyed);
         tcase_add_test(tc, test_cgv_protect_plan);
         tcase_add_test(tc, test_cgv_protect_plan_edges);
+        tcase_add_test(tc, test_cgv_psi);
         suite_add_tcase(s, tc);
         return s;
 }

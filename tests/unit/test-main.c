@@ -12,12 +12,15 @@ int main(void) {
         srunner_add_suite(sr, policy_suite());
         srunner_add_suite(sr, settings_suite());
         srunner_add_suite(sr, device_suite());
-        srunner_add_suite(sr, discover_suite());
+        srunner_add_suite(sr, cgroup_discover_suite());
         srunner_add_suite(sr, diag_suite());
         srunner_add_suite(sr, cgroup_values_suite());
         srunner_add_suite(sr, protocol_suite());
+        srunner_add_suite(sr, auth_suite());
+        srunner_add_suite(sr, proc_suite());
         srunner_add_suite(sr, governor_suite());
         srunner_add_suite(sr, ledger_suite());
+        srunner_add_suite(sr, ctl_print_suite());
         srunner_run_all(sr, CK_ENV);
         failed = srunner_ntests_failed(sr);
         srunner_free(sr);

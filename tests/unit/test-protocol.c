@@ -1,8 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "auth.h"
-#include "cgroup-values.h"
 #include "common.h"
-#include "proc.h"
 #include "protocol.h"
 
 static int parse(const char *s, struct pw_request *req, const char **why) {
@@ -103,70 +100,6 @@ START_TEST(test_protocol_roundtrip) {
 }
 END_TEST
 
-START_TEST(test_auth) {
-        char *users[] = { (char *) "alice", (char *) "1001" };
-        struct pw_job_class c = { .name = (char *) "backup", .users = users, .n_users = 2 };
-        struct proc_ids mine = { .uid = { 1000, 1000, 1000, 1000 } }, setuid = { .uid = { 1000, 0, 0, 0 } };
-
-        ck_assert(auth_class_allows(&c, 0, "root"));
-        ck_assert(auth_class_allows(&c, 1000, "alice"));
-        ck_assert(auth_class_allows(&c, 1001, NULL));
-        ck_assert(!auth_class_allows(&c, 1002, "bob"));
-        ck_assert(!auth_class_allows(&c, 1000, NULL)); /* alice unknown to NSS: only ids match */
-        ck_assert(auth_owns_process(&mine, 1000));
-        ck_assert(!auth_owns_process(&mine, 1001));
-        ck_assert(!auth_owns_process(&setuid, 1000)); /* a setuid program the user started is not theirs */
-        ck_assert(auth_owns_process(&setuid, 0));
-}
-END_TEST
-
-/* A fake /proc: 100 -> 101 (threads 101, 102) -> 103; 104 unrelated. */
-START_TEST(test_proc_tree) {
-        char *dir = tmpdir_new();
-        struct proc_ids ids;
-        pid_t *pids;
-        size_t n;
-
-        free(write_file(dir, "100/status", "Name:\tx\nPPid:\t1\nUid:\t1000\t1000\t1000\t1000\n"));
-        free(write_file(dir, "100/task/100/children", "101 "));
-        free(write_file(dir, "101/task/101/children", ""));
-        free(write_file(dir, "101/task/102/children", "103 "));
-        free(write_file(dir, "103/task/103/children", ""));
-        ck_assert_int_eq(proc_ids(dir, 100, &ids), 0);
-        ck_assert_int_eq(ids.ppid, 1);
-        ck_assert_uint_eq(ids.uid[3], 1000);
-        ck_assert_int_eq(proc_ids(dir, 104, &ids), -ESRCH);
-        ck_assert_int_eq(proc_tree(dir, 100, &pids, &n, 16), 0);
-        ck_assert_uint_eq(n, 3);
-        ck_assert_int_eq(pids[0], 100);
-        ck_assert_int_eq(pids[1], 101);
-        ck_assert_int_eq(pids[2], 103);
-        free(pids);
-        ck_assert_int_eq(proc_tree(dir, 100, &pids, &n, 2), -E2BIG);
-        ck_assert_int_eq(proc_tree(dir, 104, &pids, &n, 16), -ESRCH);
-        /* The real /proc: this process is the top of its (childless) tree. */
-        ck_assert_int_eq(proc_tree("/proc", getpid(), &pids, &n, 16), 0);
-        ck_assert_int_eq(pids[0], getpid());
-        free(pids);
-        tmpdir_cleanup(dir);
-}
-END_TEST
-
-START_TEST(test_psi) {
-        struct cgv_psi p;
-
-        ck_assert_int_eq(cgv_parse_psi("some avg10=1.50 avg60=0.25 avg300=0.00 total=123456\n"
-                                       "full avg10=0.75 avg60=0.10 avg300=0.00 total=654\n",
-                                       &p),
-                         0);
-        ck_assert(p.some_avg10 > 1.49 && p.some_avg10 < 1.51);
-        ck_assert(p.full_avg60 > 0.09 && p.full_avg60 < 0.11);
-        ck_assert_uint_eq(p.some_total, 123456);
-        ck_assert_uint_eq(p.full_total, 654);
-        ck_assert_int_eq(cgv_parse_psi("nonsense\n", &p), -EINVAL);
-}
-END_TEST
-
 Suite *protocol_suite(void) {
         Suite *s = suite_create("protocol");
         TCase *tc = tcase_create("requests");
@@ -175,9 +108,6 @@ Suite *protocol_suite(void) {
         tcase_add_loop_test(tc, test_protocol_invalid, 0, ELEMENTSOF(bad_requests));
         tcase_add_test(tc, test_protocol_limits);
         tcase_add_test(tc, test_protocol_roundtrip);
-        tcase_add_test(tc, test_auth);
-        tcase_add_test(tc, test_proc_tree);
-        tcase_add_test(tc, test_psi);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -99,8 +99,8 @@ START_TEST(test_discover_escaped_path) {
 }
 END_TEST
 
-Suite *discover_suite(void) {
-        Suite *s = suite_create("discover");
+Suite *cgroup_discover_suite(void) {
+        Suite *s = suite_create("cgroup-discover");
         TCase *tc = tcase_create("mountinfo");
 
         tcase_add_test(tc, test_discover_unified);
