@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <stdio.h>
 
 #include "auth.h"
@@ -23,4 +24,62 @@ bool auth_owns_process(const struct proc_ids *ids, uid_t uid) {
                 if (ids->uid[i] != uid)
                         return false;
         return true;
+}
+
+bool auth_path_under(const char *path, const char *top) {
+        const char *rest;
+
+        if (!top[0])
+                return true;
+        rest = startswith(path, top);
+        return rest && (*rest == '\0' || *rest == '/');
+}
+
+static const char *under_any(const char *path, const char *const *tops, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                if (auth_path_under(path, tops[i]))
+                        return tops[i];
+        return NULL;
+}
+
+/* Where a user other than root may take a process from. */
+static bool source_allowed(const struct auth_caller *c, const char *cgroup) {
+        char slice[64];
+
+        if (!cgroup[0])
+                return true; /* the root cgroup: no limit to escape */
+        snprintf(slice, sizeof(slice), "user.slice/user-%u.slice", (unsigned) c->uid);
+        if (auth_path_under(cgroup, slice))
+                return true;
+        for (size_t i = 0; i < c->n_own_jobs; i++)
+                if (streq(cgroup, c->own_jobs[i]))
+                        return true;
+        return false;
+}
+
+bool auth_may_place(const struct auth_caller *c, pid_t pid, const struct proc_ids *ids, char *why, size_t len) {
+        const char *prot;
+
+        assert(c && ids && ids->cgroup && why);
+        if (pid == 1)
+                snprintf(why, len, "is PID 1");
+        else if (pid == c->self || ids->tgid == c->self)
+                snprintf(why, len, "is pagewardend itself");
+        else if (ids->tgid != pid)
+                snprintf(why, len, "is a thread of process %d: name the process", (int) ids->tgid);
+        else if (ids->kernel_thread)
+                snprintf(why, len, "is a kernel thread");
+        else if ((prot = under_any(ids->cgroup, c->protected, c->n_protected)))
+                snprintf(why, len, "belongs to a protected application (/%s)", prot);
+        else if (!auth_owns_process(ids, c->uid))
+                snprintf(why, len, "does not belong to uid %u", (unsigned) c->uid);
+        else if (c->child_only && ids->ppid != c->pid)
+                snprintf(why, len, "is not a child of the caller");
+        else if (c->uid != 0 && !source_allowed(c, ids->cgroup))
+                snprintf(why, len,
+                         "is in /%s: uid %u may only place processes from its own user slice or its own jobs",
+                         ids->cgroup, (unsigned) c->uid);
+        else
+                return true;
+        return false;
 }

@@ -3,12 +3,17 @@
 
 /*
  * Who may do what over the control socket (decided from SO_PEERCRED):
- * root may do everything; anyone may read status; a user may place only
- * their own processes, and only into classes that list them in users:.
+ * root may do everything but move PID 1, kernel threads, pagewarden itself
+ * or a protected application's processes; anyone may read status; a user
+ * may place only their own processes, only into classes that list them in
+ * users:, and only from where the kernel's own rules would let them: the
+ * daemon writes cgroup.procs as root, so it must not move a user's process
+ * out of a cgroup root put it in (a service's sandbox, a pids.max).
  * Pure decisions; the daemon supplies the facts.
  */
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 #include "policy.h"
@@ -19,3 +24,29 @@ bool auth_class_allows(const struct pw_job_class *c, uid_t uid, const char *user
 
 /* The process belongs to uid: every one of its ids is uid (no setuid program of someone else). */
 bool auth_owns_process(const struct proc_ids *ids, uid_t uid);
+
+/* The caller of a run or move, and what the daemon knows around it. */
+struct auth_caller {
+        uid_t uid;
+        pid_t pid;
+        pid_t self;            /* pagewardend's own pid */
+        bool child_only;       /* run: the process must be the caller's child */
+        const char *const *own_jobs; /* the cgroups of the caller's jobs (relative to the mount) */
+        size_t n_own_jobs;
+        const char *const *protected; /* the cgroups of protected applications */
+        size_t n_protected;
+};
+
+/*
+ * Whether pid (with the facts ids read from /proc) may be placed for the
+ * caller.  If not, why holds a sentence that completes "process PID ...".
+ *
+ * For a caller other than root, the process must be in the caller's own
+ * user slice (systemd: user.slice/user-UID.slice and below, its sessions
+ * and user manager), in one of the caller's own jobs, or in the root
+ * cgroup (which imposes nothing that could be escaped).
+ */
+bool auth_may_place(const struct auth_caller *c, pid_t pid, const struct proc_ids *ids, char *why, size_t len);
+
+/* path is top or below it (paths relative to the mount; "" is the root). */
+bool auth_path_under(const char *path, const char *top);

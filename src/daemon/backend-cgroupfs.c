@@ -69,6 +69,22 @@ static int cgfs_job_place(struct backend *b, const char *class, const struct cgr
         return 0;
 }
 
+static int cgfs_job_attach(struct backend *b, const char *path, const pid_t *pids, size_t n, size_t *ret_moved) {
+        size_t moved = 0;
+        int r = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                int k = cgroup_job_attach(b->engine, path, pids[i]);
+
+                if (k >= 0)
+                        moved++;
+                else if (k != -ESRCH)
+                        r = r ?: k;
+        }
+        *ret_moved = moved;
+        return moved > 0 ? 0 : r;
+}
+
 static int cgfs_scan(struct backend *b, struct cgroup_slot **ret, size_t *ret_n) {
         return cgroup_scan(b->engine, ret, ret_n);
 }
@@ -116,6 +132,7 @@ static const struct backend_ops cgroupfs_ops = {
         .thaw_all = cgfs_thaw_all,
         .class_remove = cgfs_class_remove,
         .job_place = cgfs_job_place,
+        .job_attach = cgfs_job_attach,
         .scan = cgfs_scan,
         .protect_set = cgfs_protect_set,
         .protect_path = cgfs_protect_path,

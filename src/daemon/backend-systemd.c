@@ -531,6 +531,29 @@ static int sysd_job_place(struct backend *b, const char *class, const struct cgr
         return 0;
 }
 
+/* The scope is the last component of the job's cgroup path. */
+static int sysd_job_attach(struct backend *b, const char *path, const pid_t *pids, size_t n, size_t *ret_moved) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        const char *scope = strrchr(path, '/');
+        int r;
+
+        r = sd_bus_message_new_method_call(data(b)->bus, &m, SD_DEST, SD_PATH, SD_MANAGER, "AttachProcessesToUnit");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "ss", scope ? scope + 1 : path, "");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "u");
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                r = sd_bus_message_append(m, "u", (uint32_t) pids[i]);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        if (r >= 0)
+                r = call(b, m, NULL);
+        if (r < 0)
+                return r;
+        *ret_moved = n;
+        return 0;
+}
+
 /* "ROOT-CLASS-ID.scope" and its description back into a slot. */
 static int scan_one(struct backend *b, const char *name, const char *desc, const char *active, void *ud) {
         struct {
@@ -745,6 +768,7 @@ static const struct backend_ops systemd_ops = {
         .thaw_all = sysd_thaw_all,
         .class_remove = sysd_class_remove,
         .job_place = sysd_job_place,
+        .job_attach = sysd_job_attach,
         .scan = sysd_scan,
         .protect_set = sysd_protect_set,
         .protect_path = sysd_protect_path,

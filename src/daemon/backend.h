@@ -65,6 +65,8 @@ struct backend_ops {
         /* A new job of class holding pids; *ret_path is its cgroup. */
         int (*job_place)(struct backend *b, const char *class, const struct cgroup_job_label *label, const pid_t *pids,
                          size_t n, size_t *ret_moved, char **ret_path);
+        /* Moves more processes into a job's cgroup (path); *ret_moved of them moved. */
+        int (*job_attach)(struct backend *b, const char *path, const pid_t *pids, size_t n, size_t *ret_moved);
         /* The jobs an earlier instance left. */
         int (*scan)(struct backend *b, struct cgroup_slot **ret, size_t *ret_n);
         /* Makes the protection in force exactly req (n may be 0: withdraw all). */

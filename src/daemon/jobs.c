@@ -7,6 +7,9 @@
 #include "log.h"
 #include "units.h"
 
+/* How often a job inotify cannot watch is looked at. */
+#define JOBS_POLL_USEC (UINT64_C(2) * 1000000)
+
 void jobs_init(struct jobs *js, sd_event *event, struct backend *backend, struct action_log *log,
                jobs_changed_fn changed, void *userdata) {
         *js = (struct jobs){ .event = event, .backend = backend, .log = log, .changed = changed,
@@ -141,6 +144,39 @@ static int on_events(sd_event_source *s, const struct inotify_event *ev, void *u
         return 0;
 }
 
+static int on_poll(sd_event_source *s, uint64_t usec, void *userdata) {
+        struct job *j = userdata;
+
+        (void) sd_event_source_set_time_relative(s, JOBS_POLL_USEC);
+        (void) sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+        job_check(j->jobs, j); /* may free j and s */
+        return 0;
+}
+
+/*
+ * inotify on the job's cgroup.events; when inotify cannot (its watches are
+ * exhausted: fs.inotify.max_user_watches), a timer: the job is tracked
+ * either way, never left in a cgroup nobody watches.
+ */
+static int watch(struct jobs *js, struct job *j) {
+        _cleanup_free_ char *events = NULL;
+        int r;
+
+        if (asprintf(&events, "%s/%s/cgroup.events", cgroup_engine_mount(js->backend->engine), j->path) < 0)
+                return -ENOMEM;
+        r = sd_event_add_inotify(js->event, &j->watch, events, IN_MODIFY, on_events, j);
+        if (r >= 0) {
+                (void) sd_event_source_set_description(j->watch, "job-cgroup-events");
+                return 0;
+        }
+        log_warning_errno(r, "Job %" PRIu64 ": cannot watch /%s with inotify (%m): polling it every %u s", j->id,
+                          j->path, (unsigned) (JOBS_POLL_USEC / 1000000));
+        r = sd_event_add_time_relative(js->event, &j->watch, CLOCK_MONOTONIC, JOBS_POLL_USEC, 0, on_poll, j);
+        if (r >= 0)
+                (void) sd_event_source_set_description(j->watch, "job-poll");
+        return r;
+}
+
 void jobs_release_done(struct jobs *js, const struct worker_task *t) {
         struct job *j = find_id(js, t->job_id);
         char freed[32], left[32];
@@ -171,7 +207,6 @@ void jobs_release_done(struct jobs *js, const struct worker_task *t) {
 /* Registers a job in a cgroup that holds it (or held it: then it ends at once). */
 static int job_add(struct jobs *js, const struct cgroup_job_label *label, const char *class, const char *path,
                    struct job **ret) {
-        _cleanup_free_ char *events = NULL;
         struct job *j = calloc(1, sizeof(*j));
         int r;
 
@@ -181,16 +216,11 @@ static int job_add(struct jobs *js, const struct cgroup_job_label *label, const 
         snprintf(j->name, sizeof(j->name), "%s", label->name);
         snprintf(j->class, sizeof(j->class), "%s", class);
         j->path = strdup(path);
-        if (!j->path || asprintf(&events, "%s/%s/cgroup.events", cgroup_engine_mount(js->backend->engine), path) < 0) {
-                job_free(j);
-                return -ENOMEM;
-        }
-        r = sd_event_add_inotify(js->event, &j->watch, events, IN_MODIFY, on_events, j);
+        r = j->path ? watch(js, j) : -ENOMEM;
         if (r < 0) {
                 job_free(j);
                 return r;
         }
-        (void) sd_event_source_set_description(j->watch, "job-cgroup-events");
         j->next = js->list;
         js->list = j;
         js->n++;

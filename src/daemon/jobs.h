@@ -34,7 +34,7 @@ struct job {
         char *path; /* its cgroup, relative to the cgroup2 mount */
         uid_t uid;
         uint64_t started_usec;        /* CLOCK_REALTIME */
-        sd_event_source *watch;       /* inotify on cgroup.events */
+        sd_event_source *watch;       /* inotify on cgroup.events (or a timer) */
         sd_event_source *first_check; /* a job that ended before it was watched */
         bool releasing;
         struct job *next;

@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <dirent.h>
 #include <stdio.h>
+#include <sys/syscall.h>
 
 #include "proc.h"
 #include "util.h"
 
-int proc_ids(const char *procdir, pid_t pid, struct proc_ids *ret) {
+/* The status file's "Key:\tvalue" numbers. */
+static int read_status(const char *procdir, pid_t pid, struct proc_ids *ret) {
         _cleanup_free_ char *path = NULL, *text = NULL;
         const char *p;
         unsigned u[4];
-        int ppid, r;
+        int ppid, tgid, r;
 
         if (asprintf(&path, "%s/%d/status", procdir, (int) pid) < 0)
                 return -ENOMEM;
@@ -21,69 +23,137 @@ int proc_ids(const char *procdir, pid_t pid, struct proc_ids *ret) {
         p = strstr(text, "\nPPid:");
         if (!p || sscanf(p + 6, "%d", &ppid) != 1)
                 return -EINVAL;
+        p = strstr(text, "\nTgid:");
+        tgid = p && sscanf(p + 6, "%d", &tgid) == 1 ? tgid : (int) pid;
         p = strstr(text, "\nUid:");
         if (!p || sscanf(p + 5, "%u %u %u %u", &u[0], &u[1], &u[2], &u[3]) != 4)
                 return -EINVAL;
         for (int i = 0; i < 4; i++)
                 ret->uid[i] = (uid_t) u[i];
         ret->ppid = (pid_t) ppid;
+        ret->tgid = (pid_t) tgid;
         return 0;
 }
 
-static int add_pid(pid_t **list, size_t *n, size_t *allocated, pid_t pid, size_t max) {
-        for (size_t i = 0; i < *n; i++)
-                if ((*list)[i] == pid)
-                        return 0; /* seen already (a reparented process) */
-        if (*n >= max)
-                return -E2BIG;
-        if (GROW(*list, *allocated, *n + 1) < 0)
-                return -ENOMEM;
-        (*list)[(*n)++] = pid;
-        return 0;
-}
+#define PF_KTHREAD 0x00200000
 
-int proc_tree(const char *procdir, pid_t pid, pid_t **ret, size_t *ret_n, size_t max) {
-        pid_t *list = NULL;
-        size_t n = 0, allocated = 0;
+/* The flags field of /proc/PID/stat (the 9th; the command name may hold spaces and parentheses). */
+static int read_kernel_thread(const char *procdir, pid_t pid, bool *ret) {
+        _cleanup_free_ char *path = NULL, *text = NULL;
+        unsigned long flags;
+        const char *p;
         int r;
 
-        r = add_pid(&list, &n, &allocated, pid, max);
-        /* Breadth first: list grows while we walk it. */
-        for (size_t i = 0; r >= 0 && i < n; i++) {
-                _cleanup_free_ char *taskdir = NULL;
-                struct dirent *de;
-                DIR *d;
+        if (asprintf(&path, "%s/%d/stat", procdir, (int) pid) < 0)
+                return -ENOMEM;
+        r = read_full_file(path, 64 * 1024, &text, NULL);
+        if (r == -ENOENT)
+                return -ESRCH;
+        if (r < 0)
+                return r;
+        p = strrchr(text, ')');
+        if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
+                return -EINVAL;
+        *ret = flags & PF_KTHREAD;
+        return 0;
+}
 
-                if (asprintf(&taskdir, "%s/%d/task", procdir, (int) list[i]) < 0) {
-                        r = -ENOMEM;
-                        break;
-                }
-                d = opendir(taskdir);
-                if (!d) {
-                        if (i == 0) /* the top process itself is gone */
-                                r = -ESRCH;
-                        continue;
-                }
-                while (r >= 0 && (de = readdir(d))) {
-                        _cleanup_free_ char *children = NULL, *text = NULL;
+/* The "0::/path" line of /proc/PID/cgroup (cgroup v2). */
+static int read_cgroup(const char *procdir, pid_t pid, char **ret) {
+        _cleanup_free_ char *path = NULL, *text = NULL;
+        const char *line;
+        int r;
 
-                        if (de->d_name[0] == '.')
-                                continue;
-                        if (asprintf(&children, "%s/%s/children", taskdir, de->d_name) < 0) {
-                                r = -ENOMEM;
-                                break;
-                        }
-                        if (read_full_file(children, 1024 * 1024, &text, NULL) < 0)
-                                continue;
-                        for (char *tok = strtok(text, " \n"); tok && r >= 0; tok = strtok(NULL, " \n")) {
-                                int child = atoi(tok);
+        if (asprintf(&path, "%s/%d/cgroup", procdir, (int) pid) < 0)
+                return -ENOMEM;
+        r = read_full_file(path, 64 * 1024, &text, NULL);
+        if (r == -ENOENT)
+                return -ESRCH;
+        if (r < 0)
+                return r;
+        line = startswith(text, "0::") ? text + 3 : strstr(text, "\n0::");
+        if (!line)
+                return -ENODATA;
+        line += line[0] == '\n' ? 4 : 0;
+        if (line[0] != '/')
+                return -EINVAL;
+        *ret = strndup(line + 1, strcspn(line + 1, "\n"));
+        return *ret ? 0 : -ENOMEM;
+}
 
-                                if (child > 0)
-                                        r = add_pid(&list, &n, &allocated, (pid_t) child, max);
-                        }
-                }
-                closedir(d);
+int proc_ids(const char *procdir, pid_t pid, struct proc_ids *ret) {
+        struct proc_ids ids = {};
+        int r;
+
+        r = read_status(procdir, pid, &ids);
+        if (r >= 0)
+                r = read_kernel_thread(procdir, pid, &ids.kernel_thread);
+        if (r >= 0)
+                r = read_cgroup(procdir, pid, &ids.cgroup);
+        if (r < 0) {
+                proc_ids_done(&ids);
+                return r;
         }
+        *ret = ids;
+        return 0;
+}
+
+void proc_ids_done(struct proc_ids *ids) {
+        ids->cgroup = mfree(ids->cgroup);
+}
+
+int proc_pidfd_open(pid_t pid) {
+        int fd = (int) syscall(SYS_pidfd_open, pid, 0);
+
+        return fd < 0 ? -errno : fd;
+}
+
+bool proc_pidfd_alive(int pidfd) {
+        return syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0;
+}
+
+static int add_children(const char *path, pid_t **list, size_t *n, size_t *allocated) {
+        _cleanup_free_ char *text = NULL;
+        char *save = NULL;
+
+        if (read_full_file(path, 1024 * 1024, &text, NULL) < 0)
+                return 0; /* the thread exited */
+        for (char *tok = strtok_r(text, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
+                int child = atoi(tok);
+
+                if (child <= 0)
+                        continue;
+                if (GROW(*list, *allocated, *n + 1) < 0)
+                        return -ENOMEM;
+                (*list)[(*n)++] = (pid_t) child;
+        }
+        return 0;
+}
+
+int proc_children(const char *procdir, pid_t pid, pid_t **ret, size_t *ret_n) {
+        _cleanup_free_ char *taskdir = NULL;
+        pid_t *list = NULL;
+        size_t n = 0, allocated = 0;
+        struct dirent *de;
+        DIR *d;
+        int r = 0;
+
+        if (asprintf(&taskdir, "%s/%d/task", procdir, (int) pid) < 0)
+                return -ENOMEM;
+        d = opendir(taskdir);
+        if (!d)
+                return errno == ENOENT ? -ESRCH : -errno;
+        while (r >= 0 && (de = readdir(d))) {
+                _cleanup_free_ char *path = NULL;
+
+                if (de->d_name[0] == '.')
+                        continue;
+                if (asprintf(&path, "%s/%s/children", taskdir, de->d_name) < 0)
+                        r = -ENOMEM;
+                else
+                        r = add_children(path, &list, &n, &allocated);
+        }
+        closedir(d);
         if (r < 0) {
                 free(list);
                 return r;

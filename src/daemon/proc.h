@@ -6,20 +6,33 @@
  * The /proc root is a parameter so that tests can use a fake tree.
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
 struct proc_ids {
         uid_t uid[4]; /* real, effective, saved, file system */
         pid_t ppid;
+        pid_t tgid;         /* its process: pid itself unless pid names a thread */
+        bool kernel_thread; /* PF_KTHREAD */
+        char *cgroup;       /* its cgroup v2 path without the leading '/' ("" for the root) */
 };
 
-/* -ESRCH when the process does not exist (any more). */
+/* -ESRCH when the process does not exist (any more).  Free with proc_ids_done(). */
 int proc_ids(const char *procdir, pid_t pid, struct proc_ids *ret);
+void proc_ids_done(struct proc_ids *ids);
 
 /*
- * pid and its descendants (from /proc/PID/task/TID/children), pid first,
- * at most max entries (-E2BIG beyond).  Processes that exit meanwhile are
- * skipped.
+ * A pidfd for pid (pidfd_open, Linux 5.3): it keeps naming the same process
+ * even if the pid is reused, so that a check made on pid and a write of pid
+ * can be proven to be about one process.  proc_pidfd_alive() tells whether
+ * that process still exists.
  */
-int proc_tree(const char *procdir, pid_t pid, pid_t **ret, size_t *ret_n, size_t max);
+int proc_pidfd_open(pid_t pid);
+bool proc_pidfd_alive(int pidfd);
+
+/*
+ * The children of pid, from every thread's /proc/PID/task/TID/children
+ * (a process whose thread forked is its child too); -ESRCH when pid is gone.
+ */
+int proc_children(const char *procdir, pid_t pid, pid_t **ret, size_t *ret_n);

@@ -19,6 +19,7 @@ Suite *auth_suite(void);
 Suite *proc_suite(void);
 Suite *governor_suite(void);
 Suite *ledger_suite(void);
+Suite *targets_suite(void);
 Suite *ctl_print_suite(void);
 
 /* A context that touches nothing of the machine but the file system: 16 GiB of RAM. */

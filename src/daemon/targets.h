@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * The processes a run or move request names, on their way into a job:
+ * each is checked (auth.h) before anything is moved, and held by a pidfd
+ * from its check to its write, so that a pid reused meanwhile is never
+ * placed.  With --tree the descendants are found in one walk over every
+ * named process (a process named twice, or reachable twice, counts once),
+ * at most TARGETS_MAX in all.
+ *
+ * Errors: negative errno.  A refusal is -EPERM (or -ESRCH: no such
+ * process; -E2BIG: too many) with a sentence for the caller in why
+ * ("process 42 is a kernel thread").
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "auth.h"
+#include "protocol.h"
+
+#define TARGETS_MAX PROTOCOL_MAX_PIDS
+
+struct target {
+        pid_t pid;
+        int pidfd;
+        char *cgroup; /* where it was when checked */
+};
+
+struct targets {
+        const char *procdir;
+        const struct auth_caller *caller;
+        struct target *list;
+        size_t n, allocated;
+};
+
+void targets_init(struct targets *t, const char *procdir, const struct auth_caller *caller);
+void targets_done(struct targets *t);
+
+/* Checks pid and holds it (once: a pid already held is skipped). */
+int targets_add(struct targets *t, pid_t pid, char *why, size_t len);
+/* Adds the descendants of every process held, checked like the rest. */
+int targets_add_descendants(struct targets *t, char *why, size_t len);
+
+/* The pids held from index first on whose process still lives and is
+ * outside cgroup (NULL: anywhere); the caller frees *ret. */
+int targets_pids(const struct targets *t, size_t first, const char *cgroup, pid_t **ret, size_t *ret_n);
+/* Whether the process held as pid still lives (its pid was not reused). */
+bool targets_alive(const struct targets *t, pid_t pid);
