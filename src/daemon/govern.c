@@ -55,8 +55,8 @@ static size_t io_limits(const struct govern *g, const struct governor_class *c, 
  * a limit was written now (the reaction latency ends there). */
 static int apply_one(struct govern *g, const struct governor_action *a, uint64_t wake_usec, char *value, size_t len) {
         struct governor_class *c = a->class;
-        struct pw_io_limit io[GOVERNOR_MAX_IO];
         const struct backend_ops *ops = g->backend->ops;
+        _cleanup_free_ struct pw_io_limit *io = NULL;
         int r;
 
         value[0] = '\0';
@@ -67,6 +67,9 @@ static int apply_one(struct govern *g, const struct governor_action *a, uint64_t
         case GOV_SET_IO:
                 units_format_human(c->n_io ? (c->io[0].wbps != UNITS_MAX ? c->io[0].wbps : c->io[0].rbps) : 0, value,
                                    len);
+                io = calloc(c->n_io + 1, sizeof(*io));
+                if (!io)
+                        return -ENOMEM;
                 r = ops->class_set_io(g->backend, c->name, io, io_limits(g, c, io));
                 return r < 0 ? r : 1;
         case GOV_FREEZE:
@@ -316,7 +319,10 @@ static void govern_start(struct govern *g) {
                 return;
         }
         for (size_t i = 0; i < g->policy->n_classes; i++)
-                governor_class_init(&g->gov.classes[g->gov.n_classes++], &g->policy->classes[i]);
+                if (governor_class_init(&g->gov.classes[g->gov.n_classes], &g->policy->classes[i]) >= 0)
+                        g->gov.n_classes++;
+                else
+                        log_error("Governor: out of memory; class %s is not governed", g->policy->classes[i].name);
         for (size_t i = 0; i < g->policy->n_protects; i++)
                 g->n_watches += watch_open(g, &g->policy->protects[i], &g->watches[g->n_watches]);
         if (g->mount->psi) {
@@ -360,8 +366,10 @@ void govern_stop(struct govern *g) {
         }
         g->watches = mfree(g->watches);
         g->n_watches = 0;
-        for (size_t i = 0; i < g->gov.n_classes; i++)
+        for (size_t i = 0; i < g->gov.n_classes; i++) {
                 class_reset(g, &g->gov.classes[i]);
+                governor_class_done(&g->gov.classes[i]);
+        }
         g->gov.classes = mfree(g->gov.classes);
         g->gov.n_classes = 0;
         /* "auto" protection lasts while jobs run; at a stop it stays, like the rest. */

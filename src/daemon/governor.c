@@ -18,7 +18,7 @@ void governor_init(struct governor *g, const struct pw_settings *s, uint64_t ram
         };
 }
 
-void governor_class_init(struct governor_class *c, const struct pw_job_class *pc) {
+int governor_class_init(struct governor_class *c, const struct pw_job_class *pc) {
         *c = (struct governor_class){
                 .configured_high = pc->memory_high,
                 .floor_high = pc->memory_high_floor,
@@ -28,13 +28,24 @@ void governor_class_init(struct governor_class *c, const struct pw_job_class *pc
                 .high = pc->memory_high,
         };
         snprintf(c->name, sizeof(c->name), "%s", pc->name);
-        for (size_t i = 0; i < pc->n_io && i < GOVERNOR_MAX_IO; i++) {
-                c->io[i].major = pc->io[i].major;
-                c->io[i].minor = pc->io[i].minor;
-                c->io[i].configured_rbps = c->io[i].rbps = pc->io[i].read_bps;
-                c->io[i].configured_wbps = c->io[i].wbps = pc->io[i].write_bps;
-                c->n_io++;
-        }
+        c->io = calloc(pc->n_io + 1, sizeof(*c->io));
+        if (!c->io)
+                return -ENOMEM;
+        for (size_t i = 0; i < pc->n_io; i++)
+                c->io[c->n_io++] = (struct governor_io){
+                        .major = pc->io[i].major,
+                        .minor = pc->io[i].minor,
+                        .configured_rbps = pc->io[i].read_bps,
+                        .rbps = pc->io[i].read_bps,
+                        .configured_wbps = pc->io[i].write_bps,
+                        .wbps = pc->io[i].write_bps,
+                };
+        return 0;
+}
+
+void governor_class_done(struct governor_class *c) {
+        c->io = mfree(c->io);
+        c->n_io = 0;
 }
 
 const char *governor_action_name(enum governor_action_type t) {

@@ -35,19 +35,17 @@
 
 #include "policy.h"
 
-#define GOVERNOR_MAX_IO 16
-
 struct governor_class {
         /* Set by the caller from the policy (or left from before for a class
          * that left the policy). */
         char name[POLICY_NAME_MAX + 1];
         uint64_t configured_high, floor_high; /* UNITS_MAX: max */
-        size_t n_io;
-        struct {
+        size_t n_io; /* as many as the policy names */
+        struct governor_io {
                 unsigned major, minor;
                 uint64_t configured_rbps, configured_wbps; /* UNITS_MAX: no limit */
                 uint64_t rbps, wbps;                       /* in force */
-        } io[GOVERNOR_MAX_IO];
+        } *io;
         uint64_t io_floor;
         bool freeze_allowed;
         uint64_t freeze_max_usec;
@@ -148,8 +146,9 @@ bool governor_early_signal(const struct governor_sample *prev, const struct gove
 uint64_t governor_auto_size(uint64_t usage, uint64_t now, uint64_t ram_bytes);
 
 void governor_init(struct governor *g, const struct pw_settings *s, uint64_t ram_bytes);
-/* Resets a class to its configured limits (thawed) from the policy. */
-void governor_class_init(struct governor_class *c, const struct pw_job_class *pc);
+/* A class at its configured limits (thawed), from the policy: -ENOMEM, or 0. */
+int governor_class_init(struct governor_class *c, const struct pw_job_class *pc);
+void governor_class_done(struct governor_class *c);
 
 /*
  * One step: returns the number of actions written to actions (at most

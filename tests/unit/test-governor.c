@@ -27,12 +27,16 @@ static void setup(struct fixture *f) {
                                        .freeze = true, .freeze_max_usec = 10 * SEC };
         governor_init(&f->g, &s, 1024 * MIB);
         settings_done(&s);
-        governor_class_init(&f->c, &f->pc);
+        ck_assert_int_eq(governor_class_init(&f->c, &f->pc), 0);
         f->c.jobs = 1;
         f->c.memory_current = 400 * MIB;
         f->g.classes = &f->c;
         f->g.n_classes = 1;
         f->n_high = f->n_io = f->n_freeze = f->n_thaw = f->n_up = 0;
+}
+
+static void fixture_done(struct fixture *f) {
+        governor_class_done(&f->c);
 }
 
 /* One step; counts the actions and checks the invariants every step must keep. */
@@ -72,7 +76,7 @@ static size_t step(struct fixture *f, uint64_t now, bool pressure, double avg10)
 }
 
 START_TEST(test_governor_spike) {
-        struct fixture f;
+        _cleanup_(fixture_done) struct fixture f = {};
 
         setup(&f);
         ck_assert(governor_at_rest(&f.g));
@@ -97,7 +101,7 @@ START_TEST(test_governor_spike) {
 END_TEST
 
 START_TEST(test_governor_sustained) {
-        struct fixture f;
+        _cleanup_(fixture_done) struct fixture f = {};
         uint64_t frozen_at = 0, longest = 0;
 
         setup(&f);
@@ -128,7 +132,7 @@ END_TEST
 
 /* A signal that comes and goes faster than the window never makes it act faster than the window. */
 START_TEST(test_governor_flapping) {
-        struct fixture f;
+        _cleanup_(fixture_done) struct fixture f = {};
         uint64_t last = 0;
         struct governor_reading r = { .why = "flap" };
         struct governor_action a[GOVERNOR_MAX_ACTIONS];
@@ -158,7 +162,7 @@ START_TEST(test_governor_flapping) {
 END_TEST
 
 START_TEST(test_governor_no_jobs) {
-        struct fixture f;
+        _cleanup_(fixture_done) struct fixture f = {};
 
         setup(&f);
         f.c.jobs = 0;
@@ -170,7 +174,7 @@ END_TEST
 
 /* Jobs and no protected application: no signal ever, so nothing happens. */
 START_TEST(test_governor_no_protection) {
-        struct fixture f;
+        _cleanup_(fixture_done) struct fixture f = {};
 
         setup(&f);
         for (uint64_t t = 1 * SEC; t <= 100 * SEC; t += 500 * MS)
@@ -181,7 +185,7 @@ END_TEST
 
 /* The avg10 has to fall below the release level before the cooldown even starts. */
 START_TEST(test_governor_release_level) {
-        struct fixture f;
+        _cleanup_(fixture_done) struct fixture f = {};
 
         setup(&f);
         step(&f, 1 * SEC, true, 10.0);
@@ -197,7 +201,7 @@ END_TEST
 /* Freezing waits until every running class is at its floors. */
 START_TEST(test_governor_freeze_needs_all_floors) {
         struct governor_class c2;
-        struct fixture f;
+        _cleanup_(fixture_done) struct fixture f = {};
 
         setup(&f);
         c2 = f.c;
@@ -222,6 +226,30 @@ START_TEST(test_governor_freeze_needs_all_floors) {
                 ck_assert_uint_gt(both[1].high, 1 * MIB);
                 ck_assert(!both[0].frozen);
                 ck_assert_uint_eq(both[0].n_frozen, 0);
+        }
+}
+END_TEST
+
+/* Any number of devices: every one is tightened (the governor once kept 16 and dropped the rest). */
+START_TEST(test_governor_many_devices) {
+        _cleanup_(fixture_done) struct fixture f = {};
+        struct pw_io_limit io[18];
+
+        setup(&f);
+        governor_class_done(&f.c);
+        for (unsigned i = 0; i < ELEMENTSOF(io); i++)
+                io[i] = (struct pw_io_limit){ .major = 8, .minor = 16 * i, .read_bps = UNITS_MAX,
+                                              .write_bps = 80 * MIB, .read_iops = UNITS_MAX, .write_iops = UNITS_MAX };
+        f.pc.io = io;
+        f.pc.n_io = ELEMENTSOF(io);
+        ck_assert_int_eq(governor_class_init(&f.c, &f.pc), 0);
+        ck_assert_uint_eq(f.c.n_io, 18);
+        f.c.jobs = 1;
+        f.c.memory_current = 400 * MIB;
+        step(&f, 1 * SEC, true, 5.0);
+        for (unsigned i = 0; i < ELEMENTSOF(io); i++) {
+                ck_assert_uint_eq(f.c.io[i].minor, 16 * i);
+                ck_assert_uint_eq(f.c.io[i].wbps, 40 * MIB);
         }
 }
 END_TEST
@@ -347,6 +375,7 @@ Suite *governor_suite(void) {
         tcase_add_test(tc, test_governor_no_protection);
         tcase_add_test(tc, test_governor_release_level);
         tcase_add_test(tc, test_governor_freeze_needs_all_floors);
+        tcase_add_test(tc, test_governor_many_devices);
         suite_add_tcase(s, tc);
         tc = tcase_create("signals");
         tcase_add_test(tc, test_governor_sample_parse);
