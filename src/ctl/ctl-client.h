@@ -15,7 +15,9 @@
 #include "protocol.h"
 
 #define CTL_TIMEOUT_SEC 30
-#define CTL_MAX_RESPONSE (1024 * 1024)
+/* The longest response taken: status with 4,000 jobs is about 1 MiB; beyond
+ * this a daemon that sends without end is cut off. */
+#define CTL_MAX_RESPONSE (16 * 1024 * 1024)
 
 struct ctl_response {
         char *line;       /* as received, without its '\n' */
