@@ -130,37 +130,6 @@ static bool pfailed(const struct pstate *st) {
         return st->diags->n > st->first_diag;
 }
 
-/* A map value left empty ("jobs:" with nothing under it) counts as an empty map. */
-static bool ynode_is_null(const struct ynode *n) {
-        return n->type == YNODE_SCALAR && n->plain &&
-               (n->value[0] == '\0' || streq(n->value, "~") || streq(n->value, "null"));
-}
-
-static const struct ynode *ymap_get(const struct ynode *map, const char *key) {
-        const struct ynode *k, *v;
-
-        if (!map || map->type != YNODE_MAP)
-                return NULL;
-        YMAP_FOREACH(k, v, map, i)
-                if (streq(k->value, key))
-                        return v;
-        return NULL;
-}
-
-/* The node at a dotted path below map, or fallback: where to point an error. */
-static const struct ynode *ymap_where(const struct ynode *map, const char *path, const struct ynode *fallback) {
-        char buf[128];
-        const struct ynode *n = map;
-
-        snprintf(buf, sizeof(buf), "%s", path);
-        for (char *save = NULL, *tok = strtok_r(buf, ".", &save); tok; tok = strtok_r(NULL, ".", &save)) {
-                n = ymap_get(n, tok);
-                if (!n)
-                        return fallback;
-        }
-        return n;
-}
-
 /* ---- field tables ------------------------------------------------------ */
 
 typedef void (*field_parser)(struct pstate *st, const struct ynode *val, void *target);
