@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "policy.h"
+#include "settings.h"
 
 #define GOVERNOR_MAX_IO 16
 

@@ -18,6 +18,7 @@
 #include "control.h"
 #include "governor.h"
 #include "policy.h"
+#include "settings.h"
 #include "worker.h"
 
 struct job {

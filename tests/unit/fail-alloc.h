@@ -13,6 +13,7 @@
 
 #include "diag.h"
 #include "policy.h"
+#include "settings.h"
 
 /*
  * Runs fn(data) once as it is (it must return expected), then again with

@@ -327,43 +327,6 @@ START_TEST(test_policy_ownership) {
 }
 END_TEST
 
-/* What policy_print writes parses again to the same policy. */
-START_TEST(test_policy_print_roundtrip) {
-        static const char text[] = "jobs:\n"
-                                   "  a:\n"
-                                   "    memory: {high: 1.5G, max: 33%, swap_max: 0}\n"
-                                   "    io: [{device: /, write_bps: 80M/s, read_iops: 10}]\n"
-                                   "    under_pressure: {freeze: true, freeze_max: 1500ms}\n"
-                                   "    users: [root, \"1000\"]\n"
-                                   "  b: {}\n"
-                                   "protect:\n"
-                                   "  p: {unit: x.service, memory: {min: 1G, low: auto, swap: deny}}\n"
-                                   "  q: {cgroup: /a/b}\n";
-        struct parse_result one, two;
-        char *printed = NULL;
-        size_t size = 0;
-        FILE *f;
-
-        parse_policy(text, &one);
-        ck_assert_msg(one.r == 0, "%s", one.errors);
-        f = open_memstream(&printed, &size);
-        ck_assert_ptr_nonnull(f);
-        policy_print(&one.policy, f);
-        ck_assert_int_eq(fclose(f), 0);
-        parse_policy(printed, &two);
-        ck_assert_msg(two.r == 0, "%s\n%s", printed, two.errors);
-        ck_assert_msg(policy_equal(&one.policy, &two.policy), "%s", printed);
-        ck_assert(strstr(printed, "      high: 1610612736  # 1.5 GiB\n"));
-        ck_assert(strstr(printed, "      freeze_max: 1500ms\n"));
-        /* And a changed value is noticed. */
-        two.policy.classes[0].memory_high--;
-        ck_assert(!policy_equal(&one.policy, &two.policy));
-        parse_result_done(&one);
-        parse_result_done(&two);
-        free(printed);
-}
-END_TEST
-
 /* Every file shipped in conf/ is valid. */
 START_TEST(test_policy_conf_examples) {
         static const char *const files[] = { "conf/policies.d", "conf/examples/database.yaml",
@@ -399,7 +362,6 @@ Suite *policy_suite(void) {
         tcase_add_test(tc, test_policy_duplicates_across_files);
         tcase_add_test(tc, test_policy_file_errors);
         tcase_add_test(tc, test_policy_ownership);
-        tcase_add_test(tc, test_policy_print_roundtrip);
         tcase_add_test(tc, test_policy_conf_examples);
         suite_add_tcase(s, tc);
         return s;

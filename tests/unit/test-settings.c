@@ -1,29 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "common.h"
 
-struct settings_result {
-        int r;
-        struct pw_settings s;
-        struct diag_list diags;
-        char *errors;
-};
-
-static void parse_settings(const char *path, const char *text, struct settings_result *ret) {
-        struct policy_context ctx = test_context();
-        struct source src = { .path = (char *) path, .text = (char *) text, .size = strlen(text) };
-
-        *ret = (struct settings_result){};
-        settings_init(&ret->s);
-        ret->r = settings_parse_source(&ctx, &src, &ret->s, &ret->diags);
-        ret->errors = diag_to_string(&ret->diags);
-}
-
-static void settings_result_done(struct settings_result *r) {
-        settings_done(&r->s);
-        diag_list_done(&r->diags);
-        free(r->errors);
-}
-
 START_TEST(test_settings_defaults) {
         struct settings_result r;
 
@@ -154,30 +131,6 @@ START_TEST(test_config_load) {
 }
 END_TEST
 
-START_TEST(test_settings_print_roundtrip) {
-        static const char text[] = "socket_group: root\npressure: {threshold: 12.5%, window: 1500ms}\n";
-        struct settings_result one, two;
-        char *printed = NULL;
-        size_t size = 0;
-        FILE *f;
-
-        parse_settings("/etc/pw/pagewarden.yaml", text, &one);
-        ck_assert_int_eq(one.r, 0);
-        f = open_memstream(&printed, &size);
-        settings_print(&one.s, f);
-        ck_assert_int_eq(fclose(f), 0);
-        parse_settings("/etc/pw/pagewarden.yaml", printed, &two);
-        ck_assert_msg(two.r == 0, "%s\n%s", printed, two.errors);
-        ck_assert_str_eq(two.s.policy_dir, one.s.policy_dir);
-        ck_assert_str_eq(two.s.socket_group, "root");
-        ck_assert_uint_eq(two.s.pressure.threshold, 1250);
-        ck_assert_uint_eq(two.s.pressure.window_usec, 1500000);
-        settings_result_done(&one);
-        settings_result_done(&two);
-        free(printed);
-}
-END_TEST
-
 Suite *settings_suite(void) {
         Suite *s = suite_create("settings");
         TCase *tc = tcase_create("parse");
@@ -186,7 +139,6 @@ Suite *settings_suite(void) {
         tcase_add_test(tc, test_settings_values);
         tcase_add_loop_test(tc, test_settings_errors, 0, ELEMENTSOF(settings_errors));
         tcase_add_test(tc, test_config_load);
-        tcase_add_test(tc, test_settings_print_roundtrip);
         suite_add_tcase(s, tc);
         return s;
 }
