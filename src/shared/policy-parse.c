@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
+#include <grp.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdarg.h>
 
 #include "policy-parse.h"
@@ -8,6 +11,10 @@
 
 void pstate_init(struct pstate *st, const struct policy_context *ctx, const struct source *src,
                  struct diag_list *diags) {
+        assert(st);
+        assert(ctx);
+        assert(src);
+        assert(diags);
         *st = (struct pstate){ .ctx = ctx, .src = src, .diags = diags, .first_diag = diags->n };
 }
 
@@ -17,10 +24,27 @@ void pstate_error(struct pstate *st, const struct ynode *n, const char *fmt, ...
         va_start(ap, fmt);
         diag_addv(st->diags, st->src, n ? n->line : 0, n ? n->column : 0, fmt, ap);
         va_end(ap);
+        if (st->diags->oom) /* the error was lost: nothing that depends on counting errors may go on */
+                st->oom = true;
 }
 
 int pstate_result(const struct pstate *st) {
+        if (st->oom || st->diags->oom)
+                return -ENOMEM;
         return st->diags->n > st->first_diag ? -EINVAL : 0;
+}
+
+bool pstate_account_known(struct pstate *st, const char *name, bool group) {
+        bool known;
+
+        assert(name);
+        if (!st->ctx->resolve_users || strspn(name, "0123456789") == strlen(name))
+                return true;
+        errno = 0;
+        known = group ? getgrnam(name) != NULL : getpwnam(name) != NULL;
+        if (!known && errno == ENOMEM)
+                st->oom = true;
+        return known;
 }
 
 /* ---- unknown keys ----------------------------------------------------------- */
@@ -109,8 +133,11 @@ static void parse_field(struct pstate *st, const struct field *f, const struct y
                 return;
         }
         if (f->group) {
-                if (asprintf(&sub, "%s.%s", where, key->value) < 0)
-                        abort();
+                if (asprintf(&sub, "%s.%s", where, key->value) < 0) {
+                        sub = NULL;
+                        st->oom = true;
+                        return;
+                }
                 fields_parse(st, val, sub, f->group, base);
                 return;
         }
@@ -121,9 +148,16 @@ void fields_parse(struct pstate *st, const struct ynode *map, const char *where,
                   void *base) {
         const struct ynode *k, *v;
 
+        assert(st);
+        assert(map && map->type == YNODE_MAP);
+        assert(where);
+        assert(fields);
+        assert(base);
         YMAP_FOREACH(k, v, map, i) {
                 const struct field *f;
 
+                if (st->oom)
+                        return;
                 for (f = fields; f->key; f++)
                         if (streq(f->key, k->value))
                                 break;
@@ -183,11 +217,12 @@ void field_bool(struct pstate *st, const struct ynode *val, void *target) {
 }
 
 void field_string(struct pstate *st, const struct ynode *val, void *target) {
-        char **s = target;
+        char **s = target, *copy = strdup(val->value);
 
-        (void) st;
+        if (!copy) {
+                st->oom = true;
+                return;
+        }
         free(*s);
-        *s = strdup(val->value);
-        if (!*s)
-                abort();
+        *s = copy;
 }

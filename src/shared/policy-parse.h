@@ -10,9 +10,12 @@
  * values of the wrong kind, and hands every other value to its parser.
  *
  * Errors: field parsers return nothing.  A mistake in the input becomes a
- * diagnostic at the value's position (pstate_error()); the parse
- * function's result comes from pstate_result(): -EINVAL if the file had
- * errors, else 0.  Not for use outside the two parsers.
+ * diagnostic at the value's position (pstate_error()).  Running out of
+ * memory, or losing a diagnostic to it, sets st->oom; from then on the
+ * parser only cleans up, and nothing aborts.  The parse function's result
+ * comes from pstate_result(): -ENOMEM if memory ran out (here or in the
+ * YAML reader: diags->oom), else -EINVAL if the file had errors, else 0.
+ * Not for use outside the two parsers.
  */
 
 #include <stdbool.h>
@@ -27,6 +30,7 @@ struct pstate {
         const struct source *src;
         struct diag_list *diags;
         size_t first_diag; /* diags->n when this file started */
+        bool oom;          /* an allocation failed: the result is -ENOMEM */
 };
 
 void pstate_init(struct pstate *st, const struct policy_context *ctx, const struct source *src,
@@ -34,6 +38,9 @@ void pstate_init(struct pstate *st, const struct policy_context *ctx, const stru
 /* Records an error at node n (NULL: the whole file). */
 void pstate_error(struct pstate *st, const struct ynode *n, const char *fmt, ...) _printf_(3, 4);
 int pstate_result(const struct pstate *st);
+/* Whether a valid user (or group) name is a numeric id, or known to NSS when the context resolves names;
+ * false also when the lookup ran out of memory (then st->oom is set). */
+bool pstate_account_known(struct pstate *st, const char *name, bool group);
 
 typedef void (*field_parser)(struct pstate *st, const struct ynode *val, void *target);
 

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <inttypes.h>
 
 #include "policy-print.h"
@@ -62,6 +63,8 @@ static void print_protect_size(FILE *f, const char *key, const struct pw_protect
 void policy_print(const struct pw_policy *p, FILE *f) {
         char buf[32];
 
+        assert(p);
+        assert(f);
         fprintf(f, "jobs:%s\n", p->n_classes ? "" : " {}");
         for (size_t i = 0; i < p->n_classes; i++) {
                 const struct pw_job_class *c = &p->classes[i];
@@ -118,6 +121,8 @@ void policy_print(const struct pw_policy *p, FILE *f) {
 void settings_print(const struct pw_settings *s, FILE *f) {
         char buf[32];
 
+        assert(s);
+        assert(f);
         print_string(f, "", "policy_dir", s->policy_dir);
         print_string(f, "", "socket", s->socket);
         if (s->socket_group)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pwd.h>
 #include <stddef.h>
 #include <sys/stat.h>
 #include <sys/sysinfo.h>
@@ -15,6 +15,7 @@
 int policy_context_default(struct policy_context *ctx) {
         struct sysinfo si;
 
+        assert(ctx);
         if (sysinfo(&si) < 0)
                 return -errno;
         *ctx = (struct policy_context){
@@ -30,8 +31,10 @@ int policy_context_default(struct policy_context *ctx) {
 /* ---- names ------------------------------------------------------------ */
 
 const char *policy_name_problem(const char *name) {
-        size_t len = strlen(name);
+        size_t len;
 
+        assert(name);
+        len = strlen(name);
         if (len == 0)
                 return "name is empty";
         for (const unsigned char *p = (const unsigned char *) name; *p; p++)
@@ -54,6 +57,7 @@ const char *policy_name_problem(const char *name) {
 const char *policy_cgroup_path_problem(const char *path) {
         const char *p = path;
 
+        assert(path);
         if (path[0] != '/')
                 return "cgroup path must start with '/' (relative to the cgroup2 mount)";
         if (streq(path, "/"))
@@ -81,8 +85,10 @@ const char *policy_cgroup_path_problem(const char *path) {
 
 const char *policy_unit_name_problem(const char *unit) {
         static const char *const suffixes[] = { ".service", ".scope", ".slice", ".socket", ".mount", ".swap" };
-        size_t len = strlen(unit);
+        size_t len;
 
+        assert(unit);
+        len = strlen(unit);
         if (len == 0 || len > 255)
                 return "unit name must have 1 to 255 characters";
         if (strspn(unit, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789:_.\\@-") != len)
@@ -94,8 +100,10 @@ const char *policy_unit_name_problem(const char *unit) {
 }
 
 const char *policy_user_name_problem(const char *name) {
-        size_t len = strlen(name);
+        size_t len;
 
+        assert(name);
+        len = strlen(name);
         if (len == 0 || len > 32)
                 return "user name must have 1 to 32 characters";
         if (strspn(name, "0123456789") == len)
@@ -151,11 +159,26 @@ static void p_protect_size(struct pstate *st, const struct ynode *val, void *tar
         ps->mode = PW_PROTECT_BYTES;
 }
 
+static void add_user(struct pstate *st, struct pw_job_class *c, const struct ynode *u) {
+        char *copy;
+
+        for (size_t j = 0; j < c->n_users; j++)
+                if (streq(c->users[j], u->value)) {
+                        pstate_error(st, u, "user '%s' is listed twice", u->value);
+                        return;
+                }
+        copy = strdup(u->value);
+        if (!copy || GROW(c->users, c->allocated_users, c->n_users + 1) < 0) {
+                free(copy);
+                st->oom = true;
+                return;
+        }
+        c->users[c->n_users++] = copy;
+}
+
 /* Target: the job class (these lists need their neighbours for duplicate checks). */
 static void p_users(struct pstate *st, const struct ynode *val, void *target) {
-        struct pw_job_class *c = target;
-
-        for (size_t i = 0; i < val->n_children; i++) {
+        for (size_t i = 0; i < val->n_children && !st->oom; i++) {
                 const struct ynode *u = val->children[i];
                 const char *why;
 
@@ -164,26 +187,13 @@ static void p_users(struct pstate *st, const struct ynode *val, void *target) {
                         continue;
                 }
                 why = policy_user_name_problem(u->value);
-                if (why) {
+                if (why)
                         pstate_error(st, u, "'%s': %s", u->value, why);
-                        continue;
-                }
-                if (st->ctx->resolve_users && strspn(u->value, "0123456789") != strlen(u->value) &&
-                    !getpwnam(u->value)) {
-                        pstate_error(st, u, "unknown user '%s'", u->value);
-                        continue;
-                }
-                for (size_t j = 0; j < c->n_users; j++)
-                        if (streq(c->users[j], u->value)) {
-                                pstate_error(st, u, "user '%s' is listed twice", u->value);
-                                goto next;
-                        }
-                if (GROW(c->users, c->allocated_users, c->n_users + 1) < 0)
-                        abort();
-                c->users[c->n_users] = strdup(u->value);
-                if (!c->users[c->n_users++])
-                        abort();
-        next:;
+                else if (!pstate_account_known(st, u->value, false)) {
+                        if (!st->oom)
+                                pstate_error(st, u, "unknown user '%s'", u->value);
+                } else
+                        add_user(st, target, u);
         }
 }
 
@@ -214,7 +224,9 @@ static void resolve_io_device(struct pstate *st, const struct ynode *where, stru
                 return;
         }
         r = device_resolve(io->device, st->ctx->sysfs, st->ctx->mountinfo, &di);
-        if (r == -ENODEV && di.fstype[0])
+        if (r == -ENOMEM)
+                st->oom = true;
+        else if (r == -ENODEV && di.fstype[0])
                 pstate_error(st, where, "'%s' is on a %s file system, which has no block device: io limits need a disk",
                              io->device, di.fstype);
         else if (r == -ENODEV)
@@ -230,14 +242,29 @@ static void resolve_io_device(struct pstate *st, const struct ynode *where, stru
                 io->minor = di.minor;
                 io->disk = strdup(di.name);
                 if (!io->disk)
-                        abort();
+                        st->oom = true;
         }
 }
 
-static void p_io(struct pstate *st, const struct ynode *val, void *target) {
-        struct pw_job_class *c = target;
+/* Adds io to c unless another entry names the same disk; takes io either way. */
+static void add_io_limit(struct pstate *st, struct pw_job_class *c, const struct ynode *dev, struct pw_io_limit *io) {
+        for (size_t j = 0; j < c->n_io; j++)
+                if (c->io[j].major == io->major && c->io[j].minor == io->minor) {
+                        pstate_error(st, dev, "'%s' is on disk %s (%u:%u), which '%s' already names", io->device,
+                                     io->disk, io->major, io->minor, c->io[j].device);
+                        io_limit_done(io);
+                        return;
+                }
+        if (GROW(c->io, c->allocated_io, c->n_io + 1) < 0) {
+                io_limit_done(io);
+                st->oom = true;
+                return;
+        }
+        c->io[c->n_io++] = *io;
+}
 
-        for (size_t i = 0; i < val->n_children; i++) {
+static void p_io(struct pstate *st, const struct ynode *val, void *target) {
+        for (size_t i = 0; i < val->n_children && !st->oom; i++) {
                 const struct ynode *item = val->children[i], *dev;
                 struct pw_io_limit io = {
                         .read_bps = UNITS_MAX,
@@ -254,6 +281,10 @@ static void p_io(struct pstate *st, const struct ynode *val, void *target) {
                 }
                 fields_parse(st, item, "io entry", io_fields, &io);
                 dev = ymap_where(item, "device", item);
+                if (st->oom) {
+                        io_limit_done(&io);
+                        return;
+                }
                 if (!io.device) {
                         if (st->diags->n == before)
                                 pstate_error(st, item, "io entry needs a device:");
@@ -266,21 +297,10 @@ static void p_io(struct pstate *st, const struct ynode *val, void *target) {
                         pstate_error(st, item,
                                      "io entry for '%s' sets no limit: give read_bps, write_bps, read_iops or write_iops",
                                      io.device);
-                if (st->diags->n != before) {
+                if (st->diags->n != before || st->oom)
                         io_limit_done(&io);
-                        continue;
-                }
-                for (size_t j = 0; j < c->n_io; j++)
-                        if (c->io[j].major == io.major && c->io[j].minor == io.minor) {
-                                pstate_error(st, dev, "'%s' is on disk %s (%u:%u), which '%s' already names", io.device,
-                                             io.disk, io.major, io.minor, c->io[j].device);
-                                io_limit_done(&io);
-                                goto next;
-                        }
-                if (GROW(c->io, c->allocated_io, c->n_io + 1) < 0)
-                        abort();
-                c->io[c->n_io++] = io;
-        next:;
+                else
+                        add_io_limit(st, target, dev, &io);
         }
 }
 
@@ -380,17 +400,31 @@ static void class_finish(struct pstate *st, const struct ynode *entry, struct pw
                              "freeze_max must be between 100ms and 60m");
 }
 
-/* The file name for "# name.yaml:LINE" comments and messages, control characters made harmless. */
+/* The file name for "# name.yaml:LINE" comments and messages, control characters made harmless; NULL
+ * when out of memory. */
 static char *source_basename(const struct source *src) {
         const char *slash = strrchr(src->path, '/');
         char *name = strdup(slash ? slash + 1 : src->path);
 
         if (!name)
-                abort();
+                return NULL;
         for (char *p = name; *p; p++)
                 if ((unsigned char) *p < 0x20 || *p == 0x7f)
                         *p = '?';
         return name;
+}
+
+/* Names c after key and adds it to p; takes c either way. */
+static void add_class(struct pstate *st, struct pw_policy *p, const struct ynode *key, struct pw_job_class *c) {
+        c->name = strdup(key->value);
+        c->source = source_basename(st->src);
+        c->line = key->line;
+        if (!c->name || !c->source || GROW(p->classes, p->allocated_classes, p->n_classes + 1) < 0) {
+                class_done(c);
+                st->oom = true;
+                return;
+        }
+        p->classes[p->n_classes++] = *c;
 }
 
 static void parse_class(struct pstate *st, const struct ynode *key, const struct ynode *val, struct pw_policy *p) {
@@ -417,29 +451,28 @@ static void parse_class(struct pstate *st, const struct ynode *key, const struct
                              ynode_type_name(val->type));
                 return;
         }
-        if (asprintf(&where, "job class '%s'", key->value) < 0)
-                abort();
-        if (val->type == YNODE_MAP)
-                fields_parse(st, val, where, class_fields, &c);
-        class_finish(st, val->type == YNODE_MAP ? val : key, &c);
-
-        if (st->diags->n != before) {
-                class_done(&c);
+        if (asprintf(&where, "job class '%s'", key->value) < 0) {
+                where = NULL;
+                st->oom = true;
                 return;
         }
-        c.name = strdup(key->value);
-        c.source = source_basename(st->src);
-        c.line = key->line;
-        if (!c.name || !c.source || GROW(p->classes, p->allocated_classes, p->n_classes + 1) < 0)
-                abort();
-        p->classes[p->n_classes++] = c;
+        if (val->type == YNODE_MAP)
+                fields_parse(st, val, where, class_fields, &c);
+        if (!st->oom)
+                class_finish(st, val->type == YNODE_MAP ? val : key, &c);
+
+        if (st->diags->n != before || st->oom)
+                class_done(&c);
+        else
+                add_class(st, p, key, &c);
 }
 
 static void p_jobs(struct pstate *st, const struct ynode *val, void *target) {
         const struct ynode *k, *v;
 
         YMAP_FOREACH(k, v, val, i)
-                parse_class(st, k, v, target);
+                if (!st->oom)
+                        parse_class(st, k, v, target);
 }
 
 /* ---- protected applications -------------------------------------------- */
@@ -498,9 +531,22 @@ static void protect_finish(struct pstate *st, const struct ynode *key, const str
                 const struct pw_protect *o = &p->protects[i];
 
                 if ((pr->unit && streq_ptr(o->unit, pr->unit)) || (pr->cgroup && streq_ptr(o->cgroup, pr->cgroup)))
-                        pstate_error(st, key, "'%s' is already protected by entry '%s' (%s:%u)", pr->unit ?: pr->cgroup,
-                                     o->name, o->source, o->line);
+                        pstate_error(st, key, "'%s' is already protected by entry '%s' (%s:%u)",
+                                     pr->unit ?: pr->cgroup, o->name, o->source, o->line);
         }
+}
+
+/* Names pr after key and adds it to p; takes pr either way. */
+static void add_protect(struct pstate *st, struct pw_policy *p, const struct ynode *key, struct pw_protect *pr) {
+        pr->name = strdup(key->value);
+        pr->source = source_basename(st->src);
+        pr->line = key->line;
+        if (!pr->name || !pr->source || GROW(p->protects, p->allocated_protects, p->n_protects + 1) < 0) {
+                protect_done(pr);
+                st->oom = true;
+                return;
+        }
+        p->protects[p->n_protects++] = *pr;
 }
 
 static void parse_protect(struct pstate *st, const struct ynode *key, const struct ynode *val, struct pw_policy *p) {
@@ -521,28 +567,27 @@ static void parse_protect(struct pstate *st, const struct ynode *key, const stru
                              "protect entry '%s' must be a mapping with unit: or cgroup:", key->value);
                 return;
         }
-        if (asprintf(&where, "protect entry '%s'", key->value) < 0)
-                abort();
-        fields_parse(st, val, where, protect_fields, &pr);
-        protect_finish(st, key, val, &pr, p);
-
-        if (st->diags->n != before) {
-                protect_done(&pr);
+        if (asprintf(&where, "protect entry '%s'", key->value) < 0) {
+                where = NULL;
+                st->oom = true;
                 return;
         }
-        pr.name = strdup(key->value);
-        pr.source = source_basename(st->src);
-        pr.line = key->line;
-        if (!pr.name || !pr.source || GROW(p->protects, p->allocated_protects, p->n_protects + 1) < 0)
-                abort();
-        p->protects[p->n_protects++] = pr;
+        fields_parse(st, val, where, protect_fields, &pr);
+        if (!st->oom)
+                protect_finish(st, key, val, &pr, p);
+
+        if (st->diags->n != before || st->oom)
+                protect_done(&pr);
+        else
+                add_protect(st, p, key, &pr);
 }
 
 static void p_protect(struct pstate *st, const struct ynode *val, void *target) {
         const struct ynode *k, *v;
 
         YMAP_FOREACH(k, v, val, i)
-                parse_protect(st, k, v, target);
+                if (!st->oom)
+                        parse_protect(st, k, v, target);
 }
 
 static const struct field policy_fields[] = {
@@ -557,6 +602,7 @@ int policy_parse_source(const struct policy_context *ctx, const struct source *s
         struct pstate st;
         int r;
 
+        assert(p);
         pstate_init(&st, ctx, src, diags);
         r = ytree_parse(src, diags, &root);
         if (r == -ENOMEM)
@@ -571,21 +617,19 @@ int policy_parse_source(const struct policy_context *ctx, const struct source *s
 
 /* ---- files and directories ----------------------------------------------- */
 
-static bool owner_problem(const struct policy_context *ctx, const struct stat *st, const char *path, const char *what,
-                          struct diag_list *diags) {
+/* 0, or -EINVAL (or -ENOMEM) when the context checks owners and this file or directory is unsafe. */
+static int check_owner(const struct policy_context *ctx, const struct stat *st, const char *path, const char *what,
+                       struct diag_list *diags) {
         if (!ctx->check_owner)
-                return false;
-        if (st->st_uid != 0) {
-                diag_add_path(diags, path, "%s is owned by uid %u, not root: refusing it (chown root)", what,
-                              (unsigned) st->st_uid);
-                return true;
-        }
-        if (st->st_mode & (S_IWGRP | S_IWOTH)) {
-                diag_add_path(diags, path, "%s is writable by %s (mode %04o): refusing it (chmod go-w)", what,
-                              (st->st_mode & S_IWOTH) ? "others" : "its group", (unsigned) (st->st_mode & 07777));
-                return true;
-        }
-        return false;
+                return 0;
+        if (st->st_uid != 0)
+                return diag_add_path(diags, path, "%s is owned by uid %u, not root: refusing it (chown root)", what,
+                                     (unsigned) st->st_uid);
+        if (st->st_mode & (S_IWGRP | S_IWOTH))
+                return diag_add_path(diags, path, "%s is writable by %s (mode %04o): refusing it (chmod go-w)", what,
+                                     (st->st_mode & S_IWOTH) ? "others" : "its group",
+                                     (unsigned) (st->st_mode & 07777));
+        return 0;
 }
 
 int policy_read_source(const struct policy_context *ctx, const char *path, struct source **ret,
@@ -597,34 +641,30 @@ int policy_read_source(const struct policy_context *ctx, const char *path, struc
         size_t size;
         int r;
 
+        assert(ctx);
+        assert(path);
+        assert(ret);
+        assert(diags);
         *ret = NULL;
         /* O_NONBLOCK: a FIFO in the policy directory must not hang the daemon. */
         fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-        if (fd < 0) {
-                diag_add_path(diags, path, "cannot open: %s", strerror(errno));
-                return -EINVAL;
-        }
-        if (fstat(fd, &st) < 0) {
-                diag_add_path(diags, path, "cannot stat: %s", strerror(errno));
-                return -EINVAL;
-        }
-        if (!S_ISREG(st.st_mode)) {
-                diag_add_path(diags, path, "not a regular file");
-                return -EINVAL;
-        }
-        if (owner_problem(ctx, &st, path, "file", diags))
-                return -EINVAL;
-        if (st.st_size > YTREE_MAX_FILE_SIZE) {
-                diag_add_path(diags, path, "file is larger than %d bytes", YTREE_MAX_FILE_SIZE);
-                return -EINVAL;
-        }
+        if (fd < 0)
+                return diag_add_path(diags, path, "cannot open: %s", strerror(errno));
+        if (fstat(fd, &st) < 0)
+                return diag_add_path(diags, path, "cannot stat: %s", strerror(errno));
+        if (!S_ISREG(st.st_mode))
+                return diag_add_path(diags, path, "not a regular file");
+        r = check_owner(ctx, &st, path, "file", diags);
+        if (r < 0)
+                return r;
+        if (st.st_size > YTREE_MAX_FILE_SIZE)
+                return diag_add_path(diags, path, "file is larger than %d bytes", YTREE_MAX_FILE_SIZE);
         r = read_full_fd(fd, YTREE_MAX_FILE_SIZE, &text, &size);
         if (r == -ENOMEM)
                 return r;
-        if (r < 0) {
-                diag_add_path(diags, path, "cannot read: %s", r == -EFBIG ? "file is too large" : strerror(-r));
-                return -EINVAL;
-        }
+        if (r < 0)
+                return diag_add_path(diags, path, "cannot read: %s",
+                                     r == -EFBIG ? "file is too large" : strerror(-r));
         s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;
@@ -639,8 +679,8 @@ int policy_read_source(const struct policy_context *ctx, const char *path, struc
         return 0;
 }
 
-static int policy_load_file(const struct policy_context *ctx, const char *path, struct pw_policy *p,
-                            struct diag_list *diags) {
+static int load_file(const struct policy_context *ctx, const char *path, struct pw_policy *p,
+                     struct diag_list *diags) {
         struct source *src;
         int r;
 
@@ -656,42 +696,50 @@ static int yaml_filter(const struct dirent *de) {
         return de->d_name[0] != '.' && endswith(de->d_name, ".yaml");
 }
 
+/* Every file of list, all of them even after errors (to report theirs too), but not after -ENOMEM. */
+static int load_files(const struct policy_context *ctx, const char *dir, struct dirent **list, int n,
+                      struct pw_policy *p, struct diag_list *diags) {
+        int r = 0;
+
+        for (int i = 0; i < n; i++) {
+                _cleanup_free_ char *file = path_join(dir, list[i]->d_name);
+                int k;
+
+                if (!file)
+                        return -ENOMEM;
+                k = load_file(ctx, file, p, diags);
+                if (k == -ENOMEM)
+                        return k;
+                if (k < 0)
+                        r = k;
+        }
+        return r;
+}
+
 int policy_load_path(const struct policy_context *ctx, const char *path, struct pw_policy *p,
                      struct diag_list *diags) {
         struct dirent **list = NULL;
         struct stat st;
-        int n, r = 0;
+        int n, r;
 
-        if (stat(path, &st) < 0) {
-                diag_add_path(diags, path, "%s", strerror(errno));
-                return -EINVAL;
-        }
+        assert(ctx);
+        assert(path);
+        assert(p);
+        assert(diags);
+        if (stat(path, &st) < 0)
+                return diag_add_path(diags, path, "%s", strerror(errno));
         if (!S_ISDIR(st.st_mode))
-                return policy_load_file(ctx, path, p, diags);
-        if (owner_problem(ctx, &st, path, "directory", diags))
-                return -EINVAL;
+                return load_file(ctx, path, p, diags);
+        r = check_owner(ctx, &st, path, "directory", diags);
+        if (r < 0)
+                return r;
 
         n = scandir(path, &list, yaml_filter, alphasort);
-        if (n < 0) {
-                diag_add_path(diags, path, "cannot read directory: %s", strerror(errno));
-                return -EINVAL;
-        }
-        for (int i = 0; i < n; i++) {
-                _cleanup_free_ char *file = path_join(path, list[i]->d_name);
-                int k;
-
-                if (!file) {
-                        r = -ENOMEM;
-                        break;
-                }
-                k = policy_load_file(ctx, file, p, diags);
-                if (k == -ENOMEM) {
-                        r = k;
-                        break;
-                }
-                if (k < 0)
-                        r = k;
-        }
+        if (n < 0 && errno == ENOMEM)
+                return -ENOMEM;
+        if (n < 0)
+                return diag_add_path(diags, path, "cannot read directory: %s", strerror(errno));
+        r = load_files(ctx, path, list, n, p, diags);
         for (int i = 0; i < n; i++)
                 free(list[i]);
         free(list);
@@ -699,6 +747,7 @@ int policy_load_path(const struct policy_context *ctx, const char *path, struct 
 }
 
 void policy_done(struct pw_policy *p) {
+        assert(p);
         for (size_t i = 0; i < p->n_classes; i++)
                 class_done(&p->classes[i]);
         free(p->classes);
@@ -709,6 +758,8 @@ void policy_done(struct pw_policy *p) {
 }
 
 const struct pw_job_class *policy_find_class(const struct pw_policy *p, const char *name) {
+        assert(p);
+        assert(name);
         for (size_t i = 0; i < p->n_classes; i++)
                 if (streq(p->classes[i].name, name))
                         return &p->classes[i];
@@ -716,6 +767,8 @@ const struct pw_job_class *policy_find_class(const struct pw_policy *p, const ch
 }
 
 const struct pw_protect *policy_find_protect(const struct pw_policy *p, const char *name) {
+        assert(p);
+        assert(name);
         for (size_t i = 0; i < p->n_protects; i++)
                 if (streq(p->protects[i].name, name))
                         return &p->protects[i];
@@ -748,6 +801,8 @@ static bool protect_size_equal(const struct pw_protect_size *a, const struct pw_
 }
 
 bool policy_equal(const struct pw_policy *a, const struct pw_policy *b) {
+        assert(a);
+        assert(b);
         if (a->n_classes != b->n_classes || a->n_protects != b->n_protects)
                 return false;
         for (size_t i = 0; i < a->n_classes; i++)

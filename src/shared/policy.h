@@ -13,7 +13,10 @@
  *
  * Functions return 0 on success, -EINVAL when the input had errors (they
  * are in the diag_list, with file, line and column), or another negative
- * errno for failures that are not the input's fault (-ENOMEM).
+ * errno for failures that are not the input's fault.  Out of memory is
+ * always -ENOMEM, never an abort: then the policy may hold part of what
+ * was parsed (free it with policy_done()) and the diagnostics may be
+ * incomplete (diags->oom).
  */
 
 #include <stdbool.h>

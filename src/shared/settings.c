@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include <grp.h>
+#include <assert.h>
 #include <stddef.h>
 
 #include "policy-parse.h"
@@ -61,28 +61,34 @@ static void p_socket(struct pstate *st, const struct ynode *val, void *target) {
 static void p_group(struct pstate *st, const struct ynode *val, void *target) {
         if (policy_user_name_problem(val->value))
                 pstate_error(st, val, "'%s' is not a valid group name", val->value);
-        else if (st->ctx->resolve_users && strspn(val->value, "0123456789") != strlen(val->value) &&
-                 !getgrnam(val->value))
-                pstate_error(st, val, "unknown group '%s'", val->value);
-        else
+        else if (pstate_account_known(st, val->value, true))
                 field_string(st, val, target);
+        else if (!st->oom)
+                pstate_error(st, val, "unknown group '%s'", val->value);
 }
 
 static void p_cgroup_root(struct pstate *st, const struct ynode *val, void *target) {
         _cleanup_free_ char *abs = NULL;
+        char **root = target, *copy;
         const char *why;
 
-        if (asprintf(&abs, "/%s", val->value + (val->value[0] == '/')) < 0)
-                abort();
+        if (asprintf(&abs, "/%s", val->value + (val->value[0] == '/')) < 0) {
+                abs = NULL;
+                st->oom = true;
+                return;
+        }
         why = policy_cgroup_path_problem(abs);
         if (why) {
                 pstate_error(st, val, "cgroup_root '%s': %s", val->value, why);
                 return;
         }
-        free(*(char **) target);
-        *(char **) target = strdup(abs + 1);
-        if (!*(char **) target)
-                abort();
+        copy = strdup(abs + 1); /* stored without the leading '/' */
+        if (!copy) {
+                st->oom = true;
+                return;
+        }
+        free(*root);
+        *root = copy;
 }
 
 /* name taken relative to the directory of file (name itself if absolute). */
@@ -97,12 +103,14 @@ static char *sibling_path(const char *file, const char *name) {
 }
 
 static void p_policy_dir(struct pstate *st, const struct ynode *val, void *target) {
-        char **dir = target;
+        char **dir = target, *path = sibling_path(st->src->path, val->value);
 
+        if (!path) {
+                st->oom = true;
+                return;
+        }
         free(*dir);
-        *dir = sibling_path(st->src->path, val->value);
-        if (!*dir)
-                abort();
+        *dir = path;
 }
 
 static const struct field pressure_fields[] = {
@@ -125,7 +133,8 @@ static const struct field settings_fields[] = {
         {},
 };
 
-void settings_init(struct pw_settings *s) {
+int settings_init(struct pw_settings *s) {
+        assert(s);
         *s = (struct pw_settings){
                 .policy_dir = strdup(SYSCONFDIR "/pagewarden/policies.d"),
                 .socket = strdup(PW_DEFAULT_SOCKET),
@@ -139,11 +148,11 @@ void settings_init(struct pw_settings *s) {
                         .cooldown_usec = UINT64_C(30000000),
                 },
         };
-        if (!s->policy_dir || !s->socket || !s->cgroup_root)
-                abort();
+        return s->policy_dir && s->socket && s->cgroup_root ? 0 : -ENOMEM;
 }
 
 void settings_done(struct pw_settings *s) {
+        assert(s);
         free(s->path);
         free(s->policy_dir);
         free(s->socket);
@@ -152,19 +161,43 @@ void settings_done(struct pw_settings *s) {
         *s = (struct pw_settings){};
 }
 
+/* The default policy_dir: policies.d beside the settings file. */
+static int set_default_policy_dir(struct pw_settings *s, const char *settings_path) {
+        char *dir = sibling_path(settings_path, "policies.d");
+
+        if (!dir)
+                return -ENOMEM;
+        free(s->policy_dir);
+        s->policy_dir = dir;
+        return 0;
+}
+
+/* The pressure levels, together. */
+static void check_pressure(struct pstate *st, const struct ynode *root, const struct pw_settings *s) {
+        if (s->pressure.window_usec < UINT64_C(500000) || s->pressure.window_usec > UINT64_C(10000000))
+                pstate_error(st, ymap_where(root, "pressure.window", root),
+                             "pressure window must be between 500ms and 10s (the kernel's limits for PSI triggers)");
+        if (s->pressure.threshold == 0)
+                pstate_error(st, ymap_where(root, "pressure.threshold", root), "pressure threshold must be above 0%%");
+        if (s->pressure.cooldown_usec < UINT64_C(1000000) || s->pressure.cooldown_usec > UINT64_C(3600000000))
+                pstate_error(st, ymap_where(root, "pressure.cooldown", root),
+                             "pressure cooldown must be between 1s and 60m");
+        if (s->pressure.release >= s->pressure.threshold)
+                pstate_error(st, ymap_where(root, "pressure.release", root),
+                             "pressure release level must be below the threshold");
+}
+
 int settings_parse_source(const struct policy_context *ctx, const struct source *src, struct pw_settings *s,
                           struct diag_list *diags) {
         _cleanup_(ynode_freep) struct ynode *root = NULL;
         struct pstate st;
         int r;
 
+        assert(s);
         pstate_init(&st, ctx, src, diags);
-        /* The default policy_dir is policies.d next to this file. */
-        free(s->policy_dir);
-        s->policy_dir = sibling_path(src->path, "policies.d");
-        if (!s->policy_dir)
-                return -ENOMEM;
-
+        r = set_default_policy_dir(s, src->path);
+        if (r < 0)
+                return r;
         r = ytree_parse(src, diags, &root);
         if (r == -ENOMEM)
                 return r;
@@ -172,19 +205,8 @@ int settings_parse_source(const struct policy_context *ctx, const struct source 
                 pstate_error(&st, root, "the settings file must be a mapping, not %s", ynode_type_name(root->type));
         else if (root)
                 fields_parse(&st, root, "the settings file", settings_fields, s);
-
-        if (s->pressure.window_usec < UINT64_C(500000) || s->pressure.window_usec > UINT64_C(10000000))
-                pstate_error(&st, ymap_where(root, "pressure.window", root),
-                             "pressure window must be between 500ms and 10s (the kernel's limits for PSI triggers)");
-        if (s->pressure.threshold == 0)
-                pstate_error(&st, ymap_where(root, "pressure.threshold", root),
-                             "pressure threshold must be above 0%%");
-        if (s->pressure.cooldown_usec < UINT64_C(1000000) || s->pressure.cooldown_usec > UINT64_C(3600000000))
-                pstate_error(&st, ymap_where(root, "pressure.cooldown", root),
-                             "pressure cooldown must be between 1s and 60m");
-        if (s->pressure.release >= s->pressure.threshold)
-                pstate_error(&st, ymap_where(root, "pressure.release", root),
-                             "pressure release level must be below the threshold");
+        if (!st.oom)
+                check_pressure(&st, root, s);
         return pstate_result(&st);
 }
 
@@ -193,15 +215,14 @@ int settings_load(const struct policy_context *ctx, const char *path, bool optio
         struct source *src;
         int r;
 
-        settings_init(s);
-        if (!path)
-                return 0;
-        if (optional && access(path, F_OK) < 0 && errno == ENOENT) {
+        assert(ctx);
+        assert(diags);
+        r = settings_init(s);
+        if (r < 0 || !path)
+                return r;
+        if (optional && access(path, F_OK) < 0 && errno == ENOENT)
                 /* No settings file: every default, policies next to where it would be. */
-                free(s->policy_dir);
-                s->policy_dir = sibling_path(path, "policies.d");
-                return s->policy_dir ? 0 : -ENOMEM;
-        }
+                return set_default_policy_dir(s, path);
         s->path = strdup(path);
         if (!s->path)
                 return -ENOMEM;
@@ -217,10 +238,12 @@ int config_load(const struct policy_context *ctx, const char *settings_path, boo
                 struct pw_policy *p, struct diag_list *diags) {
         int r, k;
 
+        assert(p);
         r = settings_load(ctx, settings_path, optional, s, diags);
         if (r == -ENOMEM)
                 return r;
         /* Read the policies even when the settings have errors, to report theirs too. */
         k = policy_load_path(ctx, s->policy_dir, p, diags);
-        return r < 0 ? r : k;
+        return k == -ENOMEM || r == 0 ? k : r;
 }
+

@@ -9,7 +9,10 @@
  *
  * Functions return 0 on success, -EINVAL when the input had errors (they
  * are in the diag_list, with file, line and column), or another negative
- * errno for failures that are not the input's fault (-ENOMEM).
+ * errno for failures that are not the input's fault.  Out of memory is
+ * always -ENOMEM, never an abort: then free what was filled in with
+ * settings_done() (and policy_done()); the diagnostics may be incomplete
+ * (diags->oom).
  */
 
 #include <stdbool.h>
@@ -60,8 +63,8 @@ int settings_parse_source(const struct policy_context *ctx, const struct source 
                           struct diag_list *diags);
 int settings_load(const struct policy_context *ctx, const char *path, bool optional, struct pw_settings *s,
                   struct diag_list *diags);
-/* The defaults, as documented in pagewarden.yaml(5). */
-void settings_init(struct pw_settings *s);
+/* The defaults, as documented in pagewarden.yaml(5); 0 or -ENOMEM (then settings_done() frees what was set). */
+int settings_init(struct pw_settings *s);
 void settings_done(struct pw_settings *s);
 
 /* The daemon's whole configuration: the settings file, then its policy_dir. */

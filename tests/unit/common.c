@@ -77,7 +77,7 @@ void parse_settings(const char *path, const char *text, struct settings_result *
         struct source src = { .path = (char *) path, .text = (char *) text, .size = strlen(text) };
 
         *ret = (struct settings_result){};
-        settings_init(&ret->s);
+        ck_assert_int_eq(settings_init(&ret->s), 0);
         ret->r = settings_parse_source(&ctx, &src, &ret->s, &ret->diags);
         ret->errors = diag_to_string(&ret->diags);
         ck_assert_ptr_nonnull(ret->errors);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "common.h"
+#include "fail-alloc.h"
 
 START_TEST(test_settings_defaults) {
         struct settings_result r;
@@ -131,6 +132,45 @@ START_TEST(test_config_load) {
 }
 END_TEST
 
+struct config_run {
+        const char *path;
+        struct fail_alloc_ref ref;
+};
+
+/* config_load of run's settings file; everything freed. */
+static int config_run(void *data) {
+        struct config_run *run = data;
+        struct policy_context ctx = test_context();
+        struct pw_settings s = {};
+        struct pw_policy p = {};
+        struct diag_list d = {};
+        int r;
+
+        ctx.resolve_users = false; /* NSS keeps caches: not this test's business */
+        r = config_load(&ctx, run->path, false, &s, &p, &d);
+        r = fail_alloc_same(&run->ref, r, digest_diags(digest_policy(digest_settings(DIGEST_INIT, &s), &p), &d));
+        settings_done(&s);
+        policy_done(&p);
+        diag_list_done(&d);
+        return r;
+}
+
+/* Memory running out anywhere while loading gives -ENOMEM: not an abort, a crash, a leak or a wrong result. */
+START_TEST(test_config_load_enomem) {
+        char *dir = tmpdir_new();
+        _cleanup_free_ char *conf = write_file(dir, "pw.yaml",
+                                               "socket: /run/pw.sock\nsocket_group: \"0\"\ncgroup_root: /a.slice\n"
+                                               "policy_dir: pol\nlog_level: debug\n"
+                                               "pressure: {threshold: 20%, window: 2s, release: 2.5%, cooldown: 1m}\n");
+
+        free(write_file(dir, "pol/a.yaml", "jobs: {backup: {memory: {high: 1G}}}\n"));
+        ck_assert_uint_gt(fail_alloc_each(config_run, &(struct config_run){ .path = conf }, 0), 20);
+        free(write_file(dir, "pw.yaml", "socket: run\ncgroup_root: /\nbackend: x\npressure: {window: 1ms}\nbad: 1\n"));
+        ck_assert_uint_gt(fail_alloc_each(config_run, &(struct config_run){ .path = conf }, -EINVAL), 20);
+        tmpdir_cleanup(dir);
+}
+END_TEST
+
 Suite *settings_suite(void) {
         Suite *s = suite_create("settings");
         TCase *tc = tcase_create("parse");
@@ -139,6 +179,7 @@ Suite *settings_suite(void) {
         tcase_add_test(tc, test_settings_values);
         tcase_add_loop_test(tc, test_settings_errors, 0, ELEMENTSOF(settings_errors));
         tcase_add_test(tc, test_config_load);
+        tcase_add_test(tc, test_config_load_enomem);
         suite_add_tcase(s, tc);
         return s;
 }
