@@ -60,62 +60,67 @@ static void print_protect_size(FILE *f, const char *key, const struct pw_protect
         }
 }
 
-void policy_print(const struct pw_policy *p, FILE *f) {
+static void print_io_limit(FILE *f, const struct pw_io_limit *io) {
         char buf[32];
 
+        fprintf(f, "      - device: \"%u:%u\"  # %s, from ", io->major, io->minor, io->disk);
+        print_quoted(f, io->device);
+        fputc('\n', f);
+        print_bandwidth(f, "        ", "read_bps", io->read_bps);
+        print_bandwidth(f, "        ", "write_bps", io->write_bps);
+        units_format_size(io->read_iops, buf, sizeof(buf));
+        fprintf(f, "        read_iops: %s\n", buf);
+        units_format_size(io->write_iops, buf, sizeof(buf));
+        fprintf(f, "        write_iops: %s\n", buf);
+}
+
+static void print_class(FILE *f, const struct pw_job_class *c) {
+        char buf[32];
+
+        fprintf(f, "  %s:  # %s:%u\n", c->name, c->source, c->line);
+        fputs("    memory:\n", f);
+        print_size(f, "      ", "high", c->memory_high);
+        print_size(f, "      ", "max", c->memory_max);
+        print_size(f, "      ", "swap_max", c->memory_swap_max);
+        fprintf(f, "    cpu:\n      weight: %" PRIu64 "\n", c->cpu_weight);
+        fprintf(f, "    io:%s\n", c->n_io ? "" : " []");
+        for (size_t j = 0; j < c->n_io; j++)
+                print_io_limit(f, &c->io[j]);
+        fputs("    under_pressure:\n", f);
+        print_size(f, "      ", "memory_high_floor", c->memory_high_floor);
+        print_bandwidth(f, "      ", "io_floor", c->io_floor);
+        fprintf(f, "      freeze: %s\n", c->freeze ? "true" : "false");
+        units_format_duration(c->freeze_max_usec, buf, sizeof(buf));
+        fprintf(f, "      freeze_max: %s\n", buf);
+        fprintf(f, "    users:%s\n", c->n_users ? "" : " []");
+        for (size_t j = 0; j < c->n_users; j++) {
+                fputs("      - ", f);
+                print_quoted(f, c->users[j]);
+                fputc('\n', f);
+        }
+}
+
+static void print_protect(FILE *f, const struct pw_protect *pr) {
+        fprintf(f, "  %s:  # %s:%u\n", pr->name, pr->source, pr->line);
+        if (pr->unit)
+                print_string(f, "    ", "unit", pr->unit);
+        else
+                print_string(f, "    ", "cgroup", pr->cgroup);
+        fputs("    memory:\n", f);
+        print_protect_size(f, "min", &pr->min);
+        print_protect_size(f, "low", &pr->low);
+        fprintf(f, "      swap: %s\n", pr->swap_deny ? "deny" : "allow");
+}
+
+void policy_print(const struct pw_policy *p, FILE *f) {
         assert(p);
         assert(f);
         fprintf(f, "jobs:%s\n", p->n_classes ? "" : " {}");
-        for (size_t i = 0; i < p->n_classes; i++) {
-                const struct pw_job_class *c = &p->classes[i];
-
-                fprintf(f, "  %s:  # %s:%u\n", c->name, c->source, c->line);
-                fputs("    memory:\n", f);
-                print_size(f, "      ", "high", c->memory_high);
-                print_size(f, "      ", "max", c->memory_max);
-                print_size(f, "      ", "swap_max", c->memory_swap_max);
-                fprintf(f, "    cpu:\n      weight: %" PRIu64 "\n", c->cpu_weight);
-                fprintf(f, "    io:%s\n", c->n_io ? "" : " []");
-                for (size_t j = 0; j < c->n_io; j++) {
-                        const struct pw_io_limit *io = &c->io[j];
-
-                        fprintf(f, "      - device: \"%u:%u\"  # %s, from ", io->major, io->minor, io->disk);
-                        print_quoted(f, io->device);
-                        fputc('\n', f);
-                        print_bandwidth(f, "        ", "read_bps", io->read_bps);
-                        print_bandwidth(f, "        ", "write_bps", io->write_bps);
-                        units_format_size(io->read_iops, buf, sizeof(buf));
-                        fprintf(f, "        read_iops: %s\n", buf);
-                        units_format_size(io->write_iops, buf, sizeof(buf));
-                        fprintf(f, "        write_iops: %s\n", buf);
-                }
-                fputs("    under_pressure:\n", f);
-                print_size(f, "      ", "memory_high_floor", c->memory_high_floor);
-                print_bandwidth(f, "      ", "io_floor", c->io_floor);
-                fprintf(f, "      freeze: %s\n", c->freeze ? "true" : "false");
-                units_format_duration(c->freeze_max_usec, buf, sizeof(buf));
-                fprintf(f, "      freeze_max: %s\n", buf);
-                fprintf(f, "    users:%s\n", c->n_users ? "" : " []");
-                for (size_t j = 0; j < c->n_users; j++) {
-                        fputs("      - ", f);
-                        print_quoted(f, c->users[j]);
-                        fputc('\n', f);
-                }
-        }
+        for (size_t i = 0; i < p->n_classes; i++)
+                print_class(f, &p->classes[i]);
         fprintf(f, "protect:%s\n", p->n_protects ? "" : " {}");
-        for (size_t i = 0; i < p->n_protects; i++) {
-                const struct pw_protect *pr = &p->protects[i];
-
-                fprintf(f, "  %s:  # %s:%u\n", pr->name, pr->source, pr->line);
-                if (pr->unit)
-                        print_string(f, "    ", "unit", pr->unit);
-                else
-                        print_string(f, "    ", "cgroup", pr->cgroup);
-                fputs("    memory:\n", f);
-                print_protect_size(f, "min", &pr->min);
-                print_protect_size(f, "low", &pr->low);
-                fprintf(f, "      swap: %s\n", pr->swap_deny ? "deny" : "allow");
-        }
+        for (size_t i = 0; i < p->n_protects; i++)
+                print_protect(f, &p->protects[i]);
 }
 
 void settings_print(const struct pw_settings *s, FILE *f) {
