@@ -6,7 +6,7 @@
 #include <time.h>
 
 #include "ctl-client.h"
-#include "policy.h"
+#include "settings.h"
 #include "util.h"
 
 void ctl_response_done(struct ctl_response *r) {

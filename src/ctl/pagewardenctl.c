@@ -16,7 +16,9 @@
 #include "ctl-client.h"
 #include "ctl-print.h"
 #include "ctl-run.h"
+#include "policy-print.h"
 #include "policy.h"
+#include "settings.h"
 #include "util.h"
 
 /* Exit statuses, documented in pagewardenctl(8); run has its own (ctl-run.h). */

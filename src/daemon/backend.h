@@ -27,6 +27,7 @@
 
 #include "cgroup.h"
 #include "policy.h"
+#include "settings.h"
 #include "worker.h"
 
 struct backend;

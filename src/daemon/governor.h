@@ -34,6 +34,7 @@
 #include <stdint.h>
 
 #include "policy.h"
+#include "settings.h"
 
 struct governor_class {
         /* Set by the caller from the policy (or left from before for a class

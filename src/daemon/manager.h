@@ -22,6 +22,7 @@
 #include "jobs.h"
 #include "policy.h"
 #include "protect.h"
+#include "settings.h"
 
 struct manager {
         sd_event *event;

@@ -11,6 +11,7 @@
 #include "log.h"
 #include "manager.h"
 #include "policy.h"
+#include "settings.h"
 
 /* Exit statuses, documented in pagewardend(8). */
 enum {

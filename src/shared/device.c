@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <limits.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -30,8 +31,12 @@ int device_resolve_devnum(unsigned major, unsigned minor, const char *sysfs, str
         struct stat st;
         int r;
 
-        if (asprintf(&link, "%s/dev/block/%u:%u", sysfs, major, minor) < 0)
+        assert(sysfs);
+        assert(ret);
+        if (asprintf(&link, "%s/dev/block/%u:%u", sysfs, major, minor) < 0) {
+                link = NULL; /* undefined after a failure */
                 return -ENOMEM;
+        }
         real = realpath(link, NULL);
         if (!real)
                 return errno == ENOENT ? -ENODEV : -errno;
@@ -75,13 +80,16 @@ static int resolve_via_mountinfo(dev_t dev, const char *sysfs, const char *mount
         size_t n = 0;
 
         if (!f)
-                return -ENODEV;
-        while (getline(&line, &n, f) > 0) {
+                return errno == ENOMEM ? -ENOMEM : -ENODEV;
+        for (;;) {
                 char fstype[32], source[PATH_MAX];
                 unsigned ma, mi;
                 const char *sep;
                 struct stat st;
 
+                errno = 0;
+                if (getline(&line, &n, f) <= 0)
+                        return errno == ENOMEM ? -ENOMEM : -ENODEV;
                 if (sscanf(line, "%*u %*u %u:%u", &ma, &mi) != 2 || makedev(ma, mi) != dev)
                         continue;
                 sep = strstr(line, " - ");
@@ -92,7 +100,6 @@ static int resolve_via_mountinfo(dev_t dev, const char *sysfs, const char *mount
                         return device_resolve_devnum(major(st.st_rdev), minor(st.st_rdev), sysfs, ret);
                 return -ENODEV;
         }
-        return -ENODEV;
 }
 
 int device_resolve(const char *what, const char *sysfs, const char *mountinfo, struct device_info *ret) {
@@ -101,6 +108,10 @@ int device_resolve(const char *what, const char *sysfs, const char *mountinfo, s
         dev_t dev;
         int r;
 
+        assert(what);
+        assert(sysfs);
+        assert(mountinfo);
+        assert(ret);
         *ret = (struct device_info){};
         if (what[0] != '/') {
                 if (parse_majmin(what, &ma, &mi) < 0)

@@ -6,6 +6,7 @@
  * point, any path on a file system, or MAJ:MIN) to the whole disk that
  * io.max accepts: a partition resolves to its parent disk.  The sysfs root
  * and the mountinfo file are parameters so that tests can use a fake tree.
+ * Functions return 0 or a negative errno; out of memory is -ENOMEM.
  */
 
 struct device_info {
@@ -16,8 +17,8 @@ struct device_info {
 
 /*
  * Returns 0, or -ENOENT (path missing), -ENODEV (no block device behind it,
- * ret->fstype says what it is), -EINVAL (malformed MAJ:MIN), or another
- * negative errno from stat().
+ * ret->fstype says what it is), -EINVAL (malformed MAJ:MIN), -ENOMEM, or
+ * another negative errno from stat().
  */
 int device_resolve(const char *what, const char *sysfs, const char *mountinfo, struct device_info *ret);
 

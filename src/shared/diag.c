@@ -1,43 +1,50 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <stdarg.h>
 #include <stdint.h>
 
 #include "diag.h"
 
-/* A copy of line `line` (1-based) of src, or NULL. */
-static char *source_line(const struct source *src, unsigned line) {
+/* A copy of line `line` (1-based) of src in *ret, NULL if there is no such line; -ENOMEM. */
+static int source_line(const struct source *src, unsigned line, char **ret) {
         const char *p, *end;
 
+        *ret = NULL;
         if (!src || !src->text || line == 0)
-                return NULL;
+                return 0;
         p = src->text;
         for (unsigned i = 1; i < line; i++) {
                 p = strchr(p, '\n');
                 if (!p)
-                        return NULL;
+                        return 0;
                 p++;
         }
         end = p + strcspn(p, "\r\n");
-        return strndup(p, (size_t) (end - p));
+        *ret = strndup(p, (size_t) (end - p));
+        return *ret ? 0 : -ENOMEM;
 }
 
 void diag_addv(struct diag_list *l, const struct source *src, unsigned line, unsigned column, const char *fmt,
                va_list ap) {
-        struct diag *d;
+        _cleanup_free_ char *path = NULL, *message = NULL, *text = NULL;
+        char *m;
 
-        /* Out of memory while reporting: keep what we have, the count still says "invalid". */
-        if (GROW(l->items, l->allocated, l->n + 1) < 0)
-                abort();
-        d = &l->items[l->n];
-        *d = (struct diag){
-                .path = strdup(src ? src->path : "?"),
+        assert(l);
+        assert(fmt);
+        path = strdup(src && src->path ? src->path : "?");
+        if (vasprintf(&m, fmt, ap) >= 0)
+                message = m;
+        if (!path || !message || source_line(src, line, &text) < 0 || GROW(l->items, l->allocated, l->n + 1) < 0) {
+                l->oom = true;
+                return;
+        }
+        l->items[l->n++] = (struct diag){
+                .path = TAKE_PTR(path),
                 .line = line,
                 .column = column,
-                .text = source_line(src, line),
+                .message = TAKE_PTR(message),
+                .text = TAKE_PTR(text),
         };
-        if (vasprintf(&d->message, fmt, ap) < 0 || !d->path)
-                abort();
-        l->n++;
 }
 
 void diag_add(struct diag_list *l, const struct source *src, unsigned line, unsigned column, const char *fmt, ...) {
@@ -48,13 +55,15 @@ void diag_add(struct diag_list *l, const struct source *src, unsigned line, unsi
         va_end(ap);
 }
 
-void diag_add_path(struct diag_list *l, const char *path, const char *fmt, ...) {
+int diag_add_path(struct diag_list *l, const char *path, const char *fmt, ...) {
         struct source s = { .path = (char *) path };
         va_list ap;
 
+        assert(path);
         va_start(ap, fmt);
         diag_addv(l, &s, 0, 0, fmt, ap);
         va_end(ap);
+        return l->oom ? -ENOMEM : -EINVAL;
 }
 
 /* Writes the caret line: the offending line's leading whitespace kept, then '^'. */
@@ -106,9 +115,12 @@ static int diag_position_cmp(const void *a, const void *b) {
 
 /* Files in the order they were read; within a file, errors in line order. */
 void diag_print(const struct diag_list *l, FILE *f) {
-        const struct diag **order = malloc(l->n * sizeof(*order));
+        const struct diag **order;
 
-        if (!order) {
+        assert(l);
+        assert(f);
+        order = malloc(l->n * sizeof(*order));
+        if (!order) { /* out of memory: the same errors, unsorted */
                 for (size_t i = 0; i < l->n; i++)
                         diag_print_one(&l->items[i], f);
                 return;
@@ -131,8 +143,10 @@ void diag_print(const struct diag_list *l, FILE *f) {
 char *diag_to_string(const struct diag_list *l) {
         char *buf = NULL;
         size_t size = 0;
-        FILE *f = open_memstream(&buf, &size);
+        FILE *f;
 
+        assert(l);
+        f = open_memstream(&buf, &size);
         if (!f)
                 return NULL;
         diag_print(l, f);
@@ -144,6 +158,7 @@ char *diag_to_string(const struct diag_list *l) {
 }
 
 void diag_list_done(struct diag_list *l) {
+        assert(l);
         for (size_t i = 0; i < l->n; i++) {
                 free(l->items[i].path);
                 free(l->items[i].message);

@@ -1,22 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <dirent.h>
 #include <fcntl.h>
-#include <grp.h>
-#include <inttypes.h>
 #include <limits.h>
-#include <pwd.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <sys/stat.h>
 #include <sys/sysinfo.h>
 
 #include "device.h"
+#include "policy-parse.h"
 #include "policy.h"
 #include "yamltree.h"
 
 int policy_context_default(struct policy_context *ctx) {
         struct sysinfo si;
 
+        assert(ctx);
         if (sysinfo(&si) < 0)
                 return -errno;
         *ctx = (struct policy_context){
@@ -32,8 +31,10 @@ int policy_context_default(struct policy_context *ctx) {
 /* ---- names ------------------------------------------------------------ */
 
 const char *policy_name_problem(const char *name) {
-        size_t len = strlen(name);
+        size_t len;
 
+        assert(name);
+        len = strlen(name);
         if (len == 0)
                 return "name is empty";
         for (const unsigned char *p = (const unsigned char *) name; *p; p++)
@@ -56,6 +57,7 @@ const char *policy_name_problem(const char *name) {
 const char *policy_cgroup_path_problem(const char *path) {
         const char *p = path;
 
+        assert(path);
         if (path[0] != '/')
                 return "cgroup path must start with '/' (relative to the cgroup2 mount)";
         if (streq(path, "/"))
@@ -83,8 +85,10 @@ const char *policy_cgroup_path_problem(const char *path) {
 
 const char *policy_unit_name_problem(const char *unit) {
         static const char *const suffixes[] = { ".service", ".scope", ".slice", ".socket", ".mount", ".swap" };
-        size_t len = strlen(unit);
+        size_t len;
 
+        assert(unit);
+        len = strlen(unit);
         if (len == 0 || len > 255)
                 return "unit name must have 1 to 255 characters";
         if (strspn(unit, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789:_.\\@-") != len)
@@ -95,9 +99,11 @@ const char *policy_unit_name_problem(const char *unit) {
         return "unit name needs a type suffix such as .service, .scope or .slice";
 }
 
-static const char *user_name_problem(const char *name) {
-        size_t len = strlen(name);
+const char *policy_user_name_problem(const char *name) {
+        size_t len;
 
+        assert(name);
+        len = strlen(name);
         if (len == 0 || len > 32)
                 return "user name must have 1 to 32 characters";
         if (strspn(name, "0123456789") == len)
@@ -109,242 +115,13 @@ static const char *user_name_problem(const char *name) {
         return NULL;
 }
 
-/* ---- parse state and reporting ---------------------------------------- */
-
-struct pstate {
-        const struct policy_context *ctx;
-        const struct source *src;
-        struct diag_list *diags;
-        size_t first_diag; /* diags->n when this file started */
-};
-
-_printf_(3, 4) static void perr(struct pstate *st, const struct ynode *n, const char *fmt, ...) {
-        va_list ap;
-
-        va_start(ap, fmt);
-        diag_addv(st->diags, st->src, n ? n->line : 0, n ? n->column : 0, fmt, ap);
-        va_end(ap);
-}
-
-static bool pfailed(const struct pstate *st) {
-        return st->diags->n > st->first_diag;
-}
-
-/* A map value left empty ("jobs:" with nothing under it) counts as an empty map. */
-static bool ynode_is_null(const struct ynode *n) {
-        return n->type == YNODE_SCALAR && n->plain &&
-               (n->value[0] == '\0' || streq(n->value, "~") || streq(n->value, "null"));
-}
-
-static const struct ynode *ymap_get(const struct ynode *map, const char *key) {
-        const struct ynode *k, *v;
-
-        if (!map || map->type != YNODE_MAP)
-                return NULL;
-        YMAP_FOREACH(k, v, map, i)
-                if (streq(k->value, key))
-                        return v;
-        return NULL;
-}
-
-/* The node at a dotted path below map, or fallback: where to point an error. */
-static const struct ynode *ymap_where(const struct ynode *map, const char *path, const struct ynode *fallback) {
-        char buf[128];
-        const struct ynode *n = map;
-
-        snprintf(buf, sizeof(buf), "%s", path);
-        for (char *save = NULL, *tok = strtok_r(buf, ".", &save); tok; tok = strtok_r(NULL, ".", &save)) {
-                n = ymap_get(n, tok);
-                if (!n)
-                        return fallback;
-        }
-        return n;
-}
-
-/* ---- field tables ------------------------------------------------------ */
-
-typedef void (*field_parser)(struct pstate *st, const struct ynode *val, void *target);
-
-struct field {
-        const char *key;
-        enum ynode_type type;
-        field_parser parse;        /* scalars, lists, and maps parsed by hand */
-        size_t offset;             /* of the target in the entry's struct */
-        const struct field *group; /* a map whose keys are fields of the same struct */
-};
-
-static unsigned edit_distance(const char *a, const char *b) {
-        unsigned row[POLICY_NAME_MAX + 1];
-        size_t la = strlen(a), lb = strlen(b);
-
-        if (la > POLICY_NAME_MAX || lb > POLICY_NAME_MAX)
-                return UINT_MAX;
-        for (size_t j = 0; j <= lb; j++)
-                row[j] = (unsigned) j;
-        for (size_t i = 1; i <= la; i++) {
-                unsigned diag = row[0];
-
-                row[0] = (unsigned) i;
-                for (size_t j = 1; j <= lb; j++) {
-                        unsigned up = row[j], best = diag + (a[i - 1] != b[j - 1]);
-
-                        if (up + 1 < best)
-                                best = up + 1;
-                        if (row[j - 1] + 1 < best)
-                                best = row[j - 1] + 1;
-                        diag = up;
-                        row[j] = best;
-                }
-        }
-        return row[lb];
-}
-
-/* Keys that people put in the wrong file. */
-static const char *misplaced_hint(const char *key) {
-        static const char *const settings_keys[] = { "policy_dir", "socket", "socket_group", "cgroup_root",
-                                                     "backend", "restore_on_stop", "log_level", "pressure" };
-
-        for (size_t i = 0; i < ELEMENTSOF(settings_keys); i++)
-                if (streq(key, settings_keys[i]))
-                        return " (a daemon setting: it belongs in pagewarden.yaml)";
-        if (streq(key, "jobs") || streq(key, "protect"))
-                return " (policies belong in files in the policy directory, not in pagewarden.yaml)";
-        return NULL;
-}
-
-static void report_unknown_key(struct pstate *st, const struct ynode *key, const char *where,
-                               const struct field *fields) {
-        char expected[512] = "";
-        size_t len = 0;
-        const char *best = NULL, *hint = misplaced_hint(key->value);
-        unsigned best_d = 3;
-
-        for (const struct field *f = fields; f->key; f++) {
-                unsigned d = edit_distance(key->value, f->key);
-
-                if (d < best_d) {
-                        best_d = d;
-                        best = f->key;
-                }
-                len += (size_t) snprintf(expected + len, sizeof(expected) - len, "%s%s",
-                                         f == fields ? "" : (f[1].key ? ", " : " or "), f->key);
-                if (len >= sizeof(expected))
-                        break;
-        }
-        if (hint)
-                perr(st, key, "unknown key '%s' in %s%s", key->value, where, hint);
-        else if (best)
-                perr(st, key, "unknown key '%s' in %s: did you mean '%s'?", key->value, where, best);
-        else
-                perr(st, key, "unknown key '%s' in %s: expected %s", key->value, where, expected);
-}
-
-static void parse_fields(struct pstate *st, const struct ynode *map, const char *where, const struct field *fields,
-                         void *base);
-
-static void parse_field(struct pstate *st, const struct field *f, const struct ynode *key, const struct ynode *val,
-                        const char *where, void *base) {
-        _cleanup_free_ char *sub = NULL;
-
-        if (val->type == YNODE_SCALAR && val->value[0] == '\0' && f->type == YNODE_SCALAR) {
-                perr(st, key, "'%s' needs a value", key->value);
-                return;
-        }
-        if (f->type == YNODE_MAP && ynode_is_null(val))
-                return; /* an empty section: all defaults */
-        if (val->type != f->type) {
-                perr(st, val, "'%s' must be %s, not %s", key->value, ynode_type_name(f->type),
-                     ynode_type_name(val->type));
-                return;
-        }
-        if (f->group) {
-                if (asprintf(&sub, "%s.%s", where, key->value) < 0)
-                        abort();
-                parse_fields(st, val, sub, f->group, base);
-                return;
-        }
-        f->parse(st, val, (char *) base + f->offset);
-}
-
-static void parse_fields(struct pstate *st, const struct ynode *map, const char *where, const struct field *fields,
-                         void *base) {
-        const struct ynode *k, *v;
-
-        YMAP_FOREACH(k, v, map, i) {
-                const struct field *f;
-
-                for (f = fields; f->key; f++)
-                        if (streq(f->key, k->value))
-                                break;
-                if (!f->key) {
-                        report_unknown_key(st, k, where, fields);
-                        continue;
-                }
-                parse_field(st, f, k, v, where, base);
-        }
-}
-
-/* ---- scalar parsers ---------------------------------------------------- */
-
-static void p_size(struct pstate *st, const struct ynode *val, void *target) {
-        const char *e;
-
-        if (units_parse_size(val->value, st->ctx->ram_bytes, target, &e) < 0)
-                perr(st, val, "'%s': %s", val->value, e);
-}
-
-static void p_bandwidth(struct pstate *st, const struct ynode *val, void *target) {
-        const char *e;
-
-        if (units_parse_bandwidth(val->value, target, &e) < 0)
-                perr(st, val, "'%s': %s", val->value, e);
-}
-
-static void p_iops(struct pstate *st, const struct ynode *val, void *target) {
-        const char *e;
-
-        if (units_parse_iops(val->value, target, &e) < 0)
-                perr(st, val, "'%s': %s", val->value, e);
-}
-
-static void p_duration(struct pstate *st, const struct ynode *val, void *target) {
-        const char *e;
-
-        if (units_parse_duration(val->value, target, &e) < 0)
-                perr(st, val, "'%s': %s", val->value, e);
-}
-
-static void p_percent(struct pstate *st, const struct ynode *val, void *target) {
-        const char *e;
-
-        if (units_parse_percent(val->value, target, &e) < 0)
-                perr(st, val, "'%s': %s", val->value, e);
-}
+/* ---- values of policy entries ------------------------------------------ */
 
 static void p_cpu_weight(struct pstate *st, const struct ynode *val, void *target) {
         const char *e;
 
         if (units_parse_uint(val->value, 1, 10000, target, &e) < 0)
-                perr(st, val, "'%s': %s (cpu weight is 1 to 10000, default 100)", val->value, e);
-}
-
-static void p_bool(struct pstate *st, const struct ynode *val, void *target) {
-        if (val->plain && streq(val->value, "true"))
-                *(bool *) target = true;
-        else if (val->plain && streq(val->value, "false"))
-                *(bool *) target = false;
-        else
-                perr(st, val, "'%s': expected true or false%s", val->value, val->plain ? "" : ", without quotes");
-}
-
-static void p_string(struct pstate *st, const struct ynode *val, void *target) {
-        char **s = target;
-
-        (void) st;
-        free(*s);
-        *s = strdup(val->value);
-        if (!*s)
-                abort();
+                pstate_error(st, val, "'%s': %s (cpu weight is 1 to 10000, default 100)", val->value, e);
 }
 
 static void p_swap(struct pstate *st, const struct ynode *val, void *target) {
@@ -353,7 +130,7 @@ static void p_swap(struct pstate *st, const struct ynode *val, void *target) {
         else if (streq(val->value, "allow"))
                 *(bool *) target = false;
         else
-                perr(st, val, "'%s': expected deny (memory.swap.max 0) or allow", val->value);
+                pstate_error(st, val, "'%s': expected deny (memory.swap.max 0) or allow", val->value);
 }
 
 static void p_protect_size(struct pstate *st, const struct ynode *val, void *target) {
@@ -365,56 +142,58 @@ static void p_protect_size(struct pstate *st, const struct ynode *val, void *tar
                 return;
         }
         if (units_parse_size(val->value, st->ctx->ram_bytes, &ps->bytes, &e) < 0) {
-                perr(st, val, "'%s': %s (a size, a percentage of RAM, or auto)", val->value, e);
+                pstate_error(st, val, "'%s': %s (a size, a percentage of RAM, or auto)", val->value, e);
                 return;
         }
         if (ps->bytes == UNITS_MAX) {
-                perr(st, val, "'max' would protect more memory than the machine has: give a size or auto");
+                pstate_error(st, val, "'max' would protect more memory than the machine has: give a size or auto");
                 return;
         }
         if (st->ctx->ram_bytes > 0 && ps->bytes > st->ctx->ram_bytes) {
                 char ram[32];
 
                 units_format_human(st->ctx->ram_bytes, ram, sizeof(ram));
-                perr(st, val, "'%s' is more than the machine's RAM (%s)", val->value, ram);
+                pstate_error(st, val, "'%s' is more than the machine's RAM (%s)", val->value, ram);
                 return;
         }
         ps->mode = PW_PROTECT_BYTES;
 }
 
+static void add_user(struct pstate *st, struct pw_job_class *c, const struct ynode *u) {
+        char *copy;
+
+        for (size_t j = 0; j < c->n_users; j++)
+                if (streq(c->users[j], u->value)) {
+                        pstate_error(st, u, "user '%s' is listed twice", u->value);
+                        return;
+                }
+        copy = strdup(u->value);
+        if (!copy || GROW(c->users, c->allocated_users, c->n_users + 1) < 0) {
+                free(copy);
+                st->oom = true;
+                return;
+        }
+        c->users[c->n_users++] = copy;
+}
+
 /* Target: the job class (these lists need their neighbours for duplicate checks). */
 static void p_users(struct pstate *st, const struct ynode *val, void *target) {
-        struct pw_job_class *c = target;
-
-        for (size_t i = 0; i < val->n_children; i++) {
+        for (size_t i = 0; i < val->n_children && !st->oom; i++) {
                 const struct ynode *u = val->children[i];
                 const char *why;
 
                 if (u->type != YNODE_SCALAR) {
-                        perr(st, u, "users must be a list of user names, not of %s", ynode_type_name(u->type));
+                        pstate_error(st, u, "users must be a list of user names, not of %s", ynode_type_name(u->type));
                         continue;
                 }
-                why = user_name_problem(u->value);
-                if (why) {
-                        perr(st, u, "'%s': %s", u->value, why);
-                        continue;
-                }
-                if (st->ctx->resolve_users && strspn(u->value, "0123456789") != strlen(u->value) &&
-                    !getpwnam(u->value)) {
-                        perr(st, u, "unknown user '%s'", u->value);
-                        continue;
-                }
-                for (size_t j = 0; j < c->n_users; j++)
-                        if (streq(c->users[j], u->value)) {
-                                perr(st, u, "user '%s' is listed twice", u->value);
-                                goto next;
-                        }
-                if (GROW(c->users, c->allocated_users, c->n_users + 1) < 0)
-                        abort();
-                c->users[c->n_users] = strdup(u->value);
-                if (!c->users[c->n_users++])
-                        abort();
-        next:;
+                why = policy_user_name_problem(u->value);
+                if (why)
+                        pstate_error(st, u, "'%s': %s", u->value, why);
+                else if (!pstate_account_known(st, u->value, false)) {
+                        if (!st->oom)
+                                pstate_error(st, u, "unknown user '%s'", u->value);
+                } else
+                        add_user(st, target, u);
         }
 }
 
@@ -426,11 +205,11 @@ static void io_limit_done(struct pw_io_limit *io) {
 }
 
 static const struct field io_fields[] = {
-        { "device", YNODE_SCALAR, p_string, offsetof(struct pw_io_limit, device) },
-        { "read_bps", YNODE_SCALAR, p_bandwidth, offsetof(struct pw_io_limit, read_bps) },
-        { "write_bps", YNODE_SCALAR, p_bandwidth, offsetof(struct pw_io_limit, write_bps) },
-        { "read_iops", YNODE_SCALAR, p_iops, offsetof(struct pw_io_limit, read_iops) },
-        { "write_iops", YNODE_SCALAR, p_iops, offsetof(struct pw_io_limit, write_iops) },
+        { "device", YNODE_SCALAR, field_string, offsetof(struct pw_io_limit, device) },
+        { "read_bps", YNODE_SCALAR, field_bandwidth, offsetof(struct pw_io_limit, read_bps) },
+        { "write_bps", YNODE_SCALAR, field_bandwidth, offsetof(struct pw_io_limit, write_bps) },
+        { "read_iops", YNODE_SCALAR, field_iops, offsetof(struct pw_io_limit, read_iops) },
+        { "write_iops", YNODE_SCALAR, field_iops, offsetof(struct pw_io_limit, write_iops) },
         {},
 };
 
@@ -439,35 +218,53 @@ static void resolve_io_device(struct pstate *st, const struct ynode *where, stru
         int r;
 
         if (io->device[0] != '/' && !strchr(io->device, ':')) {
-                perr(st, where, "device '%s': give an absolute path (a device, a mount point or a path on the disk) or MAJ:MIN",
-                     io->device);
+                pstate_error(st, where,
+                             "device '%s': give an absolute path (a device, a mount point or a path on the disk) or MAJ:MIN",
+                             io->device);
                 return;
         }
         r = device_resolve(io->device, st->ctx->sysfs, st->ctx->mountinfo, &di);
-        if (r == -ENODEV && di.fstype[0])
-                perr(st, where, "'%s' is on a %s file system, which has no block device: io limits need a disk",
-                     io->device, di.fstype);
+        if (r == -ENOMEM)
+                st->oom = true;
+        else if (r == -ENODEV && di.fstype[0])
+                pstate_error(st, where, "'%s' is on a %s file system, which has no block device: io limits need a disk",
+                             io->device, di.fstype);
         else if (r == -ENODEV)
-                perr(st, where, "'%s' is not a block device known to the kernel", io->device);
+                pstate_error(st, where, "'%s' is not a block device known to the kernel", io->device);
         else if (r == -EINVAL)
-                perr(st, where, "device '%s': expected an absolute path or MAJ:MIN", io->device);
+                pstate_error(st, where, "device '%s': expected an absolute path or MAJ:MIN", io->device);
         else if (r == -ENOENT)
-                perr(st, where, "device '%s' does not exist", io->device);
+                pstate_error(st, where, "device '%s' does not exist", io->device);
         else if (r < 0)
-                perr(st, where, "device '%s': %s", io->device, strerror(-r));
+                pstate_error(st, where, "device '%s': %s", io->device, strerror(-r));
         else {
                 io->major = di.major;
                 io->minor = di.minor;
                 io->disk = strdup(di.name);
                 if (!io->disk)
-                        abort();
+                        st->oom = true;
         }
 }
 
-static void p_io(struct pstate *st, const struct ynode *val, void *target) {
-        struct pw_job_class *c = target;
+/* Adds io to c unless another entry names the same disk; takes io either way. */
+static void add_io_limit(struct pstate *st, struct pw_job_class *c, const struct ynode *dev, struct pw_io_limit *io) {
+        for (size_t j = 0; j < c->n_io; j++)
+                if (c->io[j].major == io->major && c->io[j].minor == io->minor) {
+                        pstate_error(st, dev, "'%s' is on disk %s (%u:%u), which '%s' already names", io->device,
+                                     io->disk, io->major, io->minor, c->io[j].device);
+                        io_limit_done(io);
+                        return;
+                }
+        if (GROW(c->io, c->allocated_io, c->n_io + 1) < 0) {
+                io_limit_done(io);
+                st->oom = true;
+                return;
+        }
+        c->io[c->n_io++] = *io;
+}
 
-        for (size_t i = 0; i < val->n_children; i++) {
+static void p_io(struct pstate *st, const struct ynode *val, void *target) {
+        for (size_t i = 0; i < val->n_children && !st->oom; i++) {
                 const struct ynode *item = val->children[i], *dev;
                 struct pw_io_limit io = {
                         .read_bps = UNITS_MAX,
@@ -478,45 +275,39 @@ static void p_io(struct pstate *st, const struct ynode *val, void *target) {
                 size_t before = st->diags->n;
 
                 if (item->type != YNODE_MAP) {
-                        perr(st, item, "each io entry must be a mapping with device: and limits, not %s",
-                             ynode_type_name(item->type));
+                        pstate_error(st, item, "each io entry must be a mapping with device: and limits, not %s",
+                                     ynode_type_name(item->type));
                         continue;
                 }
-                parse_fields(st, item, "io entry", io_fields, &io);
+                fields_parse(st, item, "io entry", io_fields, &io);
                 dev = ymap_where(item, "device", item);
+                if (st->oom) {
+                        io_limit_done(&io);
+                        return;
+                }
                 if (!io.device) {
                         if (st->diags->n == before)
-                                perr(st, item, "io entry needs a device:");
+                                pstate_error(st, item, "io entry needs a device:");
                         io_limit_done(&io);
                         continue;
                 }
                 resolve_io_device(st, dev, &io);
                 if (st->diags->n == before && io.read_bps == UNITS_MAX && io.write_bps == UNITS_MAX &&
                     io.read_iops == UNITS_MAX && io.write_iops == UNITS_MAX)
-                        perr(st, item, "io entry for '%s' sets no limit: give read_bps, write_bps, read_iops or write_iops",
-                             io.device);
-                if (st->diags->n != before) {
+                        pstate_error(st, item,
+                                     "io entry for '%s' sets no limit: give read_bps, write_bps, read_iops or write_iops",
+                                     io.device);
+                if (st->diags->n != before || st->oom)
                         io_limit_done(&io);
-                        continue;
-                }
-                for (size_t j = 0; j < c->n_io; j++)
-                        if (c->io[j].major == io.major && c->io[j].minor == io.minor) {
-                                perr(st, dev, "'%s' is on disk %s (%u:%u), which '%s' already names", io.device,
-                                     io.disk, io.major, io.minor, c->io[j].device);
-                                io_limit_done(&io);
-                                goto next;
-                        }
-                if (GROW(c->io, c->allocated_io, c->n_io + 1) < 0)
-                        abort();
-                c->io[c->n_io++] = io;
-        next:;
+                else
+                        add_io_limit(st, target, dev, &io);
         }
 }
 
 static const struct field class_memory_fields[] = {
-        { "high", YNODE_SCALAR, p_size, offsetof(struct pw_job_class, memory_high) },
-        { "max", YNODE_SCALAR, p_size, offsetof(struct pw_job_class, memory_max) },
-        { "swap_max", YNODE_SCALAR, p_size, offsetof(struct pw_job_class, memory_swap_max) },
+        { "high", YNODE_SCALAR, field_size, offsetof(struct pw_job_class, memory_high) },
+        { "max", YNODE_SCALAR, field_size, offsetof(struct pw_job_class, memory_max) },
+        { "swap_max", YNODE_SCALAR, field_size, offsetof(struct pw_job_class, memory_swap_max) },
         {},
 };
 
@@ -526,10 +317,10 @@ static const struct field class_cpu_fields[] = {
 };
 
 static const struct field class_pressure_fields[] = {
-        { "memory_high_floor", YNODE_SCALAR, p_size, offsetof(struct pw_job_class, memory_high_floor) },
-        { "io_floor", YNODE_SCALAR, p_bandwidth, offsetof(struct pw_job_class, io_floor) },
-        { "freeze", YNODE_SCALAR, p_bool, offsetof(struct pw_job_class, freeze) },
-        { "freeze_max", YNODE_SCALAR, p_duration, offsetof(struct pw_job_class, freeze_max_usec) },
+        { "memory_high_floor", YNODE_SCALAR, field_size, offsetof(struct pw_job_class, memory_high_floor) },
+        { "io_floor", YNODE_SCALAR, field_bandwidth, offsetof(struct pw_job_class, io_floor) },
+        { "freeze", YNODE_SCALAR, field_bool, offsetof(struct pw_job_class, freeze) },
+        { "freeze_max", YNODE_SCALAR, field_duration, offsetof(struct pw_job_class, freeze_max_usec) },
         {},
 };
 
@@ -559,14 +350,14 @@ static void class_finish(struct pstate *st, const struct ynode *entry, struct pw
         uint64_t min_bps = UNITS_MAX;
 
         if (c->memory_high < PW_MIN_MEMORY_LIMIT)
-                perr(st, ymap_where(entry, "memory.high", entry), "memory.high must be at least 1M");
+                pstate_error(st, ymap_where(entry, "memory.high", entry), "memory.high must be at least 1M");
         if (c->memory_max < PW_MIN_MEMORY_LIMIT)
-                perr(st, ymap_where(entry, "memory.max", entry), "memory.max must be at least 1M");
+                pstate_error(st, ymap_where(entry, "memory.max", entry), "memory.max must be at least 1M");
         if (c->memory_high != UNITS_MAX && c->memory_max != UNITS_MAX && c->memory_high > c->memory_max) {
                 units_format_human(c->memory_high, a, sizeof(a));
                 units_format_human(c->memory_max, b, sizeof(b));
-                perr(st, ymap_where(entry, "memory.high", entry),
-                     "memory.high (%s) is above memory.max (%s): it would never throttle", a, b);
+                pstate_error(st, ymap_where(entry, "memory.high", entry),
+                             "memory.high (%s) is above memory.max (%s): it would never throttle", a, b);
         }
 
         if (!ymap_where(entry, "under_pressure.memory_high_floor", NULL)) {
@@ -574,16 +365,16 @@ static void class_finish(struct pstate *st, const struct ynode *entry, struct pw
                 if (c->memory_high < c->memory_high_floor)
                         c->memory_high_floor = c->memory_high;
         } else if (c->memory_high_floor == UNITS_MAX)
-                perr(st, ymap_where(entry, "under_pressure.memory_high_floor", entry),
-                     "memory_high_floor cannot be max: it is how far memory.high may be lowered");
+                pstate_error(st, ymap_where(entry, "under_pressure.memory_high_floor", entry),
+                             "memory_high_floor cannot be max: it is how far memory.high may be lowered");
         else if (c->memory_high_floor < PW_MIN_MEMORY_LIMIT)
-                perr(st, ymap_where(entry, "under_pressure.memory_high_floor", entry),
-                     "memory_high_floor must be at least 1M");
+                pstate_error(st, ymap_where(entry, "under_pressure.memory_high_floor", entry),
+                             "memory_high_floor must be at least 1M");
         else if (c->memory_high_floor > c->memory_high) {
                 units_format_human(c->memory_high_floor, a, sizeof(a));
                 units_format_human(c->memory_high, b, sizeof(b));
-                perr(st, ymap_where(entry, "under_pressure.memory_high_floor", entry),
-                     "memory_high_floor (%s) is above memory.high (%s)", a, b);
+                pstate_error(st, ymap_where(entry, "under_pressure.memory_high_floor", entry),
+                             "memory_high_floor (%s) is above memory.high (%s)", a, b);
         }
 
         for (size_t i = 0; i < c->n_io; i++) {
@@ -595,31 +386,45 @@ static void class_finish(struct pstate *st, const struct ynode *entry, struct pw
         if (!ymap_where(entry, "under_pressure.io_floor", NULL))
                 c->io_floor = PW_DEFAULT_IO_FLOOR < min_bps ? PW_DEFAULT_IO_FLOOR : min_bps;
         else if (c->io_floor == UNITS_MAX)
-                perr(st, ymap_where(entry, "under_pressure.io_floor", entry),
-                     "io_floor cannot be max: it is how far io limits may be lowered");
+                pstate_error(st, ymap_where(entry, "under_pressure.io_floor", entry),
+                             "io_floor cannot be max: it is how far io limits may be lowered");
         else if (c->io_floor > min_bps) {
                 units_format_human(c->io_floor, a, sizeof(a));
                 units_format_human(min_bps, b, sizeof(b));
-                perr(st, ymap_where(entry, "under_pressure.io_floor", entry),
-                     "io_floor (%s/s) is above the class's lowest io limit (%s/s)", a, b);
+                pstate_error(st, ymap_where(entry, "under_pressure.io_floor", entry),
+                             "io_floor (%s/s) is above the class's lowest io limit (%s/s)", a, b);
         }
 
         if (c->freeze_max_usec < UINT64_C(100000) || c->freeze_max_usec > UINT64_C(3600000000))
-                perr(st, ymap_where(entry, "under_pressure.freeze_max", entry),
-                     "freeze_max must be between 100ms and 60m");
+                pstate_error(st, ymap_where(entry, "under_pressure.freeze_max", entry),
+                             "freeze_max must be between 100ms and 60m");
 }
 
-/* The file name for "# name.yaml:LINE" comments and messages, control characters made harmless. */
+/* The file name for "# name.yaml:LINE" comments and messages, control characters made harmless; NULL
+ * when out of memory. */
 static char *source_basename(const struct source *src) {
         const char *slash = strrchr(src->path, '/');
         char *name = strdup(slash ? slash + 1 : src->path);
 
         if (!name)
-                abort();
+                return NULL;
         for (char *p = name; *p; p++)
                 if ((unsigned char) *p < 0x20 || *p == 0x7f)
                         *p = '?';
         return name;
+}
+
+/* Names c after key and adds it to p; takes c either way. */
+static void add_class(struct pstate *st, struct pw_policy *p, const struct ynode *key, struct pw_job_class *c) {
+        c->name = strdup(key->value);
+        c->source = source_basename(st->src);
+        c->line = key->line;
+        if (!c->name || !c->source || GROW(p->classes, p->allocated_classes, p->n_classes + 1) < 0) {
+                class_done(c);
+                st->oom = true;
+                return;
+        }
+        p->classes[p->n_classes++] = *c;
 }
 
 static void parse_class(struct pstate *st, const struct ynode *key, const struct ynode *val, struct pw_policy *p) {
@@ -636,37 +441,38 @@ static void parse_class(struct pstate *st, const struct ynode *key, const struct
         size_t before = st->diags->n;
 
         if (why)
-                perr(st, key, "job class '%s': %s", key->value, why);
+                pstate_error(st, key, "job class '%s': %s", key->value, why);
         other = policy_find_class(p, key->value);
         if (other)
-                perr(st, key, "job class '%s' is already defined at %s:%u", key->value, other->source, other->line);
+                pstate_error(st, key, "job class '%s' is already defined at %s:%u", key->value, other->source,
+                             other->line);
         if (!ynode_is_null(val) && val->type != YNODE_MAP) {
-                perr(st, val, "job class '%s' must be a mapping, not %s", key->value, ynode_type_name(val->type));
+                pstate_error(st, val, "job class '%s' must be a mapping, not %s", key->value,
+                             ynode_type_name(val->type));
                 return;
         }
-        if (asprintf(&where, "job class '%s'", key->value) < 0)
-                abort();
+        if (asprintf(&where, "job class '%s'", key->value) < 0) {
+                where = NULL;
+                st->oom = true;
+                return;
+        }
         if (val->type == YNODE_MAP)
-                parse_fields(st, val, where, class_fields, &c);
-        class_finish(st, val->type == YNODE_MAP ? val : key, &c);
+                fields_parse(st, val, where, class_fields, &c);
+        if (!st->oom)
+                class_finish(st, val->type == YNODE_MAP ? val : key, &c);
 
-        if (st->diags->n != before) {
+        if (st->diags->n != before || st->oom)
                 class_done(&c);
-                return;
-        }
-        c.name = strdup(key->value);
-        c.source = source_basename(st->src);
-        c.line = key->line;
-        if (!c.name || !c.source || GROW(p->classes, p->allocated_classes, p->n_classes + 1) < 0)
-                abort();
-        p->classes[p->n_classes++] = c;
+        else
+                add_class(st, p, key, &c);
 }
 
 static void p_jobs(struct pstate *st, const struct ynode *val, void *target) {
         const struct ynode *k, *v;
 
         YMAP_FOREACH(k, v, val, i)
-                parse_class(st, k, v, target);
+                if (!st->oom)
+                        parse_class(st, k, v, target);
 }
 
 /* ---- protected applications -------------------------------------------- */
@@ -679,8 +485,8 @@ static const struct field protect_memory_fields[] = {
 };
 
 static const struct field protect_fields[] = {
-        { "unit", YNODE_SCALAR, p_string, offsetof(struct pw_protect, unit) },
-        { "cgroup", YNODE_SCALAR, p_string, offsetof(struct pw_protect, cgroup) },
+        { "unit", YNODE_SCALAR, field_string, offsetof(struct pw_protect, unit) },
+        { "cgroup", YNODE_SCALAR, field_string, offsetof(struct pw_protect, cgroup) },
         { "memory", YNODE_MAP, NULL, 0, protect_memory_fields },
         {},
 };
@@ -697,36 +503,50 @@ static void protect_finish(struct pstate *st, const struct ynode *key, const str
         const char *why;
 
         if (!pr->unit && !pr->cgroup) {
-                perr(st, key, "protect entry '%s' needs unit: (a systemd unit) or cgroup: (a cgroup path)",
-                     key->value);
+                pstate_error(st, key, "protect entry '%s' needs unit: (a systemd unit) or cgroup: (a cgroup path)",
+                             key->value);
                 return;
         }
         if (pr->unit && pr->cgroup) {
                 const struct ynode *u = ymap_where(entry, "unit", entry), *c = ymap_where(entry, "cgroup", entry);
                 const struct ynode *later = c->line > u->line || (c->line == u->line && c->column > u->column) ? c : u;
 
-                perr(st, later, "protect entry '%s' gives both unit: and cgroup:; give exactly one", key->value);
+                pstate_error(st, later, "protect entry '%s' gives both unit: and cgroup:; give exactly one",
+                             key->value);
                 return;
         }
         if (pr->unit) {
                 why = policy_unit_name_problem(pr->unit);
                 if (why)
-                        perr(st, ymap_where(entry, "unit", entry), "unit '%s': %s", pr->unit, why);
+                        pstate_error(st, ymap_where(entry, "unit", entry), "unit '%s': %s", pr->unit, why);
         } else {
                 why = policy_cgroup_path_problem(pr->cgroup);
                 if (why)
-                        perr(st, ymap_where(entry, "cgroup", entry), "cgroup '%s': %s", pr->cgroup, why);
+                        pstate_error(st, ymap_where(entry, "cgroup", entry), "cgroup '%s': %s", pr->cgroup, why);
         }
         if (pr->min.mode == PW_PROTECT_BYTES && pr->low.mode == PW_PROTECT_BYTES && pr->low.bytes < pr->min.bytes)
-                perr(st, ymap_where(entry, "memory.low", entry),
-                     "memory.low is below memory.min: it would have no effect");
+                pstate_error(st, ymap_where(entry, "memory.low", entry),
+                             "memory.low is below memory.min: it would have no effect");
         for (size_t i = 0; i < p->n_protects; i++) {
                 const struct pw_protect *o = &p->protects[i];
 
                 if ((pr->unit && streq_ptr(o->unit, pr->unit)) || (pr->cgroup && streq_ptr(o->cgroup, pr->cgroup)))
-                        perr(st, key, "'%s' is already protected by entry '%s' (%s:%u)", pr->unit ?: pr->cgroup,
-                             o->name, o->source, o->line);
+                        pstate_error(st, key, "'%s' is already protected by entry '%s' (%s:%u)",
+                                     pr->unit ?: pr->cgroup, o->name, o->source, o->line);
         }
+}
+
+/* Names pr after key and adds it to p; takes pr either way. */
+static void add_protect(struct pstate *st, struct pw_policy *p, const struct ynode *key, struct pw_protect *pr) {
+        pr->name = strdup(key->value);
+        pr->source = source_basename(st->src);
+        pr->line = key->line;
+        if (!pr->name || !pr->source || GROW(p->protects, p->allocated_protects, p->n_protects + 1) < 0) {
+                protect_done(pr);
+                st->oom = true;
+                return;
+        }
+        p->protects[p->n_protects++] = *pr;
 }
 
 static void parse_protect(struct pstate *st, const struct ynode *key, const struct ynode *val, struct pw_policy *p) {
@@ -737,38 +557,37 @@ static void parse_protect(struct pstate *st, const struct ynode *key, const stru
         size_t before = st->diags->n;
 
         if (why)
-                perr(st, key, "protect entry '%s': %s", key->value, why);
+                pstate_error(st, key, "protect entry '%s': %s", key->value, why);
         other = policy_find_protect(p, key->value);
         if (other)
-                perr(st, key, "protect entry '%s' is already defined at %s:%u", key->value, other->source,
-                     other->line);
+                pstate_error(st, key, "protect entry '%s' is already defined at %s:%u", key->value, other->source,
+                             other->line);
         if (val->type != YNODE_MAP) {
-                perr(st, ynode_is_null(val) ? key : val, "protect entry '%s' must be a mapping with unit: or cgroup:",
-                     key->value);
+                pstate_error(st, ynode_is_null(val) ? key : val,
+                             "protect entry '%s' must be a mapping with unit: or cgroup:", key->value);
                 return;
         }
-        if (asprintf(&where, "protect entry '%s'", key->value) < 0)
-                abort();
-        parse_fields(st, val, where, protect_fields, &pr);
-        protect_finish(st, key, val, &pr, p);
+        if (asprintf(&where, "protect entry '%s'", key->value) < 0) {
+                where = NULL;
+                st->oom = true;
+                return;
+        }
+        fields_parse(st, val, where, protect_fields, &pr);
+        if (!st->oom)
+                protect_finish(st, key, val, &pr, p);
 
-        if (st->diags->n != before) {
+        if (st->diags->n != before || st->oom)
                 protect_done(&pr);
-                return;
-        }
-        pr.name = strdup(key->value);
-        pr.source = source_basename(st->src);
-        pr.line = key->line;
-        if (!pr.name || !pr.source || GROW(p->protects, p->allocated_protects, p->n_protects + 1) < 0)
-                abort();
-        p->protects[p->n_protects++] = pr;
+        else
+                add_protect(st, p, key, &pr);
 }
 
 static void p_protect(struct pstate *st, const struct ynode *val, void *target) {
         const struct ynode *k, *v;
 
         YMAP_FOREACH(k, v, val, i)
-                parse_protect(st, k, v, target);
+                if (!st->oom)
+                        parse_protect(st, k, v, target);
 }
 
 static const struct field policy_fields[] = {
@@ -780,37 +599,37 @@ static const struct field policy_fields[] = {
 int policy_parse_source(const struct policy_context *ctx, const struct source *src, struct pw_policy *p,
                         struct diag_list *diags) {
         _cleanup_(ynode_freep) struct ynode *root = NULL;
-        struct pstate st = { .ctx = ctx, .src = src, .diags = diags, .first_diag = diags->n };
+        struct pstate st;
         int r;
 
+        assert(p);
+        pstate_init(&st, ctx, src, diags);
         r = ytree_parse(src, diags, &root);
         if (r == -ENOMEM)
                 return r;
         if (root && root->type != YNODE_MAP)
-                perr(&st, root, "a policy file must be a mapping with jobs: and protect:, not %s",
-                     ynode_type_name(root->type));
+                pstate_error(&st, root, "a policy file must be a mapping with jobs: and protect:, not %s",
+                             ynode_type_name(root->type));
         else if (root)
-                parse_fields(&st, root, "a policy file", policy_fields, p);
-        return pfailed(&st) ? -EINVAL : 0;
+                fields_parse(&st, root, "a policy file", policy_fields, p);
+        return pstate_result(&st);
 }
 
 /* ---- files and directories ----------------------------------------------- */
 
-static bool owner_problem(const struct policy_context *ctx, const struct stat *st, const char *path, const char *what,
-                          struct diag_list *diags) {
+/* 0, or -EINVAL (or -ENOMEM) when the context checks owners and this file or directory is unsafe. */
+static int check_owner(const struct policy_context *ctx, const struct stat *st, const char *path, const char *what,
+                       struct diag_list *diags) {
         if (!ctx->check_owner)
-                return false;
-        if (st->st_uid != 0) {
-                diag_add_path(diags, path, "%s is owned by uid %u, not root: refusing it (chown root)", what,
-                              (unsigned) st->st_uid);
-                return true;
-        }
-        if (st->st_mode & (S_IWGRP | S_IWOTH)) {
-                diag_add_path(diags, path, "%s is writable by %s (mode %04o): refusing it (chmod go-w)", what,
-                              (st->st_mode & S_IWOTH) ? "others" : "its group", (unsigned) (st->st_mode & 07777));
-                return true;
-        }
-        return false;
+                return 0;
+        if (st->st_uid != 0)
+                return diag_add_path(diags, path, "%s is owned by uid %u, not root: refusing it (chown root)", what,
+                                     (unsigned) st->st_uid);
+        if (st->st_mode & (S_IWGRP | S_IWOTH))
+                return diag_add_path(diags, path, "%s is writable by %s (mode %04o): refusing it (chmod go-w)", what,
+                                     (st->st_mode & S_IWOTH) ? "others" : "its group",
+                                     (unsigned) (st->st_mode & 07777));
+        return 0;
 }
 
 int policy_read_source(const struct policy_context *ctx, const char *path, struct source **ret,
@@ -822,34 +641,30 @@ int policy_read_source(const struct policy_context *ctx, const char *path, struc
         size_t size;
         int r;
 
+        assert(ctx);
+        assert(path);
+        assert(ret);
+        assert(diags);
         *ret = NULL;
         /* O_NONBLOCK: a FIFO in the policy directory must not hang the daemon. */
         fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-        if (fd < 0) {
-                diag_add_path(diags, path, "cannot open: %s", strerror(errno));
-                return -EINVAL;
-        }
-        if (fstat(fd, &st) < 0) {
-                diag_add_path(diags, path, "cannot stat: %s", strerror(errno));
-                return -EINVAL;
-        }
-        if (!S_ISREG(st.st_mode)) {
-                diag_add_path(diags, path, "not a regular file");
-                return -EINVAL;
-        }
-        if (owner_problem(ctx, &st, path, "file", diags))
-                return -EINVAL;
-        if (st.st_size > YTREE_MAX_FILE_SIZE) {
-                diag_add_path(diags, path, "file is larger than %d bytes", YTREE_MAX_FILE_SIZE);
-                return -EINVAL;
-        }
+        if (fd < 0)
+                return diag_add_path(diags, path, "cannot open: %s", strerror(errno));
+        if (fstat(fd, &st) < 0)
+                return diag_add_path(diags, path, "cannot stat: %s", strerror(errno));
+        if (!S_ISREG(st.st_mode))
+                return diag_add_path(diags, path, "not a regular file");
+        r = check_owner(ctx, &st, path, "file", diags);
+        if (r < 0)
+                return r;
+        if (st.st_size > YTREE_MAX_FILE_SIZE)
+                return diag_add_path(diags, path, "file is larger than %d bytes", YTREE_MAX_FILE_SIZE);
         r = read_full_fd(fd, YTREE_MAX_FILE_SIZE, &text, &size);
         if (r == -ENOMEM)
                 return r;
-        if (r < 0) {
-                diag_add_path(diags, path, "cannot read: %s", r == -EFBIG ? "file is too large" : strerror(-r));
-                return -EINVAL;
-        }
+        if (r < 0)
+                return diag_add_path(diags, path, "cannot read: %s",
+                                     r == -EFBIG ? "file is too large" : strerror(-r));
         s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;
@@ -864,8 +679,8 @@ int policy_read_source(const struct policy_context *ctx, const char *path, struc
         return 0;
 }
 
-static int policy_load_file(const struct policy_context *ctx, const char *path, struct pw_policy *p,
-                            struct diag_list *diags) {
+static int load_file(const struct policy_context *ctx, const char *path, struct pw_policy *p,
+                     struct diag_list *diags) {
         struct source *src;
         int r;
 
@@ -881,42 +696,50 @@ static int yaml_filter(const struct dirent *de) {
         return de->d_name[0] != '.' && endswith(de->d_name, ".yaml");
 }
 
+/* Every file of list, all of them even after errors (to report theirs too), but not after -ENOMEM. */
+static int load_files(const struct policy_context *ctx, const char *dir, struct dirent **list, int n,
+                      struct pw_policy *p, struct diag_list *diags) {
+        int r = 0;
+
+        for (int i = 0; i < n; i++) {
+                _cleanup_free_ char *file = path_join(dir, list[i]->d_name);
+                int k;
+
+                if (!file)
+                        return -ENOMEM;
+                k = load_file(ctx, file, p, diags);
+                if (k == -ENOMEM)
+                        return k;
+                if (k < 0)
+                        r = k;
+        }
+        return r;
+}
+
 int policy_load_path(const struct policy_context *ctx, const char *path, struct pw_policy *p,
                      struct diag_list *diags) {
         struct dirent **list = NULL;
         struct stat st;
-        int n, r = 0;
+        int n, r;
 
-        if (stat(path, &st) < 0) {
-                diag_add_path(diags, path, "%s", strerror(errno));
-                return -EINVAL;
-        }
+        assert(ctx);
+        assert(path);
+        assert(p);
+        assert(diags);
+        if (stat(path, &st) < 0)
+                return diag_add_path(diags, path, "%s", strerror(errno));
         if (!S_ISDIR(st.st_mode))
-                return policy_load_file(ctx, path, p, diags);
-        if (owner_problem(ctx, &st, path, "directory", diags))
-                return -EINVAL;
+                return load_file(ctx, path, p, diags);
+        r = check_owner(ctx, &st, path, "directory", diags);
+        if (r < 0)
+                return r;
 
         n = scandir(path, &list, yaml_filter, alphasort);
-        if (n < 0) {
-                diag_add_path(diags, path, "cannot read directory: %s", strerror(errno));
-                return -EINVAL;
-        }
-        for (int i = 0; i < n; i++) {
-                _cleanup_free_ char *file = path_join(path, list[i]->d_name);
-                int k;
-
-                if (!file) {
-                        r = -ENOMEM;
-                        break;
-                }
-                k = policy_load_file(ctx, file, p, diags);
-                if (k == -ENOMEM) {
-                        r = k;
-                        break;
-                }
-                if (k < 0)
-                        r = k;
-        }
+        if (n < 0 && errno == ENOMEM)
+                return -ENOMEM;
+        if (n < 0)
+                return diag_add_path(diags, path, "cannot read directory: %s", strerror(errno));
+        r = load_files(ctx, path, list, n, p, diags);
         for (int i = 0; i < n; i++)
                 free(list[i]);
         free(list);
@@ -924,6 +747,7 @@ int policy_load_path(const struct policy_context *ctx, const char *path, struct 
 }
 
 void policy_done(struct pw_policy *p) {
+        assert(p);
         for (size_t i = 0; i < p->n_classes; i++)
                 class_done(&p->classes[i]);
         free(p->classes);
@@ -934,6 +758,8 @@ void policy_done(struct pw_policy *p) {
 }
 
 const struct pw_job_class *policy_find_class(const struct pw_policy *p, const char *name) {
+        assert(p);
+        assert(name);
         for (size_t i = 0; i < p->n_classes; i++)
                 if (streq(p->classes[i].name, name))
                         return &p->classes[i];
@@ -941,364 +767,12 @@ const struct pw_job_class *policy_find_class(const struct pw_policy *p, const ch
 }
 
 const struct pw_protect *policy_find_protect(const struct pw_policy *p, const char *name) {
+        assert(p);
+        assert(name);
         for (size_t i = 0; i < p->n_protects; i++)
                 if (streq(p->protects[i].name, name))
                         return &p->protects[i];
         return NULL;
-}
-
-/* ---- settings -------------------------------------------------------------- */
-
-static const char *const backend_names[] = {
-        [PW_BACKEND_AUTO] = "auto",
-        [PW_BACKEND_SYSTEMD] = "systemd",
-        [PW_BACKEND_CGROUPFS] = "cgroupfs",
-};
-
-const char *pw_backend_to_string(enum pw_backend b) {
-        return (size_t) b < ELEMENTSOF(backend_names) ? backend_names[b] : "?";
-}
-
-static const struct {
-        enum pw_log_level level;
-        const char *name;
-} log_level_names[] = {
-        { PW_LOG_ERR, "err" },   { PW_LOG_WARNING, "warning" }, { PW_LOG_NOTICE, "notice" },
-        { PW_LOG_INFO, "info" }, { PW_LOG_DEBUG, "debug" },
-};
-
-const char *pw_log_level_to_string(enum pw_log_level l) {
-        for (size_t i = 0; i < ELEMENTSOF(log_level_names); i++)
-                if (log_level_names[i].level == l)
-                        return log_level_names[i].name;
-        return "?";
-}
-
-static void p_backend(struct pstate *st, const struct ynode *val, void *target) {
-        for (size_t i = 0; i < ELEMENTSOF(backend_names); i++)
-                if (streq(val->value, backend_names[i])) {
-                        *(enum pw_backend *) target = (enum pw_backend) i;
-                        return;
-                }
-        perr(st, val, "'%s': expected auto, systemd or cgroupfs", val->value);
-}
-
-static void p_log_level(struct pstate *st, const struct ynode *val, void *target) {
-        for (size_t i = 0; i < ELEMENTSOF(log_level_names); i++)
-                if (streq(val->value, log_level_names[i].name)) {
-                        *(enum pw_log_level *) target = log_level_names[i].level;
-                        return;
-                }
-        perr(st, val, "'%s': expected err, warning, notice, info or debug", val->value);
-}
-
-static void p_socket(struct pstate *st, const struct ynode *val, void *target) {
-        if (val->value[0] != '/')
-                perr(st, val, "socket '%s': must be an absolute path", val->value);
-        else if (strlen(val->value) >= 108) /* sizeof(sun_path) */
-                perr(st, val, "socket path is longer than 107 bytes, the limit of a Unix socket address");
-        else
-                p_string(st, val, target);
-}
-
-static void p_group(struct pstate *st, const struct ynode *val, void *target) {
-        if (user_name_problem(val->value))
-                perr(st, val, "'%s' is not a valid group name", val->value);
-        else if (st->ctx->resolve_users && strspn(val->value, "0123456789") != strlen(val->value) &&
-                 !getgrnam(val->value))
-                perr(st, val, "unknown group '%s'", val->value);
-        else
-                p_string(st, val, target);
-}
-
-static void p_cgroup_root(struct pstate *st, const struct ynode *val, void *target) {
-        _cleanup_free_ char *abs = NULL;
-        const char *why;
-
-        if (asprintf(&abs, "/%s", val->value + (val->value[0] == '/')) < 0)
-                abort();
-        why = policy_cgroup_path_problem(abs);
-        if (why) {
-                perr(st, val, "cgroup_root '%s': %s", val->value, why);
-                return;
-        }
-        free(*(char **) target);
-        *(char **) target = strdup(abs + 1);
-        if (!*(char **) target)
-                abort();
-}
-
-/* name taken relative to the directory of file (name itself if absolute). */
-static char *sibling_path(const char *file, const char *name) {
-        const char *slash = strrchr(file, '/');
-        _cleanup_free_ char *dir = NULL;
-
-        if (name[0] == '/' || !slash)
-                return strdup(name);
-        dir = strndup(file, (size_t) (slash - file) + 1); /* keeps the '/' */
-        return dir ? path_join(dir, name) : NULL;
-}
-
-static void p_policy_dir(struct pstate *st, const struct ynode *val, void *target) {
-        char **dir = target;
-
-        free(*dir);
-        *dir = sibling_path(st->src->path, val->value);
-        if (!*dir)
-                abort();
-}
-
-static const struct field pressure_fields[] = {
-        { "threshold", YNODE_SCALAR, p_percent, offsetof(struct pw_settings, pressure.threshold) },
-        { "window", YNODE_SCALAR, p_duration, offsetof(struct pw_settings, pressure.window_usec) },
-        { "release", YNODE_SCALAR, p_percent, offsetof(struct pw_settings, pressure.release) },
-        { "cooldown", YNODE_SCALAR, p_duration, offsetof(struct pw_settings, pressure.cooldown_usec) },
-        {},
-};
-
-static const struct field settings_fields[] = {
-        { "policy_dir", YNODE_SCALAR, p_policy_dir, offsetof(struct pw_settings, policy_dir) },
-        { "socket", YNODE_SCALAR, p_socket, offsetof(struct pw_settings, socket) },
-        { "socket_group", YNODE_SCALAR, p_group, offsetof(struct pw_settings, socket_group) },
-        { "cgroup_root", YNODE_SCALAR, p_cgroup_root, offsetof(struct pw_settings, cgroup_root) },
-        { "backend", YNODE_SCALAR, p_backend, offsetof(struct pw_settings, backend) },
-        { "restore_on_stop", YNODE_SCALAR, p_bool, offsetof(struct pw_settings, restore_on_stop) },
-        { "log_level", YNODE_SCALAR, p_log_level, offsetof(struct pw_settings, log_level) },
-        { "pressure", YNODE_MAP, NULL, 0, pressure_fields },
-        {},
-};
-
-void settings_init(struct pw_settings *s) {
-        *s = (struct pw_settings){
-                .policy_dir = strdup(SYSCONFDIR "/pagewarden/policies.d"),
-                .socket = strdup(PW_DEFAULT_SOCKET),
-                .cgroup_root = strdup(PW_DEFAULT_CGROUP_ROOT),
-                .backend = PW_BACKEND_AUTO,
-                .log_level = PW_LOG_INFO,
-                .pressure = {
-                        .threshold = 10 * UNITS_PERCENT_ONE,
-                        .window_usec = UINT64_C(500000),
-                        .release = 1 * UNITS_PERCENT_ONE,
-                        .cooldown_usec = UINT64_C(30000000),
-                },
-        };
-        if (!s->policy_dir || !s->socket || !s->cgroup_root)
-                abort();
-}
-
-void settings_done(struct pw_settings *s) {
-        free(s->path);
-        free(s->policy_dir);
-        free(s->socket);
-        free(s->socket_group);
-        free(s->cgroup_root);
-        *s = (struct pw_settings){};
-}
-
-int settings_parse_source(const struct policy_context *ctx, const struct source *src, struct pw_settings *s,
-                          struct diag_list *diags) {
-        _cleanup_(ynode_freep) struct ynode *root = NULL;
-        struct pstate st = { .ctx = ctx, .src = src, .diags = diags, .first_diag = diags->n };
-        int r;
-
-        /* The default policy_dir is policies.d next to this file. */
-        free(s->policy_dir);
-        s->policy_dir = sibling_path(src->path, "policies.d");
-        if (!s->policy_dir)
-                return -ENOMEM;
-
-        r = ytree_parse(src, diags, &root);
-        if (r == -ENOMEM)
-                return r;
-        if (root && root->type != YNODE_MAP)
-                perr(&st, root, "the settings file must be a mapping, not %s", ynode_type_name(root->type));
-        else if (root)
-                parse_fields(&st, root, "the settings file", settings_fields, s);
-
-        if (s->pressure.window_usec < UINT64_C(500000) || s->pressure.window_usec > UINT64_C(10000000))
-                perr(&st, ymap_where(root, "pressure.window", root),
-                     "pressure window must be between 500ms and 10s (the kernel's limits for PSI triggers)");
-        if (s->pressure.threshold == 0)
-                perr(&st, ymap_where(root, "pressure.threshold", root),
-                     "pressure threshold must be above 0%%");
-        if (s->pressure.cooldown_usec < UINT64_C(1000000) || s->pressure.cooldown_usec > UINT64_C(3600000000))
-                perr(&st, ymap_where(root, "pressure.cooldown", root), "pressure cooldown must be between 1s and 60m");
-        if (s->pressure.release >= s->pressure.threshold)
-                perr(&st, ymap_where(root, "pressure.release", root),
-                     "pressure release level must be below the threshold");
-        return pfailed(&st) ? -EINVAL : 0;
-}
-
-int settings_load(const struct policy_context *ctx, const char *path, bool optional, struct pw_settings *s,
-                  struct diag_list *diags) {
-        struct source *src;
-        int r;
-
-        settings_init(s);
-        if (!path)
-                return 0;
-        if (optional && access(path, F_OK) < 0 && errno == ENOENT) {
-                /* No settings file: every default, policies next to where it would be. */
-                free(s->policy_dir);
-                s->policy_dir = sibling_path(path, "policies.d");
-                return s->policy_dir ? 0 : -ENOMEM;
-        }
-        s->path = strdup(path);
-        if (!s->path)
-                return -ENOMEM;
-        r = policy_read_source(ctx, path, &src, diags);
-        if (r < 0)
-                return r;
-        r = settings_parse_source(ctx, src, s, diags);
-        source_free(src);
-        return r;
-}
-
-int config_load(const struct policy_context *ctx, const char *settings_path, bool optional, struct pw_settings *s,
-                struct pw_policy *p, struct diag_list *diags) {
-        int r, k;
-
-        r = settings_load(ctx, settings_path, optional, s, diags);
-        if (r == -ENOMEM)
-                return r;
-        /* Read the policies even when the settings have errors, to report theirs too. */
-        k = policy_load_path(ctx, s->policy_dir, p, diags);
-        return r < 0 ? r : k;
-}
-
-/* ---- printing ------------------------------------------------------------ */
-
-/* A YAML double-quoted scalar that reads back as exactly s. */
-static void print_quoted(FILE *f, const char *s) {
-        fputc('"', f);
-        for (const unsigned char *p = (const unsigned char *) s; *p; p++)
-                if (*p == '"' || *p == '\\')
-                        fprintf(f, "\\%c", *p);
-                else if (*p < 0x20 || *p == 0x7f)
-                        fprintf(f, "\\x%02x", *p);
-                else
-                        fputc(*p, f);
-        fputc('"', f);
-}
-
-/* key: "value" and a newline. */
-static void print_string(FILE *f, const char *indent, const char *key, const char *value) {
-        fprintf(f, "%s%s: ", indent, key);
-        print_quoted(f, value);
-        fputc('\n', f);
-}
-
-/* A size or bandwidth in bytes, with a rounded human form as a comment. */
-static void print_bytes(FILE *f, const char *indent, const char *key, uint64_t v, const char *per) {
-        char buf[32];
-
-        units_format_size(v, buf, sizeof(buf));
-        if (v != UNITS_MAX && v >= 1024) {
-                char human[32];
-
-                units_format_human(v, human, sizeof(human));
-                fprintf(f, "%s%s: %s  # %s%s\n", indent, key, buf, human, per);
-        } else
-                fprintf(f, "%s%s: %s\n", indent, key, buf);
-}
-
-static void print_size(FILE *f, const char *indent, const char *key, uint64_t v) {
-        print_bytes(f, indent, key, v, "");
-}
-
-static void print_bandwidth(FILE *f, const char *indent, const char *key, uint64_t v) {
-        print_bytes(f, indent, key, v, "/s");
-}
-
-static void print_protect_size(FILE *f, const char *key, const struct pw_protect_size *ps) {
-        switch (ps->mode) {
-        case PW_PROTECT_UNSET:
-                break;
-        case PW_PROTECT_AUTO:
-                fprintf(f, "      %s: auto\n", key);
-                break;
-        case PW_PROTECT_BYTES:
-                print_size(f, "      ", key, ps->bytes);
-                break;
-        }
-}
-
-void policy_print(const struct pw_policy *p, FILE *f) {
-        char buf[32];
-
-        fprintf(f, "jobs:%s\n", p->n_classes ? "" : " {}");
-        for (size_t i = 0; i < p->n_classes; i++) {
-                const struct pw_job_class *c = &p->classes[i];
-
-                fprintf(f, "  %s:  # %s:%u\n", c->name, c->source, c->line);
-                fputs("    memory:\n", f);
-                print_size(f, "      ", "high", c->memory_high);
-                print_size(f, "      ", "max", c->memory_max);
-                print_size(f, "      ", "swap_max", c->memory_swap_max);
-                fprintf(f, "    cpu:\n      weight: %" PRIu64 "\n", c->cpu_weight);
-                fprintf(f, "    io:%s\n", c->n_io ? "" : " []");
-                for (size_t j = 0; j < c->n_io; j++) {
-                        const struct pw_io_limit *io = &c->io[j];
-
-                        fprintf(f, "      - device: \"%u:%u\"  # %s, from ", io->major, io->minor, io->disk);
-                        print_quoted(f, io->device);
-                        fputc('\n', f);
-                        print_bandwidth(f, "        ", "read_bps", io->read_bps);
-                        print_bandwidth(f, "        ", "write_bps", io->write_bps);
-                        units_format_size(io->read_iops, buf, sizeof(buf));
-                        fprintf(f, "        read_iops: %s\n", buf);
-                        units_format_size(io->write_iops, buf, sizeof(buf));
-                        fprintf(f, "        write_iops: %s\n", buf);
-                }
-                fputs("    under_pressure:\n", f);
-                print_size(f, "      ", "memory_high_floor", c->memory_high_floor);
-                print_bandwidth(f, "      ", "io_floor", c->io_floor);
-                fprintf(f, "      freeze: %s\n", c->freeze ? "true" : "false");
-                units_format_duration(c->freeze_max_usec, buf, sizeof(buf));
-                fprintf(f, "      freeze_max: %s\n", buf);
-                fprintf(f, "    users:%s\n", c->n_users ? "" : " []");
-                for (size_t j = 0; j < c->n_users; j++) {
-                        fputs("      - ", f);
-                        print_quoted(f, c->users[j]);
-                        fputc('\n', f);
-                }
-        }
-        fprintf(f, "protect:%s\n", p->n_protects ? "" : " {}");
-        for (size_t i = 0; i < p->n_protects; i++) {
-                const struct pw_protect *pr = &p->protects[i];
-
-                fprintf(f, "  %s:  # %s:%u\n", pr->name, pr->source, pr->line);
-                if (pr->unit)
-                        print_string(f, "    ", "unit", pr->unit);
-                else
-                        print_string(f, "    ", "cgroup", pr->cgroup);
-                fputs("    memory:\n", f);
-                print_protect_size(f, "min", &pr->min);
-                print_protect_size(f, "low", &pr->low);
-                fprintf(f, "      swap: %s\n", pr->swap_deny ? "deny" : "allow");
-        }
-}
-
-void settings_print(const struct pw_settings *s, FILE *f) {
-        char buf[32];
-
-        print_string(f, "", "policy_dir", s->policy_dir);
-        print_string(f, "", "socket", s->socket);
-        if (s->socket_group)
-                print_string(f, "", "socket_group", s->socket_group);
-        print_string(f, "", "cgroup_root", s->cgroup_root);
-        fprintf(f, "backend: %s\n", pw_backend_to_string(s->backend));
-        fprintf(f, "restore_on_stop: %s\n", s->restore_on_stop ? "true" : "false");
-        fprintf(f, "log_level: %s\n", pw_log_level_to_string(s->log_level));
-        fputs("pressure:\n", f);
-        units_format_percent(s->pressure.threshold, buf, sizeof(buf));
-        fprintf(f, "  threshold: %s\n", buf);
-        units_format_duration(s->pressure.window_usec, buf, sizeof(buf));
-        fprintf(f, "  window: %s\n", buf);
-        units_format_percent(s->pressure.release, buf, sizeof(buf));
-        fprintf(f, "  release: %s\n", buf);
-        units_format_duration(s->pressure.cooldown_usec, buf, sizeof(buf));
-        fprintf(f, "  cooldown: %s\n", buf);
 }
 
 /* ---- comparison ------------------------------------------------------------ */
@@ -1327,6 +801,8 @@ static bool protect_size_equal(const struct pw_protect_size *a, const struct pw_
 }
 
 bool policy_equal(const struct pw_policy *a, const struct pw_policy *b) {
+        assert(a);
+        assert(b);
         if (a->n_classes != b->n_classes || a->n_protects != b->n_protects)
                 return false;
         for (size_t i = 0; i < a->n_classes; i++)

@@ -2,29 +2,30 @@
 #pragma once
 
 /*
- * The policy language: daemon settings (pagewarden.yaml) and policy files
- * (policies.d/ASTERISK.yaml with job classes and protected applications).
- * Parsing validates everything and resolves what can be resolved on this
- * machine (percentages of RAM, io devices, user names), so that a loaded
- * policy is complete: every default filled in, every size in bytes.
+ * The policy: job classes and protected applications, read from policy
+ * files (policies.d/ASTERISK.yaml).  Parsing validates everything and
+ * resolves what can be resolved on this machine (percentages of RAM, io
+ * devices, user names), so that a loaded policy is complete: every default
+ * filled in, every size in bytes.  Also here: the machine context both
+ * parsers use, the safe reading of a configuration file, and the name
+ * checks of the policy language.  The daemon settings are in settings.h,
+ * printing in policy-print.h.
  *
  * Functions return 0 on success, -EINVAL when the input had errors (they
  * are in the diag_list, with file, line and column), or another negative
- * errno for failures that are not the input's fault (-ENOMEM).
+ * errno for failures that are not the input's fault.  Out of memory is
+ * always -ENOMEM, never an abort: then the policy may hold part of what
+ * was parsed (free it with policy_done()) and the diagnostics may be
+ * incomplete (diags->oom).
  */
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #include "diag.h"
 #include "units.h"
 
 #define POLICY_NAME_MAX 64
-
-#define PW_DEFAULT_CONFIG SYSCONFDIR "/pagewarden/pagewarden.yaml"
-#define PW_DEFAULT_SOCKET RUNSTATEDIR "/pagewarden/control.sock"
-#define PW_DEFAULT_CGROUP_ROOT "pagewarden.slice"
 
 /* What the parser needs to know about the machine; tests fake it. */
 struct policy_context {
@@ -88,38 +89,7 @@ struct pw_policy {
         size_t n_protects, allocated_protects;
 };
 
-enum pw_backend {
-        PW_BACKEND_AUTO,
-        PW_BACKEND_SYSTEMD,
-        PW_BACKEND_CGROUPFS,
-};
-
-enum pw_log_level {
-        PW_LOG_ERR = 3,
-        PW_LOG_WARNING = 4,
-        PW_LOG_NOTICE = 5,
-        PW_LOG_INFO = 6,
-        PW_LOG_DEBUG = 7,
-};
-
-struct pw_settings {
-        char *path; /* the settings file, NULL when defaults only */
-        char *policy_dir;
-        char *socket;
-        char *socket_group; /* NULL: root's group */
-        char *cgroup_root;  /* relative to the cgroup2 mount, no leading '/' */
-        enum pw_backend backend;
-        bool restore_on_stop;
-        enum pw_log_level log_level;
-        struct {
-                uint32_t threshold; /* stall share of the window, hundredths of % */
-                uint64_t window_usec;
-                uint32_t release; /* avg10 level, hundredths of % */
-                uint64_t cooldown_usec;
-        } pressure;
-};
-
-/* Defaults of a job class and of the settings, as documented in pagewarden.yaml(5). */
+/* Defaults of a job class, as documented in pagewarden.yaml(5). */
 #define PW_DEFAULT_CPU_WEIGHT 100
 #define PW_DEFAULT_MEMORY_HIGH_FLOOR (UINT64_C(64) << 20)
 #define PW_DEFAULT_IO_FLOOR (UINT64_C(8) << 20)
@@ -133,20 +103,6 @@ int policy_parse_source(const struct policy_context *ctx, const struct source *s
 int policy_load_path(const struct policy_context *ctx, const char *path, struct pw_policy *p,
                      struct diag_list *diags);
 
-/* Settings: path NULL gives the defaults; so does a missing file when
- * optional (the default path).  A relative policy_dir is taken relative to
- * the settings file's directory; the default is policies.d beside it. */
-int settings_parse_source(const struct policy_context *ctx, const struct source *src, struct pw_settings *s,
-                          struct diag_list *diags);
-int settings_load(const struct policy_context *ctx, const char *path, bool optional, struct pw_settings *s,
-                  struct diag_list *diags);
-void settings_init(struct pw_settings *s);
-void settings_done(struct pw_settings *s);
-
-/* The daemon's whole configuration: the settings file, then its policy_dir. */
-int config_load(const struct policy_context *ctx, const char *settings_path, bool optional, struct pw_settings *s,
-                struct pw_policy *p, struct diag_list *diags);
-
 /* Reads a configuration file, refusing unsafe ones (see ctx->check_owner). */
 int policy_read_source(const struct policy_context *ctx, const char *path, struct source **ret,
                        struct diag_list *diags);
@@ -154,17 +110,11 @@ int policy_read_source(const struct policy_context *ctx, const char *path, struc
 void policy_done(struct pw_policy *p);
 const struct pw_job_class *policy_find_class(const struct pw_policy *p, const char *name);
 const struct pw_protect *policy_find_protect(const struct pw_policy *p, const char *name);
-
-/* Writes p as a policy file: every default filled in, sizes in bytes. */
-void policy_print(const struct pw_policy *p, FILE *f);
-void settings_print(const struct pw_settings *s, FILE *f);
 /* Same values (source positions are not compared). */
 bool policy_equal(const struct pw_policy *a, const struct pw_policy *b);
 
-/* Name checks shared with the cgroup layer: NULL if valid, else why not. */
+/* Name checks shared with the settings and the cgroup layer: NULL if valid, else why not. */
 const char *policy_name_problem(const char *name);
 const char *policy_cgroup_path_problem(const char *path);
 const char *policy_unit_name_problem(const char *unit);
-
-const char *pw_backend_to_string(enum pw_backend b);
-const char *pw_log_level_to_string(enum pw_log_level l);
+const char *policy_user_name_problem(const char *name); /* a user or group name, or a numeric id */

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -59,7 +60,8 @@ static int scale(uint64_t v, uint64_t num, uint64_t den, uint64_t mult, uint64_t
         return 0;
 }
 
-static int suffix_multiplier(const char *s, uint64_t *ret) {
+/* The multiplier of the suffix s[0..n). */
+static int suffix_multiplier(const char *s, size_t n, uint64_t *ret) {
         static const struct {
                 const char *suffix;
                 uint64_t mult;
@@ -72,24 +74,28 @@ static int suffix_multiplier(const char *s, uint64_t *ret) {
         };
 
         for (size_t i = 0; i < ELEMENTSOF(table); i++)
-                if (streq(s, table[i].suffix)) {
+                if (strlen(table[i].suffix) == n && strncmp(s, table[i].suffix, n) == 0) {
                         *ret = table[i].mult;
                         return 0;
                 }
         return -EINVAL;
 }
 
-/* "digits[.digits]" and an optional K, M, G or T (powers of 1024), in bytes. */
-static int parse_bytes(const char *s, uint64_t *ret, const char **ret_error, const char *bad_suffix,
+/* "digits[.digits]" and an optional K, M, G or T (powers of 1024), in bytes; then "/s" if per_second. */
+static int parse_bytes(const char *s, bool per_second, uint64_t *ret, const char **ret_error, const char *bad_suffix,
                        const char *not_whole, const char *too_large) {
         uint64_t v, num, den, mult;
         const char *p = s;
+        size_t n;
         int r;
 
         r = parse_decimal(&p, &v, &num, &den, ret_error);
         if (r < 0)
                 return r;
-        if (suffix_multiplier(p, &mult) < 0)
+        n = strlen(p);
+        if (per_second && endswith(p, "/s"))
+                n -= 2;
+        if (suffix_multiplier(p, n, &mult) < 0)
                 FAIL(EINVAL, bad_suffix);
         if (den > 1 && mult == 1)
                 FAIL(EINVAL, not_whole);
@@ -103,6 +109,9 @@ int units_parse_percent(const char *s, uint32_t *ret, const char **ret_error) {
         const char *p = s;
         int r;
 
+        assert(s);
+        assert(ret);
+        assert(ret_error);
         r = parse_decimal(&p, &v, &num, &den, ret_error);
         if (r < 0)
                 return r;
@@ -122,6 +131,9 @@ int units_parse_percent(const char *s, uint32_t *ret, const char **ret_error) {
 int units_parse_size(const char *s, uint64_t ram_bytes, uint64_t *ret, const char **ret_error) {
         int r;
 
+        assert(s);
+        assert(ret);
+        assert(ret_error);
         if (streq(s, "max")) {
                 *ret = UNITS_MAX;
                 return 0;
@@ -137,7 +149,7 @@ int units_parse_size(const char *s, uint64_t ram_bytes, uint64_t *ret, const cha
                 *ret = (uint64_t) ((unsigned __int128) ram_bytes * pct / UNITS_PERCENT_FULL);
                 return 0;
         }
-        r = parse_bytes(s, ret, ret_error,
+        r = parse_bytes(s, false, ret, ret_error,
                         "expected a size such as 512M: a number with K, M, G or T (powers of 1024), a percentage of RAM, or max",
                         "a size in bytes must be a whole number", "size is too large");
         if (r < 0)
@@ -148,19 +160,16 @@ int units_parse_size(const char *s, uint64_t ram_bytes, uint64_t *ret, const cha
 }
 
 int units_parse_bandwidth(const char *s, uint64_t *ret, const char **ret_error) {
-        _cleanup_free_ char *copy = NULL;
         int r;
 
+        assert(s);
+        assert(ret);
+        assert(ret_error);
         if (streq(s, "max")) {
                 *ret = UNITS_MAX;
                 return 0;
         }
-        copy = strdup(s);
-        if (!copy)
-                FAIL(ENOMEM, "out of memory");
-        if (endswith(copy, "/s"))
-                copy[strlen(copy) - 2] = '\0';
-        r = parse_bytes(copy, ret, ret_error,
+        r = parse_bytes(s, true, ret, ret_error,
                         "expected a bandwidth such as 80M (bytes per second, K/M/G/T are powers of 1024) or max",
                         "a bandwidth in bytes must be a whole number", "bandwidth is too large");
         if (r < 0)
@@ -173,6 +182,8 @@ int units_parse_bandwidth(const char *s, uint64_t *ret, const char **ret_error) 
 }
 
 int units_parse_iops(const char *s, uint64_t *ret, const char **ret_error) {
+        assert(s);
+        assert(ret);
         if (streq(s, "max")) {
                 *ret = UNITS_MAX;
                 return 0;
@@ -191,6 +202,9 @@ int units_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *ret, c
         const char *p = s;
         int r;
 
+        assert(s);
+        assert(ret);
+        assert(ret_error);
         r = parse_decimal(&p, &v, &num, &den, ret_error);
         if (r < 0)
                 return r;
@@ -215,6 +229,9 @@ int units_parse_duration(const char *s, uint64_t *ret_usec, const char **ret_err
         const char *p = s;
         int r;
 
+        assert(s);
+        assert(ret_usec);
+        assert(ret_error);
         r = parse_decimal(&p, &v, &num, &den, ret_error);
         if (r < 0)
                 return r;

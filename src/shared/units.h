@@ -2,9 +2,10 @@
 #pragma once
 
 /*
- * Strict parsers for the values of the policy language.  They never print:
- * on failure they return -EINVAL or -ERANGE and point *ret_error at a static
- * message that the caller attaches to a file position.
+ * Strict parsers for the values of the policy language.  They never print
+ * and never allocate: on failure they return -EINVAL or -ERANGE and point
+ * *ret_error at a static message that the caller attaches to a file
+ * position.
  */
 
 #include <stdint.h>

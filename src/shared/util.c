@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <stdint.h>
@@ -9,6 +10,9 @@ int grow_array(void **array, size_t *allocated, size_t need, size_t sz) {
         size_t n;
         void *p;
 
+        assert(array);
+        assert(allocated);
+        assert(sz > 0);
         if (need <= *allocated)
                 return 0;
         n = *allocated ? *allocated : 4;
@@ -30,6 +34,8 @@ int read_full_fd(int fd, size_t max, char **ret, size_t *ret_size) {
         _cleanup_free_ char *buf = NULL;
         size_t size = 0, allocated = 0;
 
+        assert(fd >= 0);
+        assert(ret);
         for (;;) {
                 ssize_t n;
 
@@ -77,6 +83,8 @@ int read_one_line(const char *path, char **ret) {
 char *path_join(const char *a, const char *b) {
         char *p;
 
+        assert(a);
+        assert(b);
         if (!*a)
                 return strdup(b);
         while (*b == '/')
@@ -92,8 +100,10 @@ int write_file_atomic(const char *path, const char *text) {
         char *slash = dir ? strrchr(dir, '/') : NULL;
         size_t len = strlen(text);
 
-        if (!dir || asprintf(&tmp, "%s.tmp", path) < 0)
+        if (!dir || asprintf(&tmp, "%s.tmp", path) < 0) {
+                tmp = NULL; /* undefined after a failure */
                 return -ENOMEM;
+        }
         if (slash && slash != dir) {
                 *slash = '\0';
                 if (mkdir(dir, 0755) < 0 && errno != EEXIST)

@@ -4,6 +4,8 @@
 /*
  * Small helpers shared by every module: cleanup attributes, string
  * comparison and array sizes.  Destructors used with _cleanup_ accept NULL.
+ * Functions return 0 or a negative errno; out of memory is -ENOMEM, or
+ * NULL for those that return a new string.
  */
 
 #include <errno.h>

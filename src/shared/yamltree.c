@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <yaml.h>
@@ -15,6 +16,37 @@ const char *ynode_type_name(enum ynode_type t) {
                 return "a list";
         }
         return "?";
+}
+
+bool ynode_is_null(const struct ynode *n) {
+        assert(n);
+        return n->type == YNODE_SCALAR && n->plain &&
+               (n->value[0] == '\0' || streq(n->value, "~") || streq(n->value, "null"));
+}
+
+static const struct ynode *ymap_get(const struct ynode *map, const char *key) {
+        const struct ynode *k, *v;
+
+        if (!map || map->type != YNODE_MAP)
+                return NULL;
+        YMAP_FOREACH(k, v, map, i)
+                if (streq(k->value, key))
+                        return v;
+        return NULL;
+}
+
+const struct ynode *ymap_where(const struct ynode *map, const char *path, const struct ynode *fallback) {
+        char buf[128];
+        const struct ynode *n = map;
+
+        assert(path);
+        snprintf(buf, sizeof(buf), "%s", path);
+        for (char *save = NULL, *tok = strtok_r(buf, ".", &save); tok; tok = strtok_r(NULL, ".", &save)) {
+                n = ymap_get(n, tok);
+                if (!n)
+                        return fallback;
+        }
+        return n;
 }
 
 void ynode_free(struct ynode *n) {
@@ -129,6 +161,7 @@ struct builder {
         unsigned skip; /* depth of a collection being skipped (too deep) */
         unsigned documents;
         bool failed;
+        bool oom; /* out of memory: parsing stops */
 };
 
 _printf_(3, 4) static void builder_error(struct builder *b, const yaml_mark_t *m, const char *fmt, ...) {
@@ -140,26 +173,45 @@ _printf_(3, 4) static void builder_error(struct builder *b, const yaml_mark_t *m
         b->failed = true;
 }
 
-static struct ynode *ynode_new(enum ynode_type type, const yaml_mark_t *m) {
+/* A new node, or NULL with b->oom set. */
+static struct ynode *ynode_new(struct builder *b, enum ynode_type type, const yaml_mark_t *m) {
         struct ynode *n = calloc(1, sizeof(*n));
 
-        if (!n)
-                abort();
+        if (!n) {
+                b->oom = true;
+                return NULL;
+        }
         n->type = type;
         n->line = (unsigned) m->line + 1;
         n->column = (unsigned) m->column + 1;
         return n;
 }
 
-/* Attaches n to the open collection on top of the stack (or makes it the root). */
-static void builder_attach(struct builder *b, struct ynode *n) {
+/* A new scalar node holding value[0..len), or NULL with b->oom set. */
+static struct ynode *scalar_new(struct builder *b, const yaml_mark_t *m, const char *value, size_t len) {
+        struct ynode *n = ynode_new(b, YNODE_SCALAR, m);
+
+        if (!n)
+                return NULL;
+        n->value = strndup(value, len);
+        if (!n->value) {
+                ynode_free(n);
+                b->oom = true;
+                return NULL;
+        }
+        return n;
+}
+
+/* Attaches n to the open collection on top of the stack (or makes it the root); false (n freed) when out
+ * of memory. */
+static bool builder_attach(struct builder *b, struct ynode *n) {
         struct ynode *parent;
 
         if (b->depth == 0) {
                 if (b->root) /* cannot happen with one document, but never leak */
                         ynode_free(b->root);
                 b->root = n;
-                return;
+                return true;
         }
         parent = b->stack[b->depth - 1];
         if (parent->type == YNODE_MAP && parent->n_children % 2 == 0) {
@@ -182,9 +234,13 @@ static void builder_attach(struct builder *b, struct ynode *n) {
                                 }
                         }
         }
-        if (GROW(parent->children, parent->allocated, parent->n_children + 1) < 0)
-                abort();
+        if (GROW(parent->children, parent->allocated, parent->n_children + 1) < 0) {
+                ynode_free(n);
+                b->oom = true;
+                return false;
+        }
         parent->children[parent->n_children++] = n;
+        return true;
 }
 
 static bool builder_check_properties(struct builder *b, const yaml_event_t *e, const unsigned char *anchor,
@@ -217,10 +273,9 @@ static void builder_event(struct builder *b, const yaml_event_t *e) {
                                          e->data.scalar.plain_implicit || e->data.scalar.quoted_implicit
                                                  ? NULL
                                                  : e->data.scalar.tag);
-                n = ynode_new(YNODE_SCALAR, &e->start_mark);
-                n->value = strndup((const char *) e->data.scalar.value, e->data.scalar.length);
-                if (!n->value)
-                        abort();
+                n = scalar_new(b, &e->start_mark, (const char *) e->data.scalar.value, e->data.scalar.length);
+                if (!n)
+                        break;
                 n->plain = e->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
                 if (strlen(n->value) != e->data.scalar.length) {
                         builder_error(b, &e->start_mark, "%s", "NUL character in a value");
@@ -245,8 +300,9 @@ static void builder_event(struct builder *b, const yaml_event_t *e) {
                         b->skip = 1;
                         break;
                 }
-                n = ynode_new(map ? YNODE_MAP : YNODE_SEQ, &e->start_mark);
-                builder_attach(b, n);
+                n = ynode_new(b, map ? YNODE_MAP : YNODE_SEQ, &e->start_mark);
+                if (!n || !builder_attach(b, n))
+                        break;
                 b->stack[b->depth++] = n;
                 break;
         }
@@ -265,11 +321,9 @@ static void builder_event(struct builder *b, const yaml_event_t *e) {
                               (const char *) e->data.alias.anchor);
                 if (!b->skip) {
                         /* Keep the structure (a map needs its value) with an empty scalar. */
-                        n = ynode_new(YNODE_SCALAR, &e->start_mark);
-                        n->value = strdup("");
-                        if (!n->value)
-                                abort();
-                        builder_attach(b, n);
+                        n = scalar_new(b, &e->start_mark, "", 0);
+                        if (n)
+                                builder_attach(b, n);
                 }
                 break;
 
@@ -284,10 +338,13 @@ int ytree_parse(const struct source *src, struct diag_list *diags, struct ynode 
         yaml_parser_t parser;
         bool bad_bytes;
 
+        assert(src);
+        assert(diags);
+        assert(ret);
         *ret = NULL;
         if (src->size > YTREE_MAX_FILE_SIZE) {
                 diag_add(diags, src, 0, 0, "file is larger than %d bytes", YTREE_MAX_FILE_SIZE);
-                return -EINVAL;
+                return diags->oom ? -ENOMEM : -EINVAL;
         }
         text = prescan(src, diags, &bad_bytes);
         if (!text)
@@ -328,7 +385,7 @@ int ytree_parse(const struct source *src, struct diag_list *diags, struct ynode 
                         break;
                 }
                 builder_event(&b, &e);
-                if (e.type == YAML_STREAM_END_EVENT) {
+                if (e.type == YAML_STREAM_END_EVENT || b.oom) {
                         yaml_event_delete(&e);
                         break;
                 }
@@ -336,9 +393,12 @@ int ytree_parse(const struct source *src, struct diag_list *diags, struct ynode 
         }
         yaml_parser_delete(&parser);
 
+        if (b.oom || diags->oom) {
+                ynode_free(b.root);
+                return -ENOMEM;
+        }
         /* A document that is only "---" (or "~") has no content. */
-        if (b.root && b.root->type == YNODE_SCALAR && b.root->plain &&
-            (b.root->value[0] == '\0' || streq(b.root->value, "~") || streq(b.root->value, "null"))) {
+        if (b.root && ynode_is_null(b.root)) {
                 ynode_free(b.root);
                 b.root = NULL;
         }

@@ -7,6 +7,10 @@
  * files need is accepted: one document of mappings, sequences and scalars.
  * Anchors, aliases, tags, several documents, tabs, control characters and
  * invalid UTF-8 are reported as errors, as are duplicate mapping keys.
+ *
+ * Errors in the input go to a diag_list (-EINVAL); running out of memory,
+ * here or while recording a diagnostic (diags->oom), gives -ENOMEM and no
+ * tree.  Nothing aborts.
  */
 
 #include <stdbool.h>
@@ -37,7 +41,8 @@ struct ynode {
  * Parses src.  Errors go to diags.  *ret is the document's root node, or NULL
  * for a document without content (empty, or only comments).  Returns 0 when
  * the document was read without error, -EINVAL otherwise (then *ret may still
- * hold the part that could be read, so that more errors can be found in it).
+ * hold the part that could be read, so that more errors can be found in it),
+ * or -ENOMEM (then *ret is NULL).
  */
 int ytree_parse(const struct source *src, struct diag_list *diags, struct ynode **ret);
 
@@ -47,6 +52,12 @@ static inline void ynode_freep(struct ynode **n) {
 }
 
 const char *ynode_type_name(enum ynode_type t);
+
+/* A plain empty scalar, "~" or "null": no value ("jobs:" with nothing under it). */
+bool ynode_is_null(const struct ynode *n);
+/* The node at a dotted path ("memory.high") below map, or fallback if there is none:
+ * where to point an error. */
+const struct ynode *ymap_where(const struct ynode *map, const char *path, const struct ynode *fallback);
 
 /* Iterate the key/value pairs of a map, skipping duplicate keys. */
 #define YMAP_FOREACH(key, val, map, i)                                             \

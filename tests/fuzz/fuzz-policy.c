@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "policy-print.h"
 #include "policy.h"
+#include "settings.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -71,8 +73,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         policy_done(&p);
         diag_list_done(&diags);
 
-        settings_init(&s);
-        (void) settings_parse_source(&ctx, &src, &s, &diags);
+        if (settings_init(&s) == 0)
+                (void) settings_parse_source(&ctx, &src, &s, &diags);
         settings_done(&s);
         diag_list_done(&diags);
         free(src.text);

@@ -72,6 +72,23 @@ void parse_result_done(struct parse_result *res) {
         free(res->errors);
 }
 
+void parse_settings(const char *path, const char *text, struct settings_result *ret) {
+        struct policy_context ctx = test_context();
+        struct source src = { .path = (char *) path, .text = (char *) text, .size = strlen(text) };
+
+        *ret = (struct settings_result){};
+        ck_assert_int_eq(settings_init(&ret->s), 0);
+        ret->r = settings_parse_source(&ctx, &src, &ret->s, &ret->diags);
+        ret->errors = diag_to_string(&ret->diags);
+        ck_assert_ptr_nonnull(ret->errors);
+}
+
+void settings_result_done(struct settings_result *res) {
+        settings_done(&res->s);
+        diag_list_done(&res->diags);
+        free(res->errors);
+}
+
 bool has_diag(const struct diag_list *l, unsigned line, unsigned column, const char *needle) {
         for (size_t i = 0; i < l->n; i++)
                 if (l->items[i].line == line && l->items[i].column == column &&

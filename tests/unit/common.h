@@ -5,11 +5,13 @@
 
 #include "diag.h"
 #include "policy.h"
+#include "settings.h"
 
 Suite *units_suite(void);
 Suite *yamltree_suite(void);
 Suite *policy_suite(void);
 Suite *settings_suite(void);
+Suite *policy_print_suite(void);
 Suite *device_suite(void);
 Suite *cgroup_discover_suite(void);
 Suite *diag_suite(void);
@@ -57,3 +59,13 @@ void parse_result_done(struct parse_result *res);
         } while (0)
 
 bool has_diag(const struct diag_list *l, unsigned line, unsigned column, const char *needle);
+
+/* Parses text as the settings file path (defaults first); keeps the diagnostics. */
+struct settings_result {
+        int r;
+        struct pw_settings s;
+        struct diag_list diags;
+        char *errors; /* all diagnostics, printed */
+};
+void parse_settings(const char *path, const char *text, struct settings_result *ret);
+void settings_result_done(struct settings_result *res);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "common.h"
+#include "fail-alloc.h"
 
 START_TEST(test_diag_caret_utf8) {
         struct source src = { .path = (char *) "f.yaml", .text = (char *) "a: 1\nname: \xc3\xa9t\xc3\xa9 x\n" };
@@ -37,12 +38,34 @@ START_TEST(test_diag_whole_file_and_control) {
 }
 END_TEST
 
+/* Two diagnostics; -EBADMSG if a lost one is not accounted for. */
+static int add_diags(void *data) {
+        struct source src = { .path = (char *) "f.yaml", .text = (char *) "a: 1\nb: 2\n", .size = 10 };
+        struct diag_list l = {};
+        bool whole;
+        int r;
+
+        /* No ck_assert() here: Check allocates to record a passed assertion. */
+        diag_add(&l, &src, 2, 4, "bad %s", "value");
+        r = diag_add_path(&l, "/etc/x.yaml", "not a regular file");
+        /* A lost diagnostic leaves the other whole, and the list says it is incomplete. */
+        whole = l.n == (l.oom ? 1u : 2u) && r == (l.oom ? -ENOMEM : -EINVAL);
+        diag_list_done(&l);
+        return whole && !l.oom ? r : -EBADMSG;
+}
+
+START_TEST(test_diag_enomem) {
+        ck_assert_uint_ge(fail_alloc_each(add_diags, NULL, -EINVAL), 3); /* 3 under ASan, whose strdup is its own */
+}
+END_TEST
+
 Suite *diag_suite(void) {
         Suite *s = suite_create("diag");
         TCase *tc = tcase_create("format");
 
         tcase_add_test(tc, test_diag_caret_utf8);
         tcase_add_test(tc, test_diag_whole_file_and_control);
+        tcase_add_test(tc, test_diag_enomem);
         suite_add_tcase(s, tc);
         return s;
 }

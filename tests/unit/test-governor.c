@@ -19,7 +19,7 @@ struct fixture {
 static void setup(struct fixture *f) {
         struct pw_settings s;
 
-        settings_init(&s); /* window 500ms, cooldown 30s, release 1% */
+        ck_assert_int_eq(settings_init(&s), 0); /* window 500ms, cooldown 30s, release 1% */
         f->io = (struct pw_io_limit){ .major = 8, .minor = 0, .read_bps = UNITS_MAX, .write_bps = 80 * MIB,
                                       .read_iops = UNITS_MAX, .write_iops = UNITS_MAX };
         f->pc = (struct pw_job_class){ .name = (char *) "backup", .memory_high = 512 * MIB, .memory_max = UNITS_MAX,

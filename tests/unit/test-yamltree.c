@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "common.h"
+#include "fail-alloc.h"
 #include "yamltree.h"
 
 struct tree_result {
@@ -232,6 +233,45 @@ START_TEST(test_tree_too_large) {
 }
 END_TEST
 
+static uint64_t digest_tree(uint64_t h, const struct ynode *n) {
+        if (!n)
+                return digest_u64(h, UINT64_MAX);
+        h = digest_u64(digest_u64(digest_u64(h, n->type), n->line), n->column);
+        h = digest_u64(digest_u64(digest_str(h, n->value), n->plain), n->duplicate);
+        for (size_t i = 0; i < n->n_children; i++)
+                h = digest_tree(h, n->children[i]);
+        return digest_u64(h, n->n_children);
+}
+
+struct tree_run {
+        const char *text;
+        struct fail_alloc_ref ref;
+};
+
+static int tree_run(void *data) {
+        struct tree_run *run = data;
+        struct source src = { .path = (char *) "t.yaml", .text = (char *) run->text, .size = strlen(run->text) };
+        struct diag_list d = {};
+        struct ynode *root;
+        int r;
+
+        r = ytree_parse(&src, &d, &root);
+        r = fail_alloc_same(&run->ref, r, digest_diags(digest_tree(DIGEST_INIT, root), &d));
+        ynode_free(root);
+        diag_list_done(&d);
+        return r;
+}
+
+/* Memory running out anywhere gives -ENOMEM and no tree (then root is NULL: nothing leaks). */
+START_TEST(test_tree_enomem) {
+        static const char good[] = "a: {b: [1, \"2\", {c: d}]}\nlist:\n  - x\n  - y: z\n";
+        static const char bad[] = "a: 1\na: 2\nb: &x [1]\nc: *x\nd:\t!!str e\n";
+
+        ck_assert_uint_gt(fail_alloc_each(tree_run, &(struct tree_run){ .text = good }, 0), 10);
+        ck_assert_uint_gt(fail_alloc_each(tree_run, &(struct tree_run){ .text = bad }, -EINVAL), 10);
+}
+END_TEST
+
 Suite *yamltree_suite(void) {
         Suite *s = suite_create("yamltree");
         TCase *tc = tcase_create("parse");
@@ -251,6 +291,7 @@ Suite *yamltree_suite(void) {
         tcase_add_test(tc, test_tree_deep);
         tcase_add_test(tc, test_tree_syntax_error);
         tcase_add_test(tc, test_tree_too_large);
+        tcase_add_test(tc, test_tree_enomem);
         suite_add_tcase(s, tc);
         return s;
 }

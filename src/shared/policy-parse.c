@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
+#include <grp.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdarg.h>
+
+#include "policy-parse.h"
+
+/* ---- parse state ----------------------------------------------------------- */
+
+void pstate_init(struct pstate *st, const struct policy_context *ctx, const struct source *src,
+                 struct diag_list *diags) {
+        assert(st);
+        assert(ctx);
+        assert(src);
+        assert(diags);
+        *st = (struct pstate){ .ctx = ctx, .src = src, .diags = diags, .first_diag = diags->n };
+}
+
+void pstate_error(struct pstate *st, const struct ynode *n, const char *fmt, ...) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        diag_addv(st->diags, st->src, n ? n->line : 0, n ? n->column : 0, fmt, ap);
+        va_end(ap);
+        if (st->diags->oom) /* the error was lost: nothing that depends on counting errors may go on */
+                st->oom = true;
+}
+
+int pstate_result(const struct pstate *st) {
+        if (st->oom || st->diags->oom)
+                return -ENOMEM;
+        return st->diags->n > st->first_diag ? -EINVAL : 0;
+}
+
+bool pstate_account_known(struct pstate *st, const char *name, bool group) {
+        bool known;
+
+        assert(name);
+        if (!st->ctx->resolve_users || strspn(name, "0123456789") == strlen(name))
+                return true;
+        errno = 0;
+        known = group ? getgrnam(name) != NULL : getpwnam(name) != NULL;
+        if (!known && errno == ENOMEM)
+                st->oom = true;
+        return known;
+}
+
+/* ---- unknown keys ----------------------------------------------------------- */
+
+static unsigned edit_distance(const char *a, const char *b) {
+        unsigned row[POLICY_NAME_MAX + 1];
+        size_t la = strlen(a), lb = strlen(b);
+
+        if (la > POLICY_NAME_MAX || lb > POLICY_NAME_MAX)
+                return UINT_MAX;
+        for (size_t j = 0; j <= lb; j++)
+                row[j] = (unsigned) j;
+        for (size_t i = 1; i <= la; i++) {
+                unsigned diag = row[0];
+
+                row[0] = (unsigned) i;
+                for (size_t j = 1; j <= lb; j++) {
+                        unsigned up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+
+                        if (up + 1 < best)
+                                best = up + 1;
+                        if (row[j - 1] + 1 < best)
+                                best = row[j - 1] + 1;
+                        diag = up;
+                        row[j] = best;
+                }
+        }
+        return row[lb];
+}
+
+/* Keys that people put in the wrong file. */
+static const char *misplaced_hint(const char *key) {
+        static const char *const settings_keys[] = { "policy_dir", "socket", "socket_group", "cgroup_root",
+                                                     "backend", "restore_on_stop", "log_level", "pressure" };
+
+        for (size_t i = 0; i < ELEMENTSOF(settings_keys); i++)
+                if (streq(key, settings_keys[i]))
+                        return " (a daemon setting: it belongs in pagewarden.yaml)";
+        if (streq(key, "jobs") || streq(key, "protect"))
+                return " (policies belong in files in the policy directory, not in pagewarden.yaml)";
+        return NULL;
+}
+
+static void report_unknown_key(struct pstate *st, const struct ynode *key, const char *where,
+                               const struct field *fields) {
+        char expected[512] = "";
+        size_t len = 0;
+        const char *best = NULL, *hint = misplaced_hint(key->value);
+        unsigned best_d = 3;
+
+        for (const struct field *f = fields; f->key; f++) {
+                unsigned d = edit_distance(key->value, f->key);
+
+                if (d < best_d) {
+                        best_d = d;
+                        best = f->key;
+                }
+                len += (size_t) snprintf(expected + len, sizeof(expected) - len, "%s%s",
+                                         f == fields ? "" : (f[1].key ? ", " : " or "), f->key);
+                if (len >= sizeof(expected))
+                        break;
+        }
+        if (hint)
+                pstate_error(st, key, "unknown key '%s' in %s%s", key->value, where, hint);
+        else if (best)
+                pstate_error(st, key, "unknown key '%s' in %s: did you mean '%s'?", key->value, where, best);
+        else
+                pstate_error(st, key, "unknown key '%s' in %s: expected %s", key->value, where, expected);
+}
+
+/* ---- field tables ------------------------------------------------------------ */
+
+static void parse_field(struct pstate *st, const struct field *f, const struct ynode *key, const struct ynode *val,
+                        const char *where, void *base) {
+        _cleanup_free_ char *sub = NULL;
+
+        if (val->type == YNODE_SCALAR && val->value[0] == '\0' && f->type == YNODE_SCALAR) {
+                pstate_error(st, key, "'%s' needs a value", key->value);
+                return;
+        }
+        if (f->type == YNODE_MAP && ynode_is_null(val))
+                return; /* an empty section: all defaults */
+        if (val->type != f->type) {
+                pstate_error(st, val, "'%s' must be %s, not %s", key->value, ynode_type_name(f->type),
+                             ynode_type_name(val->type));
+                return;
+        }
+        if (f->group) {
+                if (asprintf(&sub, "%s.%s", where, key->value) < 0) {
+                        sub = NULL;
+                        st->oom = true;
+                        return;
+                }
+                fields_parse(st, val, sub, f->group, base);
+                return;
+        }
+        f->parse(st, val, (char *) base + f->offset);
+}
+
+void fields_parse(struct pstate *st, const struct ynode *map, const char *where, const struct field *fields,
+                  void *base) {
+        const struct ynode *k, *v;
+
+        assert(st);
+        assert(map && map->type == YNODE_MAP);
+        assert(where);
+        assert(fields);
+        assert(base);
+        YMAP_FOREACH(k, v, map, i) {
+                const struct field *f;
+
+                if (st->oom)
+                        return;
+                for (f = fields; f->key; f++)
+                        if (streq(f->key, k->value))
+                                break;
+                if (!f->key) {
+                        report_unknown_key(st, k, where, fields);
+                        continue;
+                }
+                parse_field(st, f, k, v, where, base);
+        }
+}
+
+/* ---- scalar parsers ------------------------------------------------------------ */
+
+void field_size(struct pstate *st, const struct ynode *val, void *target) {
+        const char *e;
+
+        if (units_parse_size(val->value, st->ctx->ram_bytes, target, &e) < 0)
+                pstate_error(st, val, "'%s': %s", val->value, e);
+}
+
+void field_bandwidth(struct pstate *st, const struct ynode *val, void *target) {
+        const char *e;
+
+        if (units_parse_bandwidth(val->value, target, &e) < 0)
+                pstate_error(st, val, "'%s': %s", val->value, e);
+}
+
+void field_iops(struct pstate *st, const struct ynode *val, void *target) {
+        const char *e;
+
+        if (units_parse_iops(val->value, target, &e) < 0)
+                pstate_error(st, val, "'%s': %s", val->value, e);
+}
+
+void field_duration(struct pstate *st, const struct ynode *val, void *target) {
+        const char *e;
+
+        if (units_parse_duration(val->value, target, &e) < 0)
+                pstate_error(st, val, "'%s': %s", val->value, e);
+}
+
+void field_percent(struct pstate *st, const struct ynode *val, void *target) {
+        const char *e;
+
+        if (units_parse_percent(val->value, target, &e) < 0)
+                pstate_error(st, val, "'%s': %s", val->value, e);
+}
+
+void field_bool(struct pstate *st, const struct ynode *val, void *target) {
+        if (val->plain && streq(val->value, "true"))
+                *(bool *) target = true;
+        else if (val->plain && streq(val->value, "false"))
+                *(bool *) target = false;
+        else
+                pstate_error(st, val, "'%s': expected true or false%s", val->value,
+                             val->plain ? "" : ", without quotes");
+}
+
+void field_string(struct pstate *st, const struct ynode *val, void *target) {
+        char **s = target, *copy = strdup(val->value);
+
+        if (!copy) {
+                st->oom = true;
+                return;
+        }
+        free(*s);
+        *s = copy;
+}
