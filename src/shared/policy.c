@@ -632,6 +632,47 @@ static int check_owner(const struct policy_context *ctx, const struct stat *st, 
         return 0;
 }
 
+/*
+ * Every directory above path must be as safe as path itself: a policy in a
+ * root-owned directory below one that a user may write is that user's (they
+ * rename the directory and put their own in its place).  A sticky directory
+ * (/tmp) is safe: others cannot rename what is not theirs there.
+ */
+static int check_ancestors(const struct policy_context *ctx, const char *path, struct diag_list *diags) {
+        _cleanup_free_ char *copy = NULL, *dir = NULL;
+        char *slash;
+
+        if (!ctx->check_owner)
+                return 0;
+        copy = strdup(path);
+        if (!copy)
+                return -ENOMEM;
+        slash = strrchr(copy, '/');
+        if (slash)
+                *slash = '\0';
+        dir = realpath(slash && copy[0] ? copy : slash ? "/" : ".", NULL);
+        if (!dir)
+                return errno == ENOMEM ? -ENOMEM : 0; /* opening the file reports a missing directory */
+        for (;;) {
+                struct stat st;
+
+                if (stat(dir, &st) >= 0 && (st.st_uid != 0 || ((st.st_mode & (S_IWGRP | S_IWOTH)) &&
+                                                                !(st.st_mode & S_ISVTX))))
+                        return diag_add_path(diags, path,
+                                             "directory %s above it is %s (mode %04o, uid %u): refusing it", dir,
+                                             st.st_uid != 0 ? "not owned by root" : "writable by others",
+                                             (unsigned) (st.st_mode & 07777), (unsigned) st.st_uid);
+                slash = strrchr(dir, '/');
+                if (!slash || slash == dir) {
+                        if (streq(dir, "/"))
+                                return 0;
+                        dir[1] = '\0'; /* then "/" itself */
+                        continue;
+                }
+                *slash = '\0';
+        }
+}
+
 int policy_read_source(const struct policy_context *ctx, const char *path, struct source **ret,
                        struct diag_list *diags) {
         _cleanup_close_ int fd = -1;
@@ -655,6 +696,8 @@ int policy_read_source(const struct policy_context *ctx, const char *path, struc
         if (!S_ISREG(st.st_mode))
                 return diag_add_path(diags, path, "not a regular file");
         r = check_owner(ctx, &st, path, "file", diags);
+        if (r >= 0)
+                r = check_ancestors(ctx, path, diags);
         if (r < 0)
                 return r;
         if (st.st_size > YTREE_MAX_FILE_SIZE)

@@ -89,6 +89,20 @@ if need_root "a policy file writable by others is refused"; then
         run "$CTL" check "$TMP/open.yaml"
         expect_status 1 "a policy file not owned by root is refused"
         expect_in "$ERR" "not root: refusing it (chown root)" "the owner refusal says what to do"
+        # A root-owned file in a root-owned directory below a user's directory is the user's.
+        mkdir -p "$TMP/user/policies.d"
+        cp "$CONF/policies.d/jobs.yaml" "$TMP/user/policies.d/jobs.yaml"
+        chown nobody "$TMP/user"
+        run "$CTL" check "$TMP/user/policies.d/jobs.yaml"
+        expect_status 1 "a policy below a directory owned by a user is refused"
+        expect_in "$ERR" "directory $TMP/user above it is not owned by root" "the refusal names the directory"
+        chown root "$TMP/user"
+        chmod 0777 "$TMP/user"
+        run "$CTL" check "$TMP/user/policies.d/jobs.yaml"
+        expect_status 1 "a policy below a directory others may write is refused"
+        chmod 1777 "$TMP/user"
+        run "$CTL" check "$TMP/user/policies.d/jobs.yaml"
+        expect_status 0 "a sticky directory above it (like /tmp) is safe"
 fi
 
 done_testing
