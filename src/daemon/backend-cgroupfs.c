@@ -44,15 +44,23 @@ static int cgfs_thaw_all(struct backend *b) {
         return cgroup_thaw_all(b->engine);
 }
 
-static int cgfs_job_place(struct backend *b, const char *class, const struct cgroup_job_label *label,
-                          const pid_t *pids, size_t n, size_t *ret_moved, char **ret_path) {
+static int cgfs_job_place(struct backend *b, const char *class, const struct pw_job_limits *limits,
+                          const struct cgroup_job_label *label, const pid_t *pids, size_t n, size_t *ret_moved,
+                          char **ret_path) {
         _cleanup_free_ char *path = NULL;
         size_t moved = 0;
         int r = 0;
 
         r = cgroup_job_acquire(b->engine, class, label, &path, NULL);
-        if (r < 0)
+        if (r >= 0)
+                r = cgroup_job_set_limits(b->engine, path, limits); /* before any process is inside */
+        if (r < 0) {
+                struct cgroup_release rel;
+
+                if (path)
+                        (void) cgroup_job_release(b->engine, path, &rel);
                 return r;
+        }
         for (size_t i = 0; i < n; i++) {
                 r = cgroup_job_attach(b->engine, path, pids[i]);
                 if (r >= 0)

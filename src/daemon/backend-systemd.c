@@ -492,8 +492,28 @@ static int sysd_thaw_all(struct backend *b) {
 
 /* ---- jobs ---- */
 
-static int sysd_job_place(struct backend *b, const char *class, const struct cgroup_job_label *label,
-                        const pid_t *pids, size_t n, size_t *ret_moved, char **ret_path) {
+/*
+ * A scope's memory: without limits of its own it is not a memory cgroup
+ * (MemoryAccounting=no), so that its page cache is charged to the class
+ * slice and an ended job leaves no dying memcg; with per_job limits it must
+ * be one.
+ */
+static int append_job_memory(sd_bus_message *m, const struct pw_job_limits *l) {
+        bool own = l->memory_high != UNITS_MAX || l->memory_max != UNITS_MAX || l->memory_swap_max != UNITS_MAX;
+        int r = sd_bus_message_append(m, "(sv)", "MemoryAccounting", "b", own);
+
+        if (r >= 0 && own)
+                r = append_u64(m, "MemoryHigh", l->memory_high);
+        if (r >= 0 && own)
+                r = append_u64(m, "MemoryMax", l->memory_max);
+        if (r >= 0 && own)
+                r = append_u64(m, "MemorySwapMax", l->memory_swap_max);
+        return r;
+}
+
+static int sysd_job_place(struct backend *b, const char *class, const struct pw_job_limits *limits,
+                          const struct cgroup_job_label *label, const pid_t *pids, size_t n, size_t *ret_moved,
+                          char **ret_path) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         _cleanup_free_ char *slice = class_slice(b, class), *eclass = escape(class), *scope = NULL, *desc = NULL;
         int r;
@@ -504,8 +524,10 @@ static int sysd_job_place(struct backend *b, const char *class, const struct cgr
                 return -ENOMEM;
         r = new_start_transient(b, scope, &m);
         if (r >= 0)
-                r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)", "Description", "s", desc, "Slice", "s", slice,
-                                          "MemoryAccounting", "b", 0, "CollectMode", "s", "inactive-or-failed");
+                r = sd_bus_message_append(m, "(sv)(sv)(sv)", "Description", "s", desc, "Slice", "s", slice,
+                                          "CollectMode", "s", "inactive-or-failed");
+        if (r >= 0)
+                r = append_job_memory(m, limits);
         if (r >= 0)
                 r = sd_bus_message_open_container(m, 'r', "sv");
         if (r >= 0)

@@ -63,9 +63,10 @@ struct backend_ops {
         int (*thaw_all)(struct backend *b);
         /* A class that left the policy and has no job any more: its cgroup goes. */
         int (*class_remove)(struct backend *b, const char *class);
-        /* A new job of class holding pids; *ret_path is its cgroup. */
-        int (*job_place)(struct backend *b, const char *class, const struct cgroup_job_label *label, const pid_t *pids,
-                         size_t n, size_t *ret_moved, char **ret_path);
+        /* A new job of class holding pids, with limits on its own cgroup; *ret_path is that cgroup. */
+        int (*job_place)(struct backend *b, const char *class, const struct pw_job_limits *limits,
+                         const struct cgroup_job_label *label, const pid_t *pids, size_t n, size_t *ret_moved,
+                         char **ret_path);
         /* Moves more processes into a job's cgroup (path); *ret_moved of them moved. */
         int (*job_attach)(struct backend *b, const char *path, const pid_t *pids, size_t n, size_t *ret_moved);
         /* The jobs an earlier instance left. */

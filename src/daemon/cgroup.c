@@ -583,6 +583,20 @@ int cgroup_job_acquire(struct cgroup_engine *e, const char *class, const struct 
         return 0;
 }
 
+int cgroup_job_set_limits(struct cgroup_engine *e, const char *path, const struct pw_job_limits *l) {
+        int r;
+
+        /* max first, so that a lower high never meets an old lower max. */
+        r = write_u64(e, path, "memory.max", UNITS_MAX);
+        if (r >= 0)
+                r = write_u64(e, path, "memory.high", l->memory_high);
+        if (r >= 0)
+                r = write_u64(e, path, "memory.max", l->memory_max);
+        if (r >= 0 && e->features.swap)
+                r = write_u64(e, path, "memory.swap.max", l->memory_swap_max);
+        return r;
+}
+
 int cgroup_job_attach(struct cgroup_engine *e, const char *path, pid_t pid) {
         char buf[32];
 

@@ -100,6 +100,8 @@ struct cgroup_job_label {
  */
 int cgroup_job_acquire(struct cgroup_engine *e, const char *class, const struct cgroup_job_label *label,
                        char **ret_path, int *ret_fd);
+/* The limits of the job on its own slot (every value written, so that a reused slot forgets its last job's). */
+int cgroup_job_set_limits(struct cgroup_engine *e, const char *path, const struct pw_job_limits *limits);
 /* Moves a running process into the slot. */
 int cgroup_job_attach(struct cgroup_engine *e, const char *path, pid_t pid);
 

@@ -237,24 +237,24 @@ static int job_add(struct jobs *js, const struct cgroup_job_label *label, const 
         return 0;
 }
 
-int jobs_place(struct jobs *js, const char *class, const char *name, uid_t uid, const pid_t *pids, size_t n,
-               struct job **ret, size_t *ret_moved) {
+int jobs_place(struct jobs *js, const struct pw_job_class *c, const char *name, uid_t uid, const pid_t *pids,
+               size_t n, struct job **ret, size_t *ret_moved) {
         struct cgroup_job_label label = { .id = js->next_id, .uid = uid, .started_usec = now_usec(CLOCK_REALTIME) };
         _cleanup_free_ char *path = NULL;
         size_t moved = 0;
         struct job *j;
         int r;
 
-        assert(js && class && ret);
+        assert(js && c && ret);
         if (name && name[0])
                 snprintf(label.name, sizeof(label.name), "%s", name);
         else
                 snprintf(label.name, sizeof(label.name), "job-%" PRIu64, label.id);
-        r = js->backend->ops->job_place(js->backend, class, &label, pids, n, &moved, &path);
+        r = js->backend->ops->job_place(js->backend, c->name, &c->per_job, &label, pids, n, &moved, &path);
         if (r < 0)
                 return r;
         js->next_id++;
-        r = job_add(js, &label, class, path, &j);
+        r = job_add(js, &label, c->name, path, &j);
         if (r < 0)
                 return r;
         action_log_add(js->log, LOG_LEVEL_INFO,

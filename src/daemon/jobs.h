@@ -63,9 +63,9 @@ void jobs_done(struct jobs *js);
 struct job *jobs_find(const struct jobs *js, const char *id_or_name);
 unsigned jobs_in_class(const struct jobs *js, const char *class);
 
-/* A new job of class for uid holding pids (those that still exist); *ret_moved of them moved. */
-int jobs_place(struct jobs *js, const char *class, const char *name, uid_t uid, const pid_t *pids, size_t n,
-               struct job **ret, size_t *ret_moved);
+/* A new job of class c for uid holding pids (those that still exist); *ret_moved of them moved. */
+int jobs_place(struct jobs *js, const struct pw_job_class *c, const char *name, uid_t uid, const pid_t *pids,
+               size_t n, struct job **ret, size_t *ret_moved);
 /* After a restart (or a crash): the jobs an earlier instance left, and thaws every class. */
 int jobs_adopt(struct jobs *js);
 /* The worker released an ended job's cgroup (a WORKER_RELEASE task). */

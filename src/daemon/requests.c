@@ -137,7 +137,7 @@ static json_object *handle_run(struct manager *m, const struct ucred *peer, cons
         r = targets_add(&t, req->pid, why, sizeof(why));
         if (r < 0)
                 return control_error("%s", why);
-        r = jobs_place(&m->jobs, c->name, req->name, peer->uid, &req->pid, 1, &j, NULL);
+        r = jobs_place(&m->jobs, c, req->name, peer->uid, &req->pid, 1, &j, NULL);
         if (r < 0)
                 return control_error("cannot place process %d in class %s: %s", (int) req->pid, c->name, strerror(-r));
         if (!targets_alive(&t, req->pid))
@@ -203,7 +203,7 @@ static json_object *handle_move(struct manager *m, const struct ucred *peer, con
                 return control_error("out of memory");
         if (n == 0)
                 return control_error("the processes exited before they could be moved");
-        r = jobs_place(&m->jobs, c->name, req->name, peer->uid, pids, n, &j, NULL);
+        r = jobs_place(&m->jobs, c, req->name, peer->uid, pids, n, &j, NULL);
         if (r < 0)
                 return control_error("cannot move the processes into class %s: %s", c->name, strerror(-r));
         if (req->tree && catch_up(m, j, &t) > 0) {

@@ -82,6 +82,10 @@ static void print_class(FILE *f, const struct pw_job_class *c) {
         print_size(f, "      ", "high", c->memory_high);
         print_size(f, "      ", "max", c->memory_max);
         print_size(f, "      ", "swap_max", c->memory_swap_max);
+        fputs("    per_job:\n      memory:\n", f);
+        print_size(f, "        ", "high", c->per_job.memory_high);
+        print_size(f, "        ", "max", c->per_job.memory_max);
+        print_size(f, "        ", "swap_max", c->per_job.memory_swap_max);
         fprintf(f, "    cpu:\n      weight: %" PRIu64 "\n", c->cpu_weight);
         fprintf(f, "    io:%s\n", c->n_io ? "" : " []");
         for (size_t j = 0; j < c->n_io; j++)

@@ -311,6 +311,18 @@ static const struct field class_memory_fields[] = {
         {},
 };
 
+static const struct field class_job_memory_fields[] = {
+        { "high", YNODE_SCALAR, field_size, offsetof(struct pw_job_class, per_job.memory_high) },
+        { "max", YNODE_SCALAR, field_size, offsetof(struct pw_job_class, per_job.memory_max) },
+        { "swap_max", YNODE_SCALAR, field_size, offsetof(struct pw_job_class, per_job.memory_swap_max) },
+        {},
+};
+
+static const struct field class_per_job_fields[] = {
+        { "memory", YNODE_MAP, NULL, 0, class_job_memory_fields },
+        {},
+};
+
 static const struct field class_cpu_fields[] = {
         { "weight", YNODE_SCALAR, p_cpu_weight, offsetof(struct pw_job_class, cpu_weight) },
         {},
@@ -326,6 +338,7 @@ static const struct field class_pressure_fields[] = {
 
 static const struct field class_fields[] = {
         { "memory", YNODE_MAP, NULL, 0, class_memory_fields },
+        { "per_job", YNODE_MAP, NULL, 0, class_per_job_fields },
         { "io", YNODE_SEQ, p_io, 0 },
         { "cpu", YNODE_MAP, NULL, 0, class_cpu_fields },
         { "under_pressure", YNODE_MAP, NULL, 0, class_pressure_fields },
@@ -345,20 +358,31 @@ static void class_done(struct pw_job_class *c) {
 }
 
 /* Cross-field checks and defaults that depend on other fields. */
+/* memory.high and memory.max at prefix (memory, per_job.memory): at least 1M, high not above max. */
+static void check_memory(struct pstate *st, const struct ynode *entry, const char *prefix, uint64_t high,
+                         uint64_t max) {
+        char a[32], b[32], khigh[32], kmax[32];
+
+        snprintf(khigh, sizeof(khigh), "%s.high", prefix);
+        snprintf(kmax, sizeof(kmax), "%s.max", prefix);
+        if (high < PW_MIN_MEMORY_LIMIT)
+                pstate_error(st, ymap_where(entry, khigh, entry), "%s must be at least 1M", khigh);
+        if (max < PW_MIN_MEMORY_LIMIT)
+                pstate_error(st, ymap_where(entry, kmax, entry), "%s must be at least 1M", kmax);
+        if (high != UNITS_MAX && max != UNITS_MAX && high > max) {
+                units_format_human(high, a, sizeof(a));
+                units_format_human(max, b, sizeof(b));
+                pstate_error(st, ymap_where(entry, khigh, entry), "%s (%s) is above %s (%s): it would never throttle",
+                             khigh, a, kmax, b);
+        }
+}
+
 static void class_finish(struct pstate *st, const struct ynode *entry, struct pw_job_class *c) {
         char a[32], b[32];
         uint64_t min_bps = UNITS_MAX;
 
-        if (c->memory_high < PW_MIN_MEMORY_LIMIT)
-                pstate_error(st, ymap_where(entry, "memory.high", entry), "memory.high must be at least 1M");
-        if (c->memory_max < PW_MIN_MEMORY_LIMIT)
-                pstate_error(st, ymap_where(entry, "memory.max", entry), "memory.max must be at least 1M");
-        if (c->memory_high != UNITS_MAX && c->memory_max != UNITS_MAX && c->memory_high > c->memory_max) {
-                units_format_human(c->memory_high, a, sizeof(a));
-                units_format_human(c->memory_max, b, sizeof(b));
-                pstate_error(st, ymap_where(entry, "memory.high", entry),
-                             "memory.high (%s) is above memory.max (%s): it would never throttle", a, b);
-        }
+        check_memory(st, entry, "memory", c->memory_high, c->memory_max);
+        check_memory(st, entry, "per_job.memory", c->per_job.memory_high, c->per_job.memory_max);
 
         if (!ymap_where(entry, "under_pressure.memory_high_floor", NULL)) {
                 c->memory_high_floor = PW_DEFAULT_MEMORY_HIGH_FLOOR;
@@ -434,6 +458,7 @@ static void parse_class(struct pstate *st, const struct ynode *key, const struct
                 .memory_high = UNITS_MAX,
                 .memory_max = UNITS_MAX,
                 .memory_swap_max = UNITS_MAX,
+                .per_job = { UNITS_MAX, UNITS_MAX, UNITS_MAX },
                 .cpu_weight = PW_DEFAULT_CPU_WEIGHT,
                 .freeze_max_usec = PW_DEFAULT_FREEZE_MAX_USEC,
         };
@@ -824,7 +849,8 @@ static bool class_equal(const struct pw_job_class *a, const struct pw_job_class 
         if (!streq(a->name, b->name) || a->memory_high != b->memory_high || a->memory_max != b->memory_max ||
             a->memory_swap_max != b->memory_swap_max || a->cpu_weight != b->cpu_weight || a->n_io != b->n_io ||
             a->memory_high_floor != b->memory_high_floor || a->io_floor != b->io_floor || a->freeze != b->freeze ||
-            a->freeze_max_usec != b->freeze_max_usec || a->n_users != b->n_users)
+            a->freeze_max_usec != b->freeze_max_usec || a->n_users != b->n_users ||
+            memcmp(&a->per_job, &b->per_job, sizeof(a->per_job)) != 0)
                 return false;
         for (size_t i = 0; i < a->n_io; i++) {
                 const struct pw_io_limit *x = &a->io[i], *y = &b->io[i];

@@ -46,11 +46,17 @@ struct pw_io_limit {
         uint64_t read_bps, write_bps, read_iops, write_iops; /* UNITS_MAX: no limit */
 };
 
+/* Limits each job of a class has on its own cgroup (UNITS_MAX: none). */
+struct pw_job_limits {
+        uint64_t memory_high, memory_max, memory_swap_max;
+};
+
 struct pw_job_class {
         char *name;
         char *source; /* file name (basename) and line, for messages */
         unsigned line;
-        uint64_t memory_high, memory_max, memory_swap_max;
+        uint64_t memory_high, memory_max, memory_swap_max; /* the class: all its jobs together */
+        struct pw_job_limits per_job;
         uint64_t cpu_weight;
         struct pw_io_limit *io;
         size_t n_io, allocated_io;

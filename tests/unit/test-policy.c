@@ -14,6 +14,7 @@ START_TEST(test_policy_full) {
                 "      high: 256M\n"
                 "      max: 2G\n"
                 "      swap_max: 0\n"
+                "    per_job: {memory: {high: 128M, max: 1G}}\n"
                 "    cpu: {weight: 50}\n"
                 "    io:\n"
                 "      - device: /\n"
@@ -44,6 +45,9 @@ START_TEST(test_policy_full) {
         ck_assert_uint_eq(c->memory_high, 256 * MiB);
         ck_assert_uint_eq(c->memory_max, 2048 * MiB);
         ck_assert_uint_eq(c->memory_swap_max, 0);
+        ck_assert_uint_eq(c->per_job.memory_high, 128 * MiB);
+        ck_assert_uint_eq(c->per_job.memory_max, 1024 * MiB);
+        ck_assert_uint_eq(c->per_job.memory_swap_max, UNITS_MAX);
         ck_assert_uint_eq(c->cpu_weight, 50);
         ck_assert_uint_eq(c->n_io, 1);
         ck_assert_uint_eq(c->io[0].write_bps, 80 * MiB);
@@ -101,7 +105,11 @@ static const struct {
 } error_cases[] = {
         /* unknown keys, with a suggestion or the list of keys */
         { "jobs:\n  b:\n    memory:\n      hihg: 1G\n", 4, 7, "unknown key 'hihg' in job class 'b'.memory: did you mean 'high'?" },
-        { "jobs:\n  b:\n    colour: red\n", 3, 5, "expected memory, io, cpu, under_pressure or users" },
+        { "jobs:\n  b:\n    colour: red\n", 3, 5, "expected memory, per_job, io, cpu, under_pressure or users" },
+        { "jobs:\n  b:\n    per_job: {memory: {high: 2G, max: 1G}}\n", 3, 30,
+          "per_job.memory.high (2 GiB) is above per_job.memory.max (1 GiB)" },
+        { "jobs:\n  b:\n    per_job: {memory: {max: 4K}}\n", 3, 29, "per_job.memory.max must be at least 1M" },
+        { "jobs:\n  b:\n    per_job: {io: []}\n", 3, 15, "expected memory" },
         { "job:\n  b: {}\n", 1, 1, "did you mean 'jobs'?" },
         { "socket: /run/x.sock\n", 1, 1, "a daemon setting: it belongs in pagewarden.yaml" },
         { "protect:\n  p:\n    unit: a.service\n    memory: {minimum: 1G}\n", 4, 14, "unknown key 'minimum'" },
