@@ -162,9 +162,10 @@ static size_t catch_up(struct manager *m, struct job *j, struct targets *t) {
                         log_warning("Job %" PRIu64 ": %s; left where it is", j->id, why);
                         break;
                 }
-                if (t->n == first || targets_pids(t, first, j->path, &pids, &n) < 0)
+                /* Those born inside the job (of a parent moved already) need nothing. */
+                if (t->n == first || targets_pids(t, first, j->path, &pids, &n) < 0 || n == 0)
                         break;
-                if (n > 0 && m->backend->ops->job_attach(m->backend, j->path, pids, n, &moved) >= 0)
+                if (m->backend->ops->job_attach(m->backend, j->path, pids, n, &moved) >= 0)
                         total += moved;
         }
         return total;

@@ -5,7 +5,7 @@
  *   pwload write-direct FILE MIB   write MIB MiB with O_DIRECT, print the rate
  *   pwload write FILE MIB          write through the page cache (no fsync)
  *   pwload read FILE               read through the page cache, print the rate
- *   pwload as-user UID CMD...      run CMD as UID (gid UID, no groups)
+ *   pwload as-user UID[:GID] CMD... run CMD as UID (gid GID or UID, no groups)
  *   pwload sock PATH TEXT|-SIZE    send TEXT (or SIZE bytes of 'x', no newline) on a
  *                                  Unix stream socket, print the reply
  *   pwload stall PATH SECONDS      connect and send nothing for SECONDS
@@ -93,7 +93,8 @@ int main(int argc, char *argv[]) {
                 return 2;
         }
         if (strcmp(argv[1], "as-user") == 0) {
-                gid_t g = (gid_t) atoi(argv[2]);
+                const char *colon = strchr(argv[2], ':');
+                gid_t g = (gid_t) atoi(colon ? colon + 1 : argv[2]);
 
                 if (setgroups(0, NULL) < 0 || setgid(g) < 0 || setuid((uid_t) atoi(argv[2])) < 0) {
                         perror("as-user");

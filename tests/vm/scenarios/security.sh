@@ -1,0 +1,172 @@
+#!/bin/sh
+# The control socket is no way out of root's limits and no way to lock others
+# out: a user inside a cgroup root made cannot move or run its processes out
+# of it; root cannot move PID 1, kernel threads, pagewardend's own threads or
+# a protected application; move --tree is bounded and whole; names cannot
+# shadow ids or other users' jobs; a user's jobs are limited; per_job limits
+# keep one job's OOM from its neighbours; a job inotify cannot watch is still
+# tracked.
+. /lib.sh
+S=$CG/pagewarden.slice
+SOCK=/run/pagewarden/control.sock
+CONF=/etc/pw/pagewarden.yaml
+ALICE=1000
+BOB=1001
+
+mkdir -p /etc/pw/policies.d
+printf 'log_level: debug\nsocket_group: "1000"\n' >$CONF
+cat >/etc/pw/policies.d/10-jobs.yaml <<YAML
+jobs:
+  shared:
+    users: ["$ALICE", "$BOB"]
+  limited:
+    users: ["$ALICE", "$BOB"]
+    per_job: {memory: {max: 32M, swap_max: 0}}
+protect:
+  app:
+    cgroup: /app
+YAML
+mkdir -p $CG/app
+echo +pids >$CG/cgroup.subtree_control
+
+pagewardend --config $CONF 2>>/tmp/daemon.log &
+DAEMON=$!
+i=0
+while [ $i -lt 50 ] && ! pagewardenctl status >/dev/null 2>&1; do sleep 0.1; i=$((i + 1)); done
+check "the daemon answers" pagewardenctl status
+# as USER CMD...: a user in group 1000, which may use the socket.
+as() { u=$1; shift; pwload as-user "$u:1000" "$@"; }
+# request JSON: one raw request, its reply on stdout.
+request() { pwload sock $SOCK "$1
+"; }
+cgroup_of() { sed -n 's/^0:://p' "/proc/$1/cgroup"; }
+uptime_ms() { awk '{ printf "%d", $1 * 1000 }' /proc/uptime; }
+
+# ---- 1. no escape from a cgroup root made ----------------------------------
+mkdir $CG/cage
+echo 6 >$CG/cage/pids.max
+# A shell of alice's inside the cage: run and move must both refuse.
+sh -c "echo \$\$ >$CG/cage/cgroup.procs; exec pwload as-user $ALICE:1000 sh -c '
+	pagewardenctl run --job shared -- sh -c \"for i in 1 2 3 4 5 6 7 8 9 10; do sleep 5 & done; wait\" 2>/tmp/run.err
+	echo \$? >/tmp/run.status
+	sleep 30 &
+	echo \$! >/tmp/caged.pid
+	pagewardenctl move --job shared \$! 2>/tmp/move.err
+	echo \$? >/tmp/move.status
+	wait'" &
+i=0
+while [ $i -lt 100 ] && [ ! -s /tmp/move.status ]; do sleep 0.1; i=$((i + 1)); done
+expect_eq "a user inside root's cage cannot run a job out of it" "$(cat /tmp/run.status)" 125
+check "and is told why" grep -q "may only place processes from its own user slice or its own jobs" /tmp/run.err
+expect_eq "nor move a caged process out" "$(cat /tmp/move.status)" 1
+expect_eq "which stays in the cage" "$(cgroup_of "$(cat /tmp/caged.pid)")" /cage
+expect_le "the cage still holds at most pids.max processes" "$(wc -l <$CG/cage/cgroup.procs)" 6
+echo 1 >$CG/cage/cgroup.kill
+# The same user may still place processes from the root cgroup, and root may move anything else.
+as $ALICE pagewardenctl run --job shared -- true
+expect_eq "a user's process from the root cgroup may run in a job" "$?" 0
+
+# ---- 2. what root may not move ----------------------------------------------
+out=$(request '{"command":"move","class":"shared","pids":[1]}')
+check "PID 1 is refused" sh -c "echo '$out' | jq -e '.ok == false' >/dev/null"
+out=$(request '{"command":"move","class":"shared","pids":[2],"tree":true}')
+check "a kernel thread is refused" sh -c "echo '$out' | jq -e '.error | test(\"kernel thread\")' >/dev/null"
+tid=$(ls /proc/$DAEMON/task | grep -v "^$DAEMON\$" | head -1)
+out=$(request "{\"command\":\"move\",\"class\":\"shared\",\"pids\":[$tid]}")
+check "pagewardend's worker thread is refused" sh -c "echo '$out' | jq -e '.error | test(\"is pagewardend itself\")' >/dev/null"
+expect_eq "and the daemon stayed where it was" "$(cgroup_of $DAEMON)" /
+sh -c "echo \$\$ >$CG/app/cgroup.procs; exec sleep 30" &
+APP=$!
+sleep 0.2
+pagewardenctl move --job shared $APP 2>/tmp/err
+expect_eq "a protected application's process is refused" "$?" 1
+check "and the refusal names it" grep -q "belongs to a protected application (/app)" /tmp/err
+expect_eq "it stays protected" "$(cgroup_of $APP)" /app
+kill $APP
+# pid 2 named 1,024 times with --tree: checked once, refused at once.
+pids=$(i=0; while [ $i -lt 1024 ]; do printf '2,'; i=$((i + 1)); done)
+t0=$(uptime_ms)
+out=$(request "{\"command\":\"move\",\"class\":\"shared\",\"pids\":[${pids%,}],\"tree\":true}")
+ms=$(($(uptime_ms) - t0))
+check "a move naming kthreadd 1,024 times is refused" sh -c "echo '$out' | jq -e '.error | test(\"kernel thread\")' >/dev/null"
+diag "move of pid 2 x 1024 with --tree answered in $ms ms (before: 10.4 s)"
+expect_le "and answered within a second (ms)" "$ms" 1000
+
+# ---- 3. move --tree is whole -----------------------------------------------
+# A shell that forks a child every 10 ms while it is moved.
+sh -c 'while :; do sleep 30 & sleep 0.01; done' &
+FORKER=$!
+sleep 1
+pagewardenctl move --job shared --name forker --tree $FORKER >/dev/null
+expect_eq "move --tree of a forking shell succeeds" "$?" 0
+job=$(pagewardenctl status --json | jq -r '.jobs[] | select(.name == "forker") | .cgroup')
+sleep 0.3
+kill -STOP $FORKER
+outside=0
+for c in $(cat /proc/$FORKER/task/*/children) $FORKER; do
+	[ -e /proc/$c ] || continue
+	[ "$(cgroup_of "$c")" = "$job" ] || outside=$((outside + 1))
+done
+expect_eq "no process of the tree is left outside its job" "$outside" 0
+echo 1 >$CG$job/cgroup.kill
+kill -CONT $FORKER 2>/dev/null
+
+# ---- 4. names ---------------------------------------------------------------
+pagewardenctl run --job shared --name 123 -- true 2>/tmp/err
+expect_eq "a job name that is a number is refused" "$?" 125
+check "and says why" grep -q "is a number" /tmp/err
+pagewardenctl run --job shared --name nightly -- sleep 30 &
+as $ALICE pagewardenctl run --job shared --name nightly -- sleep 30 &
+sleep 1
+expect_eq "root's show nightly is root's job" "$(pagewardenctl show --json nightly | jq -r .job.uid)" 0
+expect_eq "alice's show nightly is alice's job" "$(as $ALICE pagewardenctl show --json nightly | jq -r .job.uid)" $ALICE
+as $BOB pagewardenctl show nightly 2>/tmp/err
+expect_eq "for bob the name is ambiguous" "$?" 1
+check "and he is asked for an id" grep -q "2 jobs are named 'nightly'" /tmp/err
+for f in $S/shared/slot-*/cgroup.kill; do echo 1 >"$f"; done
+
+# ---- 5. a user's jobs are limited -------------------------------------------
+i=0
+while [ $i -lt 64 ]; do
+	as $ALICE pagewardenctl run --job shared -- sleep 60 &
+	i=$((i + 1))
+done
+i=0
+while [ $i -lt 100 ] && [ "$(pagewardenctl status --json | jq '.jobs | length')" != 64 ]; do sleep 0.2; i=$((i + 1)); done
+as $ALICE pagewardenctl run --job shared -- true 2>/tmp/err
+expect_eq "a user's 65th job is refused" "$?" 125
+check "and says why" grep -q "has 64 jobs running" /tmp/err
+pagewardenctl run --job shared -- true
+expect_eq "root is not limited" "$?" 0
+for f in $S/shared/slot-*/cgroup.kill; do echo 1 >"$f"; done
+
+# ---- 6. per_job limits -------------------------------------------------------
+echo busy >/tmp/mode
+dd if=/dev/zero of=/tmp/data bs=1M count=1 2>/dev/null
+pagewardenctl run --job limited --name hog -- pwapp 64 /tmp/data /tmp/mode >/dev/null 2>&1 &
+HOG=$!
+pagewardenctl run --job limited --name quiet -- sleep 30 &
+sleep 0.5
+quiet=$(pagewardenctl status --json | jq -r '.jobs[] | select(.name == "quiet") | .cgroup')
+expect_eq "a job's own memory.max is the class's per_job.memory.max" "$(cat $CG$quiet/memory.max)" 33554432
+wait $HOG
+expect_eq "the job over its own limit is OOM-killed" "$?" 137
+check "its neighbour in the class lives on" test "$(cat $CG$quiet/cgroup.procs | wc -l)" -ge 1
+echo 1 >$CG$quiet/cgroup.kill
+
+# ---- 7. a job inotify cannot watch is still tracked --------------------------
+watches=$(cat /proc/sys/fs/inotify/max_user_watches)
+echo 1 >/proc/sys/fs/inotify/max_user_watches
+pagewardenctl run --job shared --name unwatched -- sleep 1
+expect_eq "a job runs when inotify watches are exhausted" "$?" 0
+i=0
+while [ $i -lt 50 ] && [ "$(pagewardenctl status --json | jq '.jobs | length')" != 0 ]; do sleep 0.1; i=$((i + 1)); done
+expect_eq "and its end is noticed (within 5 s)" "$(pagewardenctl status --json | jq '.jobs | length')" 0
+echo "$watches" >/proc/sys/fs/inotify/max_user_watches
+check "the daemon said it polls" grep -q "polling it every" /tmp/daemon.log
+
+kill -TERM $DAEMON
+wait $DAEMON
+expect_eq "the daemon stops cleanly" "$?" 0
+grep -E '<[0-3]>' /tmp/daemon.log | head -20 | sed 's/^/# daemon: /'
+done_testing
