@@ -32,6 +32,7 @@ struct control {
         void *userdata;
         struct client *clients;
         unsigned n_clients;
+        struct control_ratelimit refusals;
 };
 
 json_object *control_error(const char *fmt, ...) {
@@ -84,16 +85,22 @@ static int client_flush(struct client *c) {
         return 1;
 }
 
-static int client_respond(struct client *c, json_object *resp) {
-        const char *s;
-        int r;
+/* resp as a line, consumed; NULL if out of memory. */
+static char *response_line(json_object *resp) {
+        char *line;
 
         if (!resp)
                 resp = control_error("out of memory");
-        s = json_object_to_json_string_ext(resp, JSON_C_TO_STRING_PLAIN);
-        if (asprintf(&c->out, "%s\n", s) < 0)
-                c->out = NULL;
+        if (asprintf(&line, "%s\n", json_object_to_json_string_ext(resp, JSON_C_TO_STRING_PLAIN)) < 0)
+                line = NULL;
         json_object_put(resp);
+        return line;
+}
+
+static int client_respond(struct client *c, json_object *resp) {
+        int r;
+
+        c->out = response_line(resp);
         if (!c->out) {
                 client_free(c);
                 return -ENOMEM;
@@ -163,10 +170,132 @@ static int on_client_timeout(sd_event_source *s, uint64_t usec, void *userdata) 
         return 0;
 }
 
+enum control_verdict control_admit(uid_t uid, unsigned n_clients, unsigned n_uid_clients) {
+        if (uid == 0)
+                return n_clients < CONTROL_MAX_CLIENTS ? CONTROL_ADMIT : CONTROL_REFUSE_FULL;
+        if (n_uid_clients >= CONTROL_MAX_CLIENTS_PER_UID)
+                return CONTROL_REFUSE_USER;
+        if (n_clients >= CONTROL_MAX_CLIENTS - CONTROL_ROOT_RESERVE)
+                return CONTROL_REFUSE_FULL;
+        return CONTROL_ADMIT;
+}
+
+/* uid's entry, or a free or expired one taken over for uid, or NULL. */
+static struct control_ratelimit_entry *ratelimit_entry(struct control_ratelimit *rl, uid_t uid, uint64_t now) {
+        struct control_ratelimit_entry *take = NULL;
+
+        for (size_t i = 0; i < ELEMENTSOF(rl->entries); i++) {
+                struct control_ratelimit_entry *e = &rl->entries[i];
+
+                if (e->used && e->uid == uid)
+                        return e;
+                if (!take && (!e->used || now - e->logged_usec >= CONTROL_REFUSAL_LOG_INTERVAL_USEC))
+                        take = e;
+        }
+        if (!take)
+                return NULL;
+        /* The count of the user whose entry is taken over is told with the next line, whoever's. */
+        rl->suppressed += take->suppressed;
+        *take = (struct control_ratelimit_entry){ .uid = uid, .used = true };
+        /* Logged long enough ago: the first refusal is logged. */
+        take->logged_usec = now - CONTROL_REFUSAL_LOG_INTERVAL_USEC;
+        return take;
+}
+
+bool control_ratelimit_allow(struct control_ratelimit *rl, uid_t uid, uint64_t now_usec, unsigned *ret_suppressed) {
+        struct control_ratelimit_entry *e = ratelimit_entry(rl, uid, now_usec);
+
+        if (!e) {
+                rl->suppressed++;
+                return false;
+        }
+        if (now_usec - e->logged_usec < CONTROL_REFUSAL_LOG_INTERVAL_USEC) {
+                e->suppressed++;
+                return false;
+        }
+        *ret_suppressed = e->suppressed + rl->suppressed;
+        e->suppressed = rl->suppressed = 0;
+        e->logged_usec = now_usec;
+        return true;
+}
+
+static unsigned clients_of(const struct control *ctl, uid_t uid) {
+        unsigned n = 0;
+
+        for (const struct client *c = ctl->clients; c; c = c->next)
+                n += c->peer.uid == uid;
+        return n;
+}
+
+static void log_refusal(struct control *ctl, const struct ucred *peer, const char *why) {
+        uint64_t now = 0;
+        unsigned suppressed;
+
+        (void) sd_event_now(ctl->event, CLOCK_MONOTONIC, &now);
+        if (!control_ratelimit_allow(&ctl->refusals, peer->uid, now, &suppressed))
+                return;
+        if (suppressed > 0)
+                log_warning("Control: refused pid %d uid %u: %s (and %u more refusals not logged in the last %u s)",
+                            (int) peer->pid, (unsigned) peer->uid, why, suppressed,
+                            (unsigned) (CONTROL_REFUSAL_LOG_INTERVAL_USEC / 1000000));
+        else
+                log_warning("Control: refused pid %d uid %u: %s", (int) peer->pid, (unsigned) peer->uid, why);
+}
+
+/* Answers an error line and closes, without a client's buffer: what a refused connection costs is bounded. */
+static void refuse(struct control *ctl, int fd, const struct ucred *peer, enum control_verdict v) {
+        _cleanup_free_ char *why = NULL, *line = NULL;
+
+        if (v == CONTROL_REFUSE_USER) {
+                if (asprintf(&why, "uid %u has %u connections open, the most a user may have; try again later",
+                             (unsigned) peer->uid, (unsigned) CONTROL_MAX_CLIENTS_PER_UID) < 0)
+                        why = NULL;
+        } else if (asprintf(&why, "%u clients are connected, the most pagewardend serves; try again later",
+                            ctl->n_clients) < 0)
+                why = NULL;
+        line = response_line(control_error("%s", why ?: "too many connections"));
+        /* A new socket's buffer takes the short line whole; if not, the client sees the connection closed. */
+        if (line)
+                (void) send(fd, line, strlen(line), MSG_NOSIGNAL | MSG_DONTWAIT);
+        close(fd);
+        log_refusal(ctl, peer, why ?: "too many connections");
+}
+
+static int client_new(struct control *ctl, int fd, const struct ucred *peer) {
+        struct client *c = calloc(1, sizeof(*c));
+        int r;
+
+        if (!c) {
+                close(fd);
+                return -ENOMEM;
+        }
+        c->control = ctl;
+        c->fd = fd;
+        c->peer = *peer;
+        c->next = ctl->clients;
+        if (c->next)
+                c->next->prev = c;
+        ctl->clients = c;
+        ctl->n_clients++;
+        r = sd_event_add_io(ctl->event, &c->io, fd, EPOLLIN, on_client_io, c);
+        if (r >= 0)
+                r = sd_event_add_time_relative(ctl->event, &c->timer, CLOCK_MONOTONIC, CONTROL_CLIENT_TIMEOUT_USEC, 0,
+                                               on_client_timeout, c);
+        if (r < 0) {
+                client_free(c);
+                return r;
+        }
+        (void) sd_event_source_set_description(c->io, "control-client");
+        (void) sd_event_source_set_description(c->timer, "control-client-timeout");
+        return 0;
+}
+
+/* Accepts every connection, so that root's never waits behind others in the backlog; refuses those over a limit. */
 static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         struct control *ctl = userdata;
         socklen_t len = sizeof(struct ucred);
-        struct client *c;
+        enum control_verdict v;
+        struct ucred peer;
         int cfd, r;
 
         cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -175,39 +304,19 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
                         log_warning_errno(errno, "Control: accept failed: %m");
                 return 0;
         }
-        if (ctl->n_clients >= CONTROL_MAX_CLIENTS) {
-                log_warning("Control: %u clients connected, refusing another", ctl->n_clients);
-                close(cfd);
-                return 0;
-        }
-        c = calloc(1, sizeof(*c));
-        if (!c) {
-                close(cfd);
-                return 0;
-        }
-        c->control = ctl;
-        c->fd = cfd;
-        c->next = ctl->clients;
-        if (c->next)
-                c->next->prev = c;
-        ctl->clients = c;
-        ctl->n_clients++;
-        if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &c->peer, &len) < 0) {
+        if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &peer, &len) < 0) {
                 log_warning_errno(errno, "Control: no peer credentials: %m");
-                client_free(c);
+                close(cfd);
                 return 0;
         }
-        r = sd_event_add_io(ctl->event, &c->io, cfd, EPOLLIN, on_client_io, c);
-        if (r >= 0)
-                r = sd_event_add_time_relative(ctl->event, &c->timer, CLOCK_MONOTONIC, CONTROL_CLIENT_TIMEOUT_USEC, 0,
-                                               on_client_timeout, c);
-        if (r < 0) {
+        v = control_admit(peer.uid, ctl->n_clients, clients_of(ctl, peer.uid));
+        if (v != CONTROL_ADMIT) {
+                refuse(ctl, cfd, &peer, v);
+                return 0;
+        }
+        r = client_new(ctl, cfd, &peer);
+        if (r < 0)
                 log_warning_errno(r, "Control: cannot watch client: %m");
-                client_free(c);
-                return 0;
-        }
-        (void) sd_event_source_set_description(c->io, "control-client");
-        (void) sd_event_source_set_description(c->timer, "control-client-timeout");
         return 0;
 }
 
