@@ -331,59 +331,133 @@ static bool socket_alive(const char *path) {
         return connect(fd, (struct sockaddr *) &sa, sizeof(sa)) == 0;
 }
 
-static int listen_on(const char *path, const char *group, int *ret_fd) {
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        _cleanup_close_ int fd = -1;
+static int resolve_group(const char *group, gid_t *ret) {
+        struct group *g;
+        char *end;
+
+        *ret = 0;
+        if (!group)
+                return 0;
+        g = getgrnam(group);
+        if (g) {
+                *ret = g->gr_gid;
+                return 0;
+        }
+        errno = 0;
+        *ret = (gid_t) strtoul(group, &end, 10);
+        if (errno || *end)
+                return log_error_errno(ENOENT, "Control: unknown socket group '%s'", group);
+        return 0;
+}
+
+/* Creates the socket's directory if missing and opens it; *ret_name points into path. */
+static int open_socket_dir(const char *path, int *ret_fd, const char **ret_name) {
         _cleanup_free_ char *dir = strdup(path);
         char *slash;
-        struct stat st;
-        mode_t old;
-        gid_t gid = 0;
+        int fd;
 
         if (!dir)
                 return -ENOMEM;
-        if (strlen(path) >= sizeof(sa.sun_path))
-                return -ENAMETOOLONG;
-        if (group) {
-                struct group *g = getgrnam(group);
-                char *end;
-
-                if (g)
-                        gid = g->gr_gid;
-                else {
-                        errno = 0;
-                        gid = (gid_t) strtoul(group, &end, 10);
-                        if (errno || *end)
-                                return log_error_errno(ENOENT, "Control: unknown socket group '%s'", group);
-                }
-        }
         slash = strrchr(dir, '/');
-        if (slash && slash != dir) {
+        if (!slash)
+                strcpy(dir, ".");
+        else if (slash == dir)
+                dir[1] = '\0';
+        else {
                 *slash = '\0';
                 if (mkdir(dir, 0755) < 0 && errno != EEXIST)
                         return log_error_errno(errno, "Control: cannot create %s: %m", dir);
         }
-        if (lstat(path, &st) == 0) {
-                if (!S_ISSOCK(st.st_mode))
-                        return log_error_errno(EEXIST, "Control: %s exists and is not a socket", path);
-                if (socket_alive(path))
-                        return log_error_errno(EADDRINUSE, "Control: another pagewardend answers on %s", path);
-                unlink(path); /* stale, from a daemon that was killed */
-        }
-        strcpy(sa.sun_path, path);
-        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return log_error_errno(errno, "Control: cannot open %s: %m", dir);
+        *ret_fd = fd;
+        *ret_name = slash ? path + (slash - dir) + 1 : path;
+        return 0;
+}
+
+/* Removes a socket left by a daemon that was killed; refuses anything else at path. */
+static int remove_stale(int dir_fd, const char *name, const char *path) {
+        struct stat st;
+
+        if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? 0 : log_error_errno(errno, "Control: cannot check %s: %m", path);
+        if (!S_ISSOCK(st.st_mode))
+                return log_error_errno(EEXIST, "Control: %s exists and is not a socket", path);
+        if (socket_alive(path))
+                return log_error_errno(EADDRINUSE, "Control: another pagewardend answers on %s", path);
+        if (unlinkat(dir_fd, name, 0) < 0 && errno != ENOENT)
+                return log_error_errno(errno, "Control: cannot remove the stale socket %s: %m", path);
+        return 0;
+}
+
+int control_socket_set_access(int dir_fd, const char *name, gid_t gid) {
+        _cleanup_close_ int fd = openat(dir_fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        char proc[64];
+        struct stat st;
+
+        /* Checked and changed through one O_PATH descriptor: nothing can be swapped in between. */
+        if (fd < 0 || fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISSOCK(st.st_mode))
+                return -ENOTSOCK;
+        if (st.st_gid != gid && fchownat(fd, "", (uid_t) -1, gid, AT_EMPTY_PATH) < 0)
+                return -errno;
+        if ((st.st_mode & 07777) == 0660)
+                return 0;
+        /* Only needed if a default ACL of the directory changed the mode; fchmod() takes no O_PATH descriptor. */
+        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+        return chmod(proc, 0660) < 0 ? -errno : 0;
+}
+
+/* The socket is born 0660: its inode's mode and the umask both say so, there is no window with a wider one. */
+static int bind_socket(const char *path, int *ret_fd) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        _cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        mode_t old;
+        int r = 0;
+
         if (fd < 0)
                 return -errno;
-        old = umask(0117); /* the socket is born 0660: no window with a wider mode */
-        if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
-                int r = -errno;
-
-                umask(old);
-                return log_error_errno(r, "Control: cannot bind %s: %m", path);
-        }
+        if (strlen(path) >= sizeof(sa.sun_path))
+                return -ENAMETOOLONG;
+        strcpy(sa.sun_path, path);
+        /* Before bind(), fchmod() sets the mode the socket's file is created with (after, it would not reach it). */
+        if (fchmod(fd, 0660) < 0)
+                return -errno;
+        old = umask(0117);
+        if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
+                r = -errno;
         umask(old);
-        if (chmod(path, 0660) < 0 || chown(path, 0, gid) < 0)
-                return log_error_errno(errno, "Control: cannot set the mode or owner of %s: %m", path);
+        if (r < 0)
+                return log_error_errno(r, "Control: cannot bind %s: %m", path);
+        *ret_fd = TAKE_FD(fd);
+        return 0;
+}
+
+static int listen_on(const char *path, const char *group, int *ret_fd) {
+        _cleanup_close_ int dir_fd = -1, fd = -1;
+        const char *name = NULL;
+        gid_t gid;
+        int r;
+
+        if (strlen(path) >= sizeof(((struct sockaddr_un *) NULL)->sun_path))
+                return -ENAMETOOLONG;
+        r = resolve_group(group, &gid);
+        if (r < 0)
+                return r;
+        r = open_socket_dir(path, &dir_fd, &name);
+        if (r < 0)
+                return r;
+        r = remove_stale(dir_fd, name, path);
+        if (r < 0)
+                return r;
+        r = bind_socket(path, &fd);
+        if (r < 0)
+                return r;
+        r = control_socket_set_access(dir_fd, name, gid);
+        if (r < 0)
+                return log_error_errno(r, "Control: cannot set the mode or group of %s: %m", path);
         if (listen(fd, 16) < 0)
                 return -errno;
         *ret_fd = TAKE_FD(fd);

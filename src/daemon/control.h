@@ -47,7 +47,7 @@ typedef json_object *(*control_handler)(void *userdata, const struct ucred *peer
 /*
  * Listens on path, or on the socket systemd passed (sd_listen_fds).  group:
  * the socket's group (NULL: root's).  Refuses to take over a socket that a
- * running daemon still answers on.
+ * running daemon still answers on, and anything at path that is not a socket.
  */
 int control_new(sd_event *event, const char *path, const char *group, control_handler handler, void *userdata,
                 struct control **ret);
@@ -97,3 +97,9 @@ struct control_ratelimit {
  */
 bool control_ratelimit_allow(struct control_ratelimit *rl, uid_t uid, uint64_t now_usec, unsigned *ret_suppressed);
 
+/*
+ * Gives the bound socket dir_fd/name the mode 0660 and the group gid (the
+ * owner stays the daemon's), without following a symlink: fails with
+ * -ENOTSOCK if name is not a socket (someone replaced it).
+ */
+int control_socket_set_access(int dir_fd, const char *name, gid_t gid);

@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The control socket: who is admitted (pure), the refusal log's rate limit
- * (pure, with the clock passed in), and live: a socket served by an sd-event
- * loop here, connections held open by other users from forked children that
- * setuid().
+ * (pure, with the clock passed in), the socket's mode and group without
+ * following symlinks, and live: a socket served by an sd-event loop here,
+ * connections held open by other users from forked children that setuid().
  * The live tests need root; they are skipped when not root, unless CI=true,
  * where that is a failure.
  */
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -172,6 +173,8 @@ START_TEST(test_control_ratelimit_invariants) {
 }
 END_TEST
 
+/* ---- the socket file ---------------------------------------------------- */
+
 static json_object *echo_handler(void *userdata, const struct ucred *peer, const struct pw_request *req) {
         json_object *o = json_object_new_object();
 
@@ -180,12 +183,185 @@ static json_object *echo_handler(void *userdata, const struct ucred *peer, const
         return o;
 }
 
+/* A group to give the socket: one that is not ours when root, so that the change shows. */
+static gid_t test_gid(void) {
+        return geteuid() == 0 ? 4242 : getegid();
+}
+
 static char *gid_string(gid_t gid) {
         char *s;
 
         ck_assert_int_ge(asprintf(&s, "%u", (unsigned) gid), 0);
         return s;
 }
+
+START_TEST(test_control_socket_mode) {
+        char *dir = tmpdir_new();
+        _cleanup_free_ char *path = path_join(dir, "sub/control.sock"), *group = gid_string(test_gid());
+        struct control *c = NULL;
+        sd_event *e = NULL;
+        struct stat st;
+        mode_t old;
+
+        ck_assert_int_ge(sd_event_new(&e), 0);
+        /* Whatever the daemon's umask, the socket is 0660 (and created so: see bind_socket()). */
+        old = umask(0);
+        ck_assert_int_eq(control_new(e, path, group, echo_handler, NULL, &c), 0);
+        umask(old);
+        ck_assert_int_eq(lstat(path, &st), 0);
+        ck_assert(S_ISSOCK(st.st_mode));
+        ck_assert_uint_eq(st.st_mode & 07777, 0660);
+        ck_assert_uint_eq(st.st_gid, test_gid());
+        c = control_free(c);
+        ck_assert_int_eq(lstat(path, &st), -1);
+        e = sd_event_unref(e);
+        tmpdir_cleanup(dir);
+}
+END_TEST
+
+/* A Unix socket file at path with nothing listening on it. */
+static void make_stale_socket(const char *path) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+        ck_assert_int_ge(fd, 0);
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+        ck_assert_int_eq(bind(fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
+        close(fd);
+}
+
+START_TEST(test_control_socket_stale) {
+        char *dir = tmpdir_new();
+        _cleanup_free_ char *path = path_join(dir, "control.sock"), *group = gid_string(getegid());
+        struct control *c = NULL, *c2 = NULL;
+        sd_event *e = NULL;
+
+        ck_assert_int_ge(sd_event_new(&e), 0);
+        make_stale_socket(path);
+        ck_assert_int_eq(control_new(e, path, group, echo_handler, NULL, &c), 0);
+        /* But not one that a daemon answers on. */
+        ck_assert_int_eq(control_new(e, path, group, echo_handler, NULL, &c2), -EADDRINUSE);
+        c = control_free(c);
+        e = sd_event_unref(e);
+        tmpdir_cleanup(dir);
+}
+END_TEST
+
+START_TEST(test_control_socket_symlink_refused) {
+        char *dir = tmpdir_new();
+        _cleanup_free_ char *path = path_join(dir, "control.sock"), *target = write_file(dir, "target", "secret\n");
+        _cleanup_free_ char *group = gid_string(getegid());
+        struct control *c = NULL;
+        sd_event *e = NULL;
+        struct stat st;
+
+        ck_assert_int_ge(sd_event_new(&e), 0);
+        ck_assert_int_eq(chmod(target, 0600), 0);
+        ck_assert_int_eq(symlink(target, path), 0);
+        ck_assert_int_eq(control_new(e, path, group, echo_handler, NULL, &c), -EEXIST);
+        ck_assert_int_eq(lstat(path, &st), 0);
+        ck_assert(S_ISLNK(st.st_mode));
+        ck_assert_int_eq(stat(target, &st), 0);
+        ck_assert_uint_eq(st.st_mode & 07777, 0600);
+        e = sd_event_unref(e);
+        tmpdir_cleanup(dir);
+}
+END_TEST
+
+/* What listen_on() does once the socket is bound, on a name that is not (or no longer) the socket. */
+START_TEST(test_control_socket_set_access) {
+        char *dir = tmpdir_new();
+        _cleanup_free_ char *sock = path_join(dir, "s.sock"), *target = write_file(dir, "target", "secret\n");
+        _cleanup_free_ char *link = path_join(dir, "link");
+        _cleanup_close_ int dir_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        gid_t other = test_gid();
+        struct stat st;
+
+        ck_assert_int_ge(dir_fd, 0);
+        ck_assert_int_eq(chmod(target, 0600), 0);
+        ck_assert_int_eq(symlink(target, link), 0);
+        ck_assert_int_eq(control_socket_set_access(dir_fd, "link", other), -ENOTSOCK);
+        ck_assert_int_eq(control_socket_set_access(dir_fd, "target", other), -ENOTSOCK);
+        ck_assert_int_eq(stat(target, &st), 0);
+        ck_assert_uint_eq(st.st_mode & 07777, 0600);
+        ck_assert_uint_eq(st.st_gid, getegid());
+        /* A socket with a wider mode (a default ACL, say) is set to 0660 and given the group. */
+        make_stale_socket(sock);
+        ck_assert_int_eq(chmod(sock, 0777), 0);
+        ck_assert_int_eq(control_socket_set_access(dir_fd, "s.sock", other), 0);
+        ck_assert_int_eq(lstat(sock, &st), 0);
+        ck_assert_uint_eq(st.st_mode & 07777, 0660);
+        ck_assert_uint_eq(st.st_gid, other);
+        tmpdir_cleanup(dir);
+}
+END_TEST
+
+/*
+ * The race of the review: between bind() and setting the mode, someone who
+ * can write to the socket's directory puts a symlink where the socket was.
+ * A thread does that as fast as it can while the socket is created again and
+ * again; the symlink's target must never be changed.
+ */
+struct swapper {
+        const char *dir, *path, *target;
+        volatile bool stop;
+};
+
+static void *swap_in_symlinks(void *userdata) {
+        struct swapper *s = userdata;
+        _cleanup_free_ char *tmp = path_join(s->dir, "tmp-link");
+
+        while (!s->stop) {
+                (void) symlink(s->target, tmp);
+                (void) rename(tmp, s->path);
+        }
+        return NULL;
+}
+
+START_TEST(test_control_socket_symlink_race) {
+        char *dir = tmpdir_new();
+        _cleanup_free_ char *path = path_join(dir, "control.sock"), *target = write_file(dir, "target", "secret\n");
+        _cleanup_free_ char *group = gid_string(test_gid());
+        struct swapper s = { .dir = dir, .path = path, .target = target };
+        unsigned created = 0, refused = 0;
+        uint64_t end = now_usec(CLOCK_MONOTONIC) + 2 * SEC;
+        _cleanup_close_ int null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        int saved_stderr;
+        sd_event *e = NULL;
+        pthread_t t;
+        struct stat st;
+
+        ck_assert_int_ge(sd_event_new(&e), 0);
+        ck_assert_int_eq(chmod(target, 0600), 0);
+        /* Each refusal is logged; thousands of lines say nothing here. */
+        fflush(stderr);
+        saved_stderr = dup(STDERR_FILENO);
+        ck_assert_int_eq(dup2(null_fd, STDERR_FILENO), STDERR_FILENO);
+        ck_assert_int_eq(pthread_create(&t, NULL, swap_in_symlinks, &s), 0);
+        while (now_usec(CLOCK_MONOTONIC) < end) {
+                struct control *c = NULL;
+
+                (void) unlink(path);
+                if (control_new(e, path, group, echo_handler, NULL, &c) == 0)
+                        created++;
+                else
+                        refused++;
+                c = control_free(c);
+                ck_assert_int_eq(stat(target, &st), 0);
+                ck_assert_msg((st.st_mode & 07777) == 0600 && st.st_gid == getegid(),
+                              "the symlink's target was changed: mode %o, gid %u", st.st_mode & 07777,
+                              (unsigned) st.st_gid);
+        }
+        s.stop = true;
+        pthread_join(t, NULL);
+        dup2(saved_stderr, STDERR_FILENO);
+        close(saved_stderr);
+        fprintf(stderr, "# symlink race: %u sockets created, %u refused, target untouched\n", created, refused);
+        ck_assert_uint_gt(created + refused, 100);
+        e = sd_event_unref(e);
+        tmpdir_cleanup(dir);
+}
+END_TEST
 
 /* ---- live: other users' connections held open --------------------------- */
 
@@ -423,7 +599,7 @@ END_TEST
 
 Suite *control_suite(void) {
         Suite *s = suite_create("control");
-        TCase *pure = tcase_create("pure"), *live = tcase_create("live");
+        TCase *pure = tcase_create("pure"), *file = tcase_create("file"), *live = tcase_create("live");
 
         tcase_add_test(pure, test_control_admit_table);
         tcase_add_test(pure, test_control_admit_nobody_locks_out_root);
@@ -432,6 +608,13 @@ Suite *control_suite(void) {
         tcase_add_test(pure, test_control_ratelimit_many_users);
         tcase_add_test(pure, test_control_ratelimit_invariants);
         suite_add_tcase(s, pure);
+        tcase_add_test(file, test_control_socket_mode);
+        tcase_add_test(file, test_control_socket_stale);
+        tcase_add_test(file, test_control_socket_symlink_refused);
+        tcase_add_test(file, test_control_socket_set_access);
+        tcase_add_test(file, test_control_socket_symlink_race);
+        tcase_set_timeout(file, 30);
+        suite_add_tcase(s, file);
         tcase_add_test(live, test_control_live_root_not_locked_out);
         tcase_add_test(live, test_control_live_refusals);
         tcase_set_timeout(live, 60);
