@@ -356,7 +356,8 @@ START_TEST(test_control_socket_symlink_race) {
         pthread_join(t, NULL);
         dup2(saved_stderr, STDERR_FILENO);
         close(saved_stderr);
-        fprintf(stderr, "# symlink race: %u sockets created, %u refused, target untouched\n", created, refused);
+        printf("# symlink race: %u sockets created, %u refused, target untouched\n", created, refused);
+        fflush(stdout);
         ck_assert_uint_gt(created + refused, 100);
         e = sd_event_unref(e);
         tmpdir_cleanup(dir);
@@ -376,6 +377,7 @@ static bool live_tests_can_run(const char *name) {
                 return true;
         ck_assert_msg(!streq_ptr(ci, "true"), "%s needs root, and CI=true", name);
         printf("# %s: skipped, not root (setuid() is needed)\n", name);
+        fflush(stdout);
         return false;
 }
 
