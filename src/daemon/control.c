@@ -32,6 +32,7 @@ struct control {
         void *userdata;
         struct client *clients;
         unsigned n_clients;
+        struct control_ratelimit refusals;
 };
 
 json_object *control_error(const char *fmt, ...) {
@@ -84,16 +85,22 @@ static int client_flush(struct client *c) {
         return 1;
 }
 
-static int client_respond(struct client *c, json_object *resp) {
-        const char *s;
-        int r;
+/* resp as a line, consumed; NULL if out of memory. */
+static char *response_line(json_object *resp) {
+        char *line;
 
         if (!resp)
                 resp = control_error("out of memory");
-        s = json_object_to_json_string_ext(resp, JSON_C_TO_STRING_PLAIN);
-        if (asprintf(&c->out, "%s\n", s) < 0)
-                c->out = NULL;
+        if (asprintf(&line, "%s\n", json_object_to_json_string_ext(resp, JSON_C_TO_STRING_PLAIN)) < 0)
+                line = NULL;
         json_object_put(resp);
+        return line;
+}
+
+static int client_respond(struct client *c, json_object *resp) {
+        int r;
+
+        c->out = response_line(resp);
         if (!c->out) {
                 client_free(c);
                 return -ENOMEM;
@@ -163,10 +170,132 @@ static int on_client_timeout(sd_event_source *s, uint64_t usec, void *userdata) 
         return 0;
 }
 
+enum control_verdict control_admit(uid_t uid, unsigned n_clients, unsigned n_uid_clients) {
+        if (uid == 0)
+                return n_clients < CONTROL_MAX_CLIENTS ? CONTROL_ADMIT : CONTROL_REFUSE_FULL;
+        if (n_uid_clients >= CONTROL_MAX_CLIENTS_PER_UID)
+                return CONTROL_REFUSE_USER;
+        if (n_clients >= CONTROL_MAX_CLIENTS - CONTROL_ROOT_RESERVE)
+                return CONTROL_REFUSE_FULL;
+        return CONTROL_ADMIT;
+}
+
+/* uid's entry, or a free or expired one taken over for uid, or NULL. */
+static struct control_ratelimit_entry *ratelimit_entry(struct control_ratelimit *rl, uid_t uid, uint64_t now) {
+        struct control_ratelimit_entry *take = NULL;
+
+        for (size_t i = 0; i < ELEMENTSOF(rl->entries); i++) {
+                struct control_ratelimit_entry *e = &rl->entries[i];
+
+                if (e->used && e->uid == uid)
+                        return e;
+                if (!take && (!e->used || now - e->logged_usec >= CONTROL_REFUSAL_LOG_INTERVAL_USEC))
+                        take = e;
+        }
+        if (!take)
+                return NULL;
+        /* The count of the user whose entry is taken over is told with the next line, whoever's. */
+        rl->suppressed += take->suppressed;
+        *take = (struct control_ratelimit_entry){ .uid = uid, .used = true };
+        /* Logged long enough ago: the first refusal is logged. */
+        take->logged_usec = now - CONTROL_REFUSAL_LOG_INTERVAL_USEC;
+        return take;
+}
+
+bool control_ratelimit_allow(struct control_ratelimit *rl, uid_t uid, uint64_t now_usec, unsigned *ret_suppressed) {
+        struct control_ratelimit_entry *e = ratelimit_entry(rl, uid, now_usec);
+
+        if (!e) {
+                rl->suppressed++;
+                return false;
+        }
+        if (now_usec - e->logged_usec < CONTROL_REFUSAL_LOG_INTERVAL_USEC) {
+                e->suppressed++;
+                return false;
+        }
+        *ret_suppressed = e->suppressed + rl->suppressed;
+        e->suppressed = rl->suppressed = 0;
+        e->logged_usec = now_usec;
+        return true;
+}
+
+static unsigned clients_of(const struct control *ctl, uid_t uid) {
+        unsigned n = 0;
+
+        for (const struct client *c = ctl->clients; c; c = c->next)
+                n += c->peer.uid == uid;
+        return n;
+}
+
+static void log_refusal(struct control *ctl, const struct ucred *peer, const char *why) {
+        uint64_t now = 0;
+        unsigned suppressed;
+
+        (void) sd_event_now(ctl->event, CLOCK_MONOTONIC, &now);
+        if (!control_ratelimit_allow(&ctl->refusals, peer->uid, now, &suppressed))
+                return;
+        if (suppressed > 0)
+                log_warning("Control: refused pid %d uid %u: %s (and %u more refusals not logged in the last %u s)",
+                            (int) peer->pid, (unsigned) peer->uid, why, suppressed,
+                            (unsigned) (CONTROL_REFUSAL_LOG_INTERVAL_USEC / 1000000));
+        else
+                log_warning("Control: refused pid %d uid %u: %s", (int) peer->pid, (unsigned) peer->uid, why);
+}
+
+/* Answers an error line and closes, without a client's buffer: what a refused connection costs is bounded. */
+static void refuse(struct control *ctl, int fd, const struct ucred *peer, enum control_verdict v) {
+        _cleanup_free_ char *why = NULL, *line = NULL;
+
+        if (v == CONTROL_REFUSE_USER) {
+                if (asprintf(&why, "uid %u has %u connections open, the most a user may have; try again later",
+                             (unsigned) peer->uid, (unsigned) CONTROL_MAX_CLIENTS_PER_UID) < 0)
+                        why = NULL;
+        } else if (asprintf(&why, "%u clients are connected, the most pagewardend serves; try again later",
+                            ctl->n_clients) < 0)
+                why = NULL;
+        line = response_line(control_error("%s", why ?: "too many connections"));
+        /* A new socket's buffer takes the short line whole; if not, the client sees the connection closed. */
+        if (line)
+                (void) send(fd, line, strlen(line), MSG_NOSIGNAL | MSG_DONTWAIT);
+        close(fd);
+        log_refusal(ctl, peer, why ?: "too many connections");
+}
+
+static int client_new(struct control *ctl, int fd, const struct ucred *peer) {
+        struct client *c = calloc(1, sizeof(*c));
+        int r;
+
+        if (!c) {
+                close(fd);
+                return -ENOMEM;
+        }
+        c->control = ctl;
+        c->fd = fd;
+        c->peer = *peer;
+        c->next = ctl->clients;
+        if (c->next)
+                c->next->prev = c;
+        ctl->clients = c;
+        ctl->n_clients++;
+        r = sd_event_add_io(ctl->event, &c->io, fd, EPOLLIN, on_client_io, c);
+        if (r >= 0)
+                r = sd_event_add_time_relative(ctl->event, &c->timer, CLOCK_MONOTONIC, CONTROL_CLIENT_TIMEOUT_USEC, 0,
+                                               on_client_timeout, c);
+        if (r < 0) {
+                client_free(c);
+                return r;
+        }
+        (void) sd_event_source_set_description(c->io, "control-client");
+        (void) sd_event_source_set_description(c->timer, "control-client-timeout");
+        return 0;
+}
+
+/* Accepts every connection, so that root's never waits behind others in the backlog; refuses those over a limit. */
 static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         struct control *ctl = userdata;
         socklen_t len = sizeof(struct ucred);
-        struct client *c;
+        enum control_verdict v;
+        struct ucred peer;
         int cfd, r;
 
         cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -175,39 +304,19 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
                         log_warning_errno(errno, "Control: accept failed: %m");
                 return 0;
         }
-        if (ctl->n_clients >= CONTROL_MAX_CLIENTS) {
-                log_warning("Control: %u clients connected, refusing another", ctl->n_clients);
-                close(cfd);
-                return 0;
-        }
-        c = calloc(1, sizeof(*c));
-        if (!c) {
-                close(cfd);
-                return 0;
-        }
-        c->control = ctl;
-        c->fd = cfd;
-        c->next = ctl->clients;
-        if (c->next)
-                c->next->prev = c;
-        ctl->clients = c;
-        ctl->n_clients++;
-        if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &c->peer, &len) < 0) {
+        if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &peer, &len) < 0) {
                 log_warning_errno(errno, "Control: no peer credentials: %m");
-                client_free(c);
+                close(cfd);
                 return 0;
         }
-        r = sd_event_add_io(ctl->event, &c->io, cfd, EPOLLIN, on_client_io, c);
-        if (r >= 0)
-                r = sd_event_add_time_relative(ctl->event, &c->timer, CLOCK_MONOTONIC, CONTROL_CLIENT_TIMEOUT_USEC, 0,
-                                               on_client_timeout, c);
-        if (r < 0) {
+        v = control_admit(peer.uid, ctl->n_clients, clients_of(ctl, peer.uid));
+        if (v != CONTROL_ADMIT) {
+                refuse(ctl, cfd, &peer, v);
+                return 0;
+        }
+        r = client_new(ctl, cfd, &peer);
+        if (r < 0)
                 log_warning_errno(r, "Control: cannot watch client: %m");
-                client_free(c);
-                return 0;
-        }
-        (void) sd_event_source_set_description(c->io, "control-client");
-        (void) sd_event_source_set_description(c->timer, "control-client-timeout");
         return 0;
 }
 
@@ -222,59 +331,133 @@ static bool socket_alive(const char *path) {
         return connect(fd, (struct sockaddr *) &sa, sizeof(sa)) == 0;
 }
 
-static int listen_on(const char *path, const char *group, int *ret_fd) {
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        _cleanup_close_ int fd = -1;
+static int resolve_group(const char *group, gid_t *ret) {
+        struct group *g;
+        char *end;
+
+        *ret = 0;
+        if (!group)
+                return 0;
+        g = getgrnam(group);
+        if (g) {
+                *ret = g->gr_gid;
+                return 0;
+        }
+        errno = 0;
+        *ret = (gid_t) strtoul(group, &end, 10);
+        if (errno || *end)
+                return log_error_errno(ENOENT, "Control: unknown socket group '%s'", group);
+        return 0;
+}
+
+/* Creates the socket's directory if missing and opens it; *ret_name points into path. */
+static int open_socket_dir(const char *path, int *ret_fd, const char **ret_name) {
         _cleanup_free_ char *dir = strdup(path);
         char *slash;
-        struct stat st;
-        mode_t old;
-        gid_t gid = 0;
+        int fd;
 
         if (!dir)
                 return -ENOMEM;
-        if (strlen(path) >= sizeof(sa.sun_path))
-                return -ENAMETOOLONG;
-        if (group) {
-                struct group *g = getgrnam(group);
-                char *end;
-
-                if (g)
-                        gid = g->gr_gid;
-                else {
-                        errno = 0;
-                        gid = (gid_t) strtoul(group, &end, 10);
-                        if (errno || *end)
-                                return log_error_errno(ENOENT, "Control: unknown socket group '%s'", group);
-                }
-        }
         slash = strrchr(dir, '/');
-        if (slash && slash != dir) {
+        if (!slash)
+                strcpy(dir, ".");
+        else if (slash == dir)
+                dir[1] = '\0';
+        else {
                 *slash = '\0';
                 if (mkdir(dir, 0755) < 0 && errno != EEXIST)
                         return log_error_errno(errno, "Control: cannot create %s: %m", dir);
         }
-        if (lstat(path, &st) == 0) {
-                if (!S_ISSOCK(st.st_mode))
-                        return log_error_errno(EEXIST, "Control: %s exists and is not a socket", path);
-                if (socket_alive(path))
-                        return log_error_errno(EADDRINUSE, "Control: another pagewardend answers on %s", path);
-                unlink(path); /* stale, from a daemon that was killed */
-        }
-        strcpy(sa.sun_path, path);
-        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return log_error_errno(errno, "Control: cannot open %s: %m", dir);
+        *ret_fd = fd;
+        *ret_name = slash ? path + (slash - dir) + 1 : path;
+        return 0;
+}
+
+/* Removes a socket left by a daemon that was killed; refuses anything else at path. */
+static int remove_stale(int dir_fd, const char *name, const char *path) {
+        struct stat st;
+
+        if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? 0 : log_error_errno(errno, "Control: cannot check %s: %m", path);
+        if (!S_ISSOCK(st.st_mode))
+                return log_error_errno(EEXIST, "Control: %s exists and is not a socket", path);
+        if (socket_alive(path))
+                return log_error_errno(EADDRINUSE, "Control: another pagewardend answers on %s", path);
+        if (unlinkat(dir_fd, name, 0) < 0 && errno != ENOENT)
+                return log_error_errno(errno, "Control: cannot remove the stale socket %s: %m", path);
+        return 0;
+}
+
+int control_socket_set_access(int dir_fd, const char *name, gid_t gid) {
+        _cleanup_close_ int fd = openat(dir_fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        char proc[64];
+        struct stat st;
+
+        /* Checked and changed through one O_PATH descriptor: nothing can be swapped in between. */
+        if (fd < 0 || fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISSOCK(st.st_mode))
+                return -ENOTSOCK;
+        if (st.st_gid != gid && fchownat(fd, "", (uid_t) -1, gid, AT_EMPTY_PATH) < 0)
+                return -errno;
+        if ((st.st_mode & 07777) == 0660)
+                return 0;
+        /* Only needed if a default ACL of the directory changed the mode; fchmod() takes no O_PATH descriptor. */
+        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+        return chmod(proc, 0660) < 0 ? -errno : 0;
+}
+
+/* The socket is born 0660: its inode's mode and the umask both say so, there is no window with a wider one. */
+static int bind_socket(const char *path, int *ret_fd) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        _cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        mode_t old;
+        int r = 0;
+
         if (fd < 0)
                 return -errno;
-        old = umask(0117); /* the socket is born 0660: no window with a wider mode */
-        if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
-                int r = -errno;
-
-                umask(old);
-                return log_error_errno(r, "Control: cannot bind %s: %m", path);
-        }
+        if (strlen(path) >= sizeof(sa.sun_path))
+                return -ENAMETOOLONG;
+        strcpy(sa.sun_path, path);
+        /* Before bind(), fchmod() sets the mode the socket's file is created with (after, it would not reach it). */
+        if (fchmod(fd, 0660) < 0)
+                return -errno;
+        old = umask(0117);
+        if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
+                r = -errno;
         umask(old);
-        if (chmod(path, 0660) < 0 || chown(path, 0, gid) < 0)
-                return log_error_errno(errno, "Control: cannot set the mode or owner of %s: %m", path);
+        if (r < 0)
+                return log_error_errno(r, "Control: cannot bind %s: %m", path);
+        *ret_fd = TAKE_FD(fd);
+        return 0;
+}
+
+static int listen_on(const char *path, const char *group, int *ret_fd) {
+        _cleanup_close_ int dir_fd = -1, fd = -1;
+        const char *name = NULL;
+        gid_t gid;
+        int r;
+
+        if (strlen(path) >= sizeof(((struct sockaddr_un *) NULL)->sun_path))
+                return -ENAMETOOLONG;
+        r = resolve_group(group, &gid);
+        if (r < 0)
+                return r;
+        r = open_socket_dir(path, &dir_fd, &name);
+        if (r < 0)
+                return r;
+        r = remove_stale(dir_fd, name, path);
+        if (r < 0)
+                return r;
+        r = bind_socket(path, &fd);
+        if (r < 0)
+                return r;
+        r = control_socket_set_access(dir_fd, name, gid);
+        if (r < 0)
+                return log_error_errno(r, "Control: cannot set the mode or group of %s: %m", path);
         if (listen(fd, 16) < 0)
                 return -errno;
         *ret_fd = TAKE_FD(fd);

@@ -7,9 +7,17 @@
  * client has its own buffer and a deadline, so that a client that stalls,
  * floods or sends garbage is answered or dropped while others are served.
  * Peer credentials (SO_PEERCRED) go to the handler, which decides.
+ *
+ * Connections are always accepted, so that none waits behind others in the
+ * listen backlog; one over its limits (see control_admit()) is answered at
+ * once with an error line and closed.  No number of connections held open
+ * by users other than root keeps root out.  Functions return 0 or a negative
+ * errno; control_new() logs why it failed.
  */
 
 #include <json-c/json.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <sys/socket.h>
 #include <systemd/sd-event.h>
 
@@ -21,12 +29,25 @@ struct control;
 typedef json_object *(*control_handler)(void *userdata, const struct ucred *peer, const struct pw_request *req);
 
 #define CONTROL_CLIENT_TIMEOUT_USEC (UINT64_C(5) * 1000000)
+/* Clients at once, root's included: each has a 64 KiB buffer, so at most 4 MiB. */
 #define CONTROL_MAX_CLIENTS 64
+/* The last 8 of those only root may take, so that root gets in however many others are connected. */
+#define CONTROL_ROOT_RESERVE 8
+/*
+ * Clients at once of one user other than root: enough for scripts running
+ * side by side (a request takes milliseconds), and 7 users are needed to fill
+ * what is not reserved for root.
+ */
+#define CONTROL_MAX_CLIENTS_PER_UID 8
+/* A user's refused connections are logged once per 10 s, with the number not logged. */
+#define CONTROL_REFUSAL_LOG_INTERVAL_USEC (UINT64_C(10) * 1000000)
+/* Users whose refusals are counted apart; the refusals of more users are counted together. */
+#define CONTROL_REFUSAL_LOG_USERS 16
 
 /*
  * Listens on path, or on the socket systemd passed (sd_listen_fds).  group:
  * the socket's group (NULL: root's).  Refuses to take over a socket that a
- * running daemon still answers on.
+ * running daemon still answers on, and anything at path that is not a socket.
  */
 int control_new(sd_event *event, const char *path, const char *group, control_handler handler, void *userdata,
                 struct control **ret);
@@ -37,3 +58,48 @@ static inline void control_freep(struct control **c) {
 
 /* {"ok": false, "error": message} */
 json_object *control_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+enum control_verdict {
+        CONTROL_ADMIT,
+        CONTROL_REFUSE_USER, /* the user has CONTROL_MAX_CLIENTS_PER_UID clients */
+        CONTROL_REFUSE_FULL, /* no slot left that this user may take */
+};
+
+/*
+ * Whether a new connection of uid is served, while n_clients are connected
+ * in all and n_uid_clients of them are uid's.  Root is admitted while fewer
+ * than CONTROL_MAX_CLIENTS are connected; any other user while it has fewer
+ * than CONTROL_MAX_CLIENTS_PER_UID and fewer than CONTROL_MAX_CLIENTS -
+ * CONTROL_ROOT_RESERVE are connected in all.
+ */
+enum control_verdict control_admit(uid_t uid, unsigned n_clients, unsigned n_uid_clients);
+
+/*
+ * The rate limit of the refusal log: a line per user per
+ * CONTROL_REFUSAL_LOG_INTERVAL_USEC.  A refusal not logged is counted, and
+ * the count is told with the next line logged (its user's, or when the
+ * user's entry was taken over, anyone's): none goes unmentioned.  At most
+ * CONTROL_REFUSAL_LOG_USERS lines per interval, whatever the number of users.
+ */
+struct control_ratelimit {
+        struct control_ratelimit_entry {
+                uid_t uid;
+                bool used;
+                uint64_t logged_usec; /* when this user's last line was logged */
+                unsigned suppressed;  /* this user's refusals not logged since */
+        } entries[CONTROL_REFUSAL_LOG_USERS];
+        unsigned suppressed; /* refusals not logged, of users without an entry */
+};
+
+/*
+ * Whether the refusal of uid at now_usec (CLOCK_MONOTONIC) is logged; if so,
+ * *ret_suppressed is the number of refusals not logged that the line tells.
+ */
+bool control_ratelimit_allow(struct control_ratelimit *rl, uid_t uid, uint64_t now_usec, unsigned *ret_suppressed);
+
+/*
+ * Gives the bound socket dir_fd/name the mode 0660 and the group gid (the
+ * owner stays the daemon's), without following a symlink: fails with
+ * -ENOTSOCK if name is not a socket (someone replaced it).
+ */
+int control_socket_set_access(int dir_fd, const char *name, gid_t gid);

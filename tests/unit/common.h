@@ -24,6 +24,7 @@ Suite *ledger_suite(void);
 Suite *targets_suite(void);
 Suite *ctl_print_suite(void);
 Suite *ctl_client_suite(void);
+Suite *control_suite(void);
 
 /* A context that touches nothing of the machine but the file system: 16 GiB of RAM. */
 #define TEST_RAM (UINT64_C(16) << 30)
