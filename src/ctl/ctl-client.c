@@ -161,17 +161,19 @@ int ctl_exchange(int fd, const struct pw_request *req, int cancel_fd, struct ctl
         json_object *obj;
         size_t len = 0;
         bool ok;
-        int r;
+        int r, k;
 
         request = protocol_format_request(req);
         if (!request)
                 return -ENOMEM;
         r = send_all(fd, request, strlen(request));
-        if (r < 0)
+        /* A daemon that refused the connection at once (too many open) closed it after an error line: that
+         * line, already here, says why better than the failed send. */
+        if (r < 0 && r != -EPIPE && r != -ECONNRESET)
                 return r;
-        r = receive_line(fd, cancel_fd, &line, &len);
-        if (r < 0)
-                return r;
+        k = receive_line(fd, cancel_fd, &line, &len);
+        if (k < 0)
+                return r < 0 ? r : k;
         r = parse_response(line, len, &obj, &ok);
         if (r < 0)
                 return r;
@@ -186,7 +188,7 @@ const char *ctl_strerror(int r) {
         case -ECONNRESET:
                 return "pagewardend closed the connection without answering";
         case -EFBIG:
-                return "the response from pagewardend is larger than 1 MiB";
+                return "the response from pagewardend is larger than 16 MiB";
         case -EBADMSG:
                 return "malformed response from pagewardend";
         case -ENOMEM:

@@ -12,6 +12,7 @@
 
 struct client {
         struct control *control;
+        uint64_t id;
         int fd;
         struct ucred peer;
         sd_event_source *io, *timer;
@@ -32,8 +33,11 @@ struct control {
         void *userdata;
         struct client *clients;
         unsigned n_clients;
+        uint64_t next_id;
         struct control_ratelimit refusals;
 };
+
+const char control_later = 0;
 
 json_object *control_error(const char *fmt, ...) {
         json_object *o = json_object_new_object();
@@ -118,13 +122,29 @@ static int client_respond(struct client *c, json_object *resp) {
 static void client_handle_line(struct client *c, size_t len) {
         struct pw_request req;
         const char *why;
+        json_object *resp;
 
         if (protocol_parse_request(c->in, len, &req, &why) < 0) {
                 log_debug("Control: bad request from pid %d uid %u: %s", (int) c->peer.pid, (unsigned) c->peer.uid, why);
                 client_respond(c, control_error("%s", why));
                 return;
         }
-        client_respond(c, c->control->handler(c->control->userdata, &c->peer, &req));
+        resp = c->control->handler(c->control->userdata, c->id, &c->peer, &req);
+        if (resp != CONTROL_LATER) {
+                client_respond(c, resp);
+                return;
+        }
+        /* Nothing more is read; the answer comes within the later deadline. */
+        (void) sd_event_source_set_io_events(c->io, 0);
+        (void) sd_event_source_set_time_relative(c->timer, CONTROL_LATER_TIMEOUT_USEC);
+}
+
+int control_reply(struct control *ctl, uint64_t client, json_object *resp) {
+        for (struct client *c = ctl->clients; c; c = c->next)
+                if (c->id == client)
+                        return client_respond(c, resp) < 0 ? -EIO : 0;
+        json_object_put(resp);
+        return -ENOENT;
 }
 
 static int on_client_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -270,6 +290,7 @@ static int client_new(struct control *ctl, int fd, const struct ucred *peer) {
                 return -ENOMEM;
         }
         c->control = ctl;
+        c->id = ++ctl->next_id;
         c->fd = fd;
         c->peer = *peer;
         c->next = ctl->clients;

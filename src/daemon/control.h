@@ -25,8 +25,17 @@
 
 struct control;
 
-/* Returns the response object (owned by the caller of the handler). */
-typedef json_object *(*control_handler)(void *userdata, const struct ucred *peer, const struct pw_request *req);
+/*
+ * Returns the response object (owned by the caller of the handler), or
+ * CONTROL_LATER when the work goes on in slices on the loop: the handler
+ * then answers with control_reply(client) when it is done.
+ */
+typedef json_object *(*control_handler)(void *userdata, uint64_t client, const struct ucred *peer,
+                                        const struct pw_request *req);
+extern const char control_later;
+#define CONTROL_LATER ((json_object *) &control_later)
+/* How long a client waits for an answer given later (pagewardenctl itself waits 30 s). */
+#define CONTROL_LATER_TIMEOUT_USEC (UINT64_C(25) * 1000000)
 
 #define CONTROL_CLIENT_TIMEOUT_USEC (UINT64_C(5) * 1000000)
 /* Clients at once, root's included: each has a 64 KiB buffer, so at most 4 MiB. */
@@ -55,6 +64,9 @@ struct control *control_free(struct control *c);
 static inline void control_freep(struct control **c) {
         control_free(*c);
 }
+
+/* Answers a request answered CONTROL_LATER; -ENOENT (resp freed) if the client is gone. */
+int control_reply(struct control *c, uint64_t client, json_object *resp);
 
 /* {"ok": false, "error": message} */
 json_object *control_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

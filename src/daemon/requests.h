@@ -8,13 +8,11 @@
  */
 
 #include <json-c/json.h>
+#include <stdint.h>
 #include <sys/socket.h>
 
 #include "protocol.h"
 
-/* Running jobs a user other than root may hold at once (pagewardenctl(8)):
- * enough for any real use, few enough that status stays small. */
-#define REQUESTS_MAX_JOBS_PER_USER 64
-
 /* A control_handler; userdata is the struct manager. */
-json_object *requests_handle(void *userdata, const struct ucred *peer, const struct pw_request *req);
+json_object *requests_handle(void *userdata, uint64_t client, const struct ucred *peer,
+                             const struct pw_request *req);

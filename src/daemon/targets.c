@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <assert.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "proc.h"
@@ -83,28 +84,44 @@ int targets_add(struct targets *t, pid_t pid, char *why, size_t len) {
         return 0;
 }
 
-int targets_add_descendants(struct targets *t, char *why, size_t len) {
-        /* Breadth first: the list grows while it is walked. */
-        for (size_t i = 0; i < t->n; i++) {
-                _cleanup_free_ pid_t *children = NULL;
-                size_t n = 0;
-                int r = proc_children(t->procdir, t->list[i].pid, &children, &n);
+/* The children of the process at index i, each added (checked). */
+static int add_children_of(struct targets *t, size_t i, char *why, size_t len) {
+        _cleanup_free_ pid_t *children = NULL;
+        size_t n = 0;
+        int r = proc_children(t->procdir, t->list[i].pid, &children, &n);
 
-                if (r == -ESRCH)
-                        continue; /* it exited: its children were reparented, not ours to chase */
-                if (r < 0) {
-                        snprintf(why, len, "has children that cannot be listed: %s", strerror(-r));
-                        return refuse(t->list[i].pid, r, why, len);
-                }
-                for (size_t k = 0; k < n; k++) {
-                        r = targets_add(t, children[k], why, len);
-                        if (r == -ESRCH)
-                                continue; /* a child that exited meanwhile */
-                        if (r < 0)
-                                return r;
-                }
+        if (r == -ESRCH)
+                return 0; /* it exited: its children were reparented, not ours to chase */
+        if (r < 0) {
+                snprintf(why, len, "has children that cannot be listed: %s", strerror(-r));
+                return refuse(t->list[i].pid, r, why, len);
+        }
+        for (size_t k = 0; k < n; k++) {
+                r = targets_add(t, children[k], why, len);
+                if (r < 0 && r != -ESRCH) /* a child that exited meanwhile is no matter */
+                        return r;
         }
         return 0;
+}
+
+int targets_walk(struct targets *t, size_t *cursor, size_t max, char *why, size_t len) {
+        /* Breadth first: the list grows while it is walked. */
+        for (size_t done = 0; *cursor < t->n && done < max; (*cursor)++, done++) {
+                int r = add_children_of(t, *cursor, why, len);
+
+                if (r < 0)
+                        return r;
+        }
+        return *cursor >= t->n;
+}
+
+int targets_add_descendants(struct targets *t, char *why, size_t len) {
+        size_t cursor = 0;
+        int r;
+
+        while ((r = targets_walk(t, &cursor, SIZE_MAX, why, len)) == 0)
+                ;
+        return r < 0 ? r : 0;
 }
 
 bool targets_alive(const struct targets *t, pid_t pid) {

@@ -43,6 +43,8 @@ void targets_done(struct targets *t);
 int targets_add(struct targets *t, pid_t pid, char *why, size_t len);
 /* Adds the descendants of every process held, checked like the rest. */
 int targets_add_descendants(struct targets *t, char *why, size_t len);
+/* The same in steps: the children of at most max processes from *cursor on; 1 when the walk is done. */
+int targets_walk(struct targets *t, size_t *cursor, size_t max, char *why, size_t len);
 
 /* The pids held from index first on whose process still lives and is
  * outside cgroup (NULL: anywhere); the caller frees *ret. */

@@ -175,7 +175,7 @@ END_TEST
 
 /* ---- the socket file ---------------------------------------------------- */
 
-static json_object *echo_handler(void *userdata, const struct ucred *peer, const struct pw_request *req) {
+static json_object *echo_handler(void *userdata, uint64_t client, const struct ucred *peer, const struct pw_request *req) {
         json_object *o = json_object_new_object();
 
         json_object_object_add(o, "ok", json_object_new_boolean(true));
@@ -381,6 +381,9 @@ static bool live_tests_can_run(const char *name) {
         return false;
 }
 
+/* The handler the live tests' control runs (its userdata: the struct live). */
+static control_handler live_handler = echo_handler;
+
 struct live {
         char *dir, *path, *log;
         sd_event *event;
@@ -388,6 +391,7 @@ struct live {
         int saved_stderr; /* stderr goes to log, to count the lines logged */
         pid_t holders[16];
         unsigned n_holders;
+        uint64_t later_client;
 };
 
 static void live_start(struct live *l) {
@@ -404,7 +408,7 @@ static void live_start(struct live *l) {
         l->saved_stderr = dup(STDERR_FILENO);
         ck_assert_int_eq(dup2(log_fd, STDERR_FILENO), STDERR_FILENO);
         ck_assert_int_ge(sd_event_new(&l->event), 0);
-        ck_assert_int_eq(control_new(l->event, l->path, group, echo_handler, NULL, &l->control), 0);
+        ck_assert_int_eq(control_new(l->event, l->path, group, live_handler, l, &l->control), 0);
 }
 
 /* The lines logged so far that contain needle. */
@@ -573,6 +577,43 @@ START_TEST(test_control_live_root_not_locked_out) {
 }
 END_TEST
 
+/* An answer given later: on the next turn of the loop, as a request worked on in slices is. */
+static int on_later(sd_event_source *s, uint64_t usec, void *userdata) {
+        struct live *l = userdata;
+        json_object *o = json_object_new_object();
+
+        json_object_object_add(o, "ok", json_object_new_boolean(true));
+        json_object_object_add(o, "later", json_object_new_boolean(true));
+        ck_assert_int_eq(control_reply(l->control, l->later_client, o), 0);
+        /* Answered and gone: a second answer finds nobody. */
+        ck_assert_int_eq(control_reply(l->control, l->later_client, json_object_new_object()), -ENOENT);
+        return 0;
+}
+
+static json_object *later_handler(void *userdata, uint64_t client, const struct ucred *peer,
+                                  const struct pw_request *req) {
+        struct live *l = userdata;
+
+        l->later_client = client;
+        ck_assert_int_ge(sd_event_add_time_relative(l->event, NULL, CLOCK_MONOTONIC, 1000, 0, on_later, l), 0);
+        return CONTROL_LATER;
+}
+
+START_TEST(test_control_live_later) {
+        struct answer a;
+        struct live l;
+
+        if (!live_tests_can_run("test_control_live_later"))
+                return;
+        live_handler = later_handler;
+        live_start(&l);
+        a = live_request(&l, 0);
+        ck_assert_msg(strstr(a.line, "\"later\":true"), "got '%s'", a.line);
+        live_stop(&l);
+        live_handler = echo_handler;
+}
+END_TEST
+
 START_TEST(test_control_live_refusals) {
         unsigned users = (CONTROL_MAX_CLIENTS - CONTROL_ROOT_RESERVE) / CONTROL_MAX_CLIENTS_PER_UID;
         struct answer a;
@@ -619,6 +660,7 @@ Suite *control_suite(void) {
         suite_add_tcase(s, file);
         tcase_add_test(live, test_control_live_root_not_locked_out);
         tcase_add_test(live, test_control_live_refusals);
+        tcase_add_test(live, test_control_live_later);
         tcase_set_timeout(live, 60);
         suite_add_tcase(s, live);
         return s;

@@ -61,12 +61,31 @@ START_TEST(test_ctl_client_status_of_thousands_of_jobs) {
 }
 END_TEST
 
+/* A daemon that refuses a connection writes an error line and closes before the request is sent. */
+START_TEST(test_ctl_client_refused_before_sending) {
+        const char line[] = "{\"ok\":false,\"error\":\"uid 1000 has 8 connections open\"}\n";
+        struct pw_request req = { .command = PW_CMD_VERSION };
+        struct ctl_response resp = {};
+        int sv[2];
+
+        ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+        ck_assert_int_eq(write(sv[1], line, strlen(line)), (ssize_t) strlen(line));
+        close(sv[1]);
+        ck_assert_int_eq(ctl_exchange(sv[0], &req, -1, &resp), 0);
+        ck_assert(!resp.ok);
+        ck_assert_str_eq(ctl_response_error(&resp), "uid 1000 has 8 connections open");
+        ctl_response_done(&resp);
+        close(sv[0]);
+}
+END_TEST
+
 Suite *ctl_client_suite(void) {
         Suite *s = suite_create("ctl-client");
         TCase *tc = tcase_create("exchange");
 
         tcase_set_timeout(tc, 30);
         tcase_add_test(tc, test_ctl_client_status_of_thousands_of_jobs);
+        tcase_add_test(tc, test_ctl_client_refused_before_sending);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -165,6 +165,40 @@ expect_eq "and its end is noticed (within 5 s)" "$(pagewardenctl status --json |
 echo "$watches" >/proc/sys/fs/inotify/max_user_watches
 check "the daemon said it polls" grep -q "polling it every" /tmp/daemon.log
 
+# ---- 8. a long move does not stall the daemon -------------------------------
+# Alice's tree of 1,000 processes, moved while root asks for status.
+as $ALICE sh -c 'i=0; while [ $i -lt 999 ]; do sleep 300 & i=$((i + 1)); done; wait' &
+TREE=$!
+i=0
+while [ $i -lt 300 ] && [ "$(ls /proc/$TREE/task/*/children >/dev/null 2>&1 && cat /proc/$TREE/task/*/children | wc -w)" -lt 999 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+t0=$(uptime_ms)
+as $ALICE pagewardenctl move --job shared --name big --tree $TREE >/tmp/big.out 2>&1 &
+MOVER=$!
+worst=0
+n=0
+: >/tmp/lat
+while kill -0 $MOVER 2>/dev/null; do
+	a=$(uptime_ms)
+	pagewardenctl status >/dev/null
+	b=$(uptime_ms)
+	echo $((b - a)) >>/tmp/lat
+	[ $((b - a)) -gt $worst ] && worst=$((b - a))
+	n=$((n + 1))
+done
+wait $MOVER
+expect_eq "alice's move --tree of 1,000 processes succeeds" "$?" 0
+took=$(($(uptime_ms) - t0))
+job=$(pagewardenctl status --json | jq -r '.jobs[] | select(.name == "big") | .cgroup')
+expect_eq "all 1,000 are in the job" "$(wc -l <$CG$job/cgroup.procs)" 1000
+median=$(sort -n /tmp/lat | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] + 0 }')
+diag "move --tree of 1,000 processes took $took ms; status meanwhile: $n answers, median $median ms, max $worst ms"
+expect_ge "status was answered during the move" "$n" 2
+expect_le "status waited at most a second meanwhile (ms)" "$worst" 1000
+echo 1 >$CG$job/cgroup.kill
+
 kill -TERM $DAEMON
 wait $DAEMON
 expect_eq "the daemon stops cleanly" "$?" 0

@@ -1,0 +1,387 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
+#include <inttypes.h>
+#include <pwd.h>
+
+#include "auth.h"
+#include "log.h"
+#include "place.h"
+#include "proc.h"
+#include "status.h"
+#include "targets.h"
+
+#define PROCDIR "/proc"
+
+/* ---- what is checked ---- */
+
+static const char *user_name(uid_t uid, char *buf, size_t len) {
+        struct passwd pw, *res = NULL;
+
+        if (getpwuid_r(uid, &pw, buf, len, &res) != 0 || !res)
+                return NULL;
+        return res->pw_name;
+}
+
+/* The class exists and this user may use it. */
+static json_object *check_class(struct manager *m, uid_t uid, const char *class, const struct pw_job_class **ret) {
+        const struct pw_job_class *c = policy_find_class(&m->policy, class);
+        char buf[1024];
+
+        if (!c)
+                return control_error("no job class '%s' in the policy", class);
+        if (!auth_class_allows(c, uid, user_name(uid, buf, sizeof(buf))))
+                return control_error("uid %u may not use class '%s' (it is not in the class's users)", (unsigned) uid,
+                                     class);
+        *ret = c;
+        return NULL;
+}
+
+/* A user may hold only so many jobs at once (root: any number). */
+static json_object *check_job_limit(struct manager *m, uid_t uid) {
+        unsigned n = 0;
+
+        for (struct job *j = m->jobs.list; j && uid != 0; j = j->next)
+                n += j->uid == uid;
+        if (n >= PLACE_MAX_JOBS_PER_USER)
+                return control_error("uid %u has %u jobs running, the most a user other than root may have",
+                                     (unsigned) uid, n);
+        return NULL;
+}
+
+/* A job name must not be mistaken for an id. */
+static json_object *check_name(const char *name) {
+        if (name[0] && name[strspn(name, "0123456789")] == '\0')
+                return control_error("job name '%s' is a number: job names may not look like job ids", name);
+        return NULL;
+}
+
+static json_object *check_request(struct manager *m, uid_t uid, const struct pw_request *req,
+                                  const struct pw_job_class **ret) {
+        json_object *err = check_class(m, uid, req->class, ret);
+
+        if (!err)
+                err = check_name(req->name);
+        if (!err)
+                err = check_job_limit(m, uid);
+        return err;
+}
+
+/* The facts auth.c decides on: the caller's jobs and the protected cgroups, copied (a move outlives a turn of
+ * the loop, jobs may end meanwhile). */
+struct context {
+        struct auth_caller caller;
+        char **own_jobs, **protected;
+};
+
+static void context_done(struct context *x) {
+        for (size_t i = 0; i < x->caller.n_own_jobs; i++)
+                free(x->own_jobs[i]);
+        for (size_t i = 0; i < x->caller.n_protected; i++)
+                free(x->protected[i]);
+        free(x->own_jobs);
+        free(x->protected);
+        *x = (struct context){};
+}
+
+static int context_init(struct manager *m, const struct ucred *peer, bool child_only, struct context *x) {
+        *x = (struct context){ .caller = { .uid = peer->uid, .pid = peer->pid, .self = getpid(),
+                                            .child_only = child_only } };
+        x->own_jobs = calloc(m->jobs.n + 1, sizeof(char *));
+        x->protected = calloc(m->policy.n_protects + 1, sizeof(char *));
+        if (!x->own_jobs || !x->protected)
+                return -ENOMEM;
+        for (struct job *j = m->jobs.list; j; j = j->next)
+                if (j->uid == peer->uid && (x->own_jobs[x->caller.n_own_jobs] = strdup(j->path)))
+                        x->caller.n_own_jobs++;
+        for (size_t i = 0; i < m->policy.n_protects; i++) {
+                const struct pw_protect *pr = &m->policy.protects[i];
+                struct backend_protect bp = { .name = pr->name, .unit = pr->unit,
+                                              .cgroup = pr->cgroup ? pr->cgroup + 1 : NULL };
+
+                /* A unit that does not run has no process to protect. */
+                if (m->backend->ops->protect_path(m->backend, &bp, &x->protected[x->caller.n_protected]) >= 0)
+                        x->caller.n_protected++;
+        }
+        x->caller.own_jobs = (const char *const *) x->own_jobs;
+        x->caller.protected = (const char *const *) x->protected;
+        return 0;
+}
+
+static json_object *placed(struct manager *m, struct job *j, const pid_t *moved, size_t n) {
+        json_object *o = json_object_new_object();
+
+        json_object_object_add(o, "ok", json_object_new_boolean(true));
+        json_object_object_add(o, "job", status_job_json(m, j));
+        if (moved) {
+                json_object *a = json_object_new_array();
+
+                for (size_t i = 0; i < n; i++)
+                        json_object_array_add(a, json_object_new_int64(moved[i]));
+                json_object_object_add(o, "moved", a);
+        }
+        return o;
+}
+
+/* ---- run ---- */
+
+json_object *place_run(struct manager *m, const struct ucred *peer, const struct pw_request *req) {
+        _cleanup_(context_done) struct context x = {};
+        _cleanup_(targets_done) struct targets t = {};
+        const struct pw_job_class *c;
+        char why[256];
+        json_object *err;
+        struct job *j;
+        int r;
+
+        err = check_request(m, peer->uid, req, &c);
+        if (err)
+                return err;
+        if (context_init(m, peer, true, &x) < 0)
+                return control_error("out of memory");
+        targets_init(&t, PROCDIR, &x.caller);
+        r = targets_add(&t, req->pid, why, sizeof(why));
+        if (r < 0)
+                return control_error("%s", why);
+        r = jobs_place(&m->jobs, c, req->name, peer->uid, &req->pid, 1, &j, NULL);
+        if (r < 0)
+                return control_error("cannot place process %d in class %s: %s", (int) req->pid, c->name, strerror(-r));
+        if (!targets_alive(&t, req->pid))
+                log_warning("Job %" PRIu64 ": process %d exited while it was placed", j->id, (int) req->pid);
+        return placed(m, j, NULL, 0);
+}
+
+/* ---- move, in slices ---- */
+
+enum move_phase {
+        MOVE_CHECK,  /* the named processes */
+        MOVE_WALK,   /* their trees */
+        MOVE_PLACE,  /* a new job with the first of them */
+        MOVE_ATTACH, /* the rest, into the job */
+        MOVE_ROUND,  /* a walk again, for children forked meanwhile */
+        MOVE_DONE,
+};
+
+struct move {
+        struct manager *m;
+        uint64_t client;
+        uid_t uid;
+        struct pw_request req;
+        struct context x;
+        struct targets t;
+        enum move_phase phase;
+        size_t cursor;        /* CHECK: the next named pid; WALK, ROUND: the next process to walk */
+        pid_t *pending;       /* ATTACH: what is still to move */
+        size_t n_pending, next;
+        size_t round_first;   /* ROUND: the first process this round found */
+        unsigned rounds;
+        uint64_t job_id;
+        sd_event_source *slice;
+};
+
+static void move_free(void *userdata) {
+        struct move *mv = userdata;
+
+        targets_done(&mv->t);
+        context_done(&mv->x);
+        free(mv->pending);
+        free(mv);
+}
+
+/* Ends the move with resp (an error, or what was placed). */
+static void move_finish(struct move *mv, json_object *resp) {
+        (void) control_reply(mv->m->control, mv->client, resp);
+        mv->phase = MOVE_DONE;
+        /* The loop owned it (floating); now it goes, and mv with it (move_free). */
+        (void) sd_event_source_set_floating(mv->slice, false);
+        (void) sd_event_source_disable_unref(mv->slice);
+}
+
+static struct job *move_job(struct move *mv) {
+        char id[32];
+
+        snprintf(id, sizeof(id), "%" PRIu64, mv->job_id);
+        return jobs_find(&mv->m->jobs, id);
+}
+
+/* What to move next: the processes from index first on, alive and outside the job (or anywhere). */
+static int move_pend(struct move *mv, size_t first, const char *outside) {
+        mv->pending = mfree(mv->pending);
+        mv->next = 0;
+        return targets_pids(&mv->t, first, outside, &mv->pending, &mv->n_pending);
+}
+
+static int step_check(struct move *mv, char *why, size_t len) {
+        int r = targets_add(&mv->t, mv->req.pids[mv->cursor], why, len);
+
+        if (r < 0)
+                return r;
+        if (++mv->cursor == mv->req.n_pids) {
+                mv->cursor = 0;
+                mv->phase = mv->req.tree ? MOVE_WALK : MOVE_PLACE;
+        }
+        return 0;
+}
+
+static int step_walk(struct move *mv, char *why, size_t len) {
+        int r = targets_walk(&mv->t, &mv->cursor, 1, why, len);
+
+        if (r > 0)
+                mv->phase = MOVE_PLACE;
+        return r < 0 ? r : 0;
+}
+
+static int step_place(struct move *mv, char *why, size_t len) {
+        const struct pw_job_class *c = policy_find_class(&mv->m->policy, mv->req.class);
+        struct job *j;
+        int r;
+
+        if (!c) {
+                snprintf(why, len, "class '%s' left the policy while the processes were checked", mv->req.class);
+                return -ENOENT;
+        }
+        r = move_pend(mv, 0, NULL);
+        if (r >= 0 && mv->n_pending == 0) {
+                snprintf(why, len, "the processes exited before they could be moved");
+                return -ESRCH;
+        }
+        /* The job with its first process; the rest follow in slices. */
+        if (r >= 0)
+                r = jobs_place(&mv->m->jobs, c, mv->req.name, mv->uid, mv->pending, 1, &j, NULL);
+        if (r < 0) {
+                snprintf(why, len, "cannot move the processes into class %s: %s", c->name, strerror(-r));
+                return r;
+        }
+        mv->job_id = j->id;
+        mv->next = 1;
+        mv->phase = MOVE_ATTACH;
+        return 0;
+}
+
+static int step_attach(struct move *mv, char *why, size_t len) {
+        struct job *j = move_job(mv);
+        size_t moved;
+
+        if (!j) {
+                snprintf(why, len, "job %" PRIu64 " ended while its processes were moved", mv->job_id);
+                return -ESRCH;
+        }
+        if (mv->next < mv->n_pending)
+                (void) mv->m->backend->ops->job_attach(mv->m->backend, j->path, &mv->pending[mv->next++], 1, &moved);
+        if (mv->next >= mv->n_pending) {
+                mv->phase = mv->req.tree && mv->rounds < PLACE_MOVE_ROUNDS ? MOVE_ROUND : MOVE_DONE;
+                mv->cursor = 0;
+                mv->round_first = mv->t.n;
+                mv->rounds++;
+        }
+        return 0;
+}
+
+/* Children forked while the processes moved stay where their parent was: a walk again, and those outside move. */
+static int step_round(struct move *mv, char *why, size_t len) {
+        struct job *j = move_job(mv);
+        int r;
+
+        if (!j) {
+                mv->phase = MOVE_DONE; /* move_done() says why */
+                return 0;
+        }
+        r = targets_walk(&mv->t, &mv->cursor, 1, why, len);
+        if (r == 0)
+                return 0;
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                /* The job is there; what cannot be added now stays where it is. */
+                log_warning("Job %" PRIu64 ": %s; left where it is", mv->job_id, why);
+                mv->phase = MOVE_DONE;
+                return 0;
+        }
+        /* Those born inside the job (of a parent moved already) need nothing. */
+        r = move_pend(mv, mv->round_first, j->path);
+        if (r < 0)
+                return r;
+        mv->phase = mv->n_pending > 0 ? MOVE_ATTACH : MOVE_DONE;
+        return 0;
+}
+
+static int step(struct move *mv, char *why, size_t len) {
+        switch (mv->phase) {
+        case MOVE_CHECK:
+                return step_check(mv, why, len);
+        case MOVE_WALK:
+                return step_walk(mv, why, len);
+        case MOVE_PLACE:
+                return step_place(mv, why, len);
+        case MOVE_ATTACH:
+                return step_attach(mv, why, len);
+        case MOVE_ROUND:
+                return step_round(mv, why, len);
+        case MOVE_DONE:
+                break;
+        }
+        return 0;
+}
+
+static void move_done(struct move *mv) {
+        struct job *j = move_job(mv);
+        _cleanup_free_ pid_t *pids = NULL;
+        size_t n = 0;
+
+        if (!j) {
+                move_finish(mv, control_error("job %" PRIu64 " ended while its processes were moved", mv->job_id));
+                return;
+        }
+        (void) targets_pids(&mv->t, 0, NULL, &pids, &n);
+        move_finish(mv, placed(mv->m, j, pids, n));
+}
+
+static int on_slice(sd_event_source *s, void *userdata) {
+        struct move *mv = userdata;
+        uint64_t end = now_usec(CLOCK_MONOTONIC) + PLACE_SLICE_USEC;
+        char why[256] = "";
+
+        do {
+                int r = step(mv, why, sizeof(why));
+
+                if (r < 0) {
+                        move_finish(mv, r == -ENOMEM ? control_error("out of memory") : control_error("%s", why));
+                        return 0;
+                }
+        } while (mv->phase != MOVE_DONE && now_usec(CLOCK_MONOTONIC) < end);
+        if (mv->phase == MOVE_DONE)
+                move_done(mv);
+        return 0;
+}
+
+json_object *place_move(struct manager *m, uint64_t client, const struct ucred *peer, const struct pw_request *req) {
+        const struct pw_job_class *c;
+        struct move *mv;
+        json_object *err;
+        int r;
+
+        assert(m && peer && req && req->n_pids > 0);
+        err = check_request(m, peer->uid, req, &c);
+        if (err)
+                return err;
+        mv = calloc(1, sizeof(*mv));
+        if (!mv)
+                return control_error("out of memory");
+        *mv = (struct move){ .m = m, .client = client, .uid = peer->uid, .req = *req };
+        r = context_init(m, peer, false, &mv->x);
+        if (r >= 0) {
+                targets_init(&mv->t, PROCDIR, &mv->x.caller);
+                r = sd_event_add_defer(m->event, &mv->slice, on_slice, mv);
+        }
+        if (r < 0) {
+                move_free(mv);
+                return control_error("cannot start the move: %s", strerror(-r));
+        }
+        /* Others first: a move goes on only when nothing else is waiting.  The loop owns the source, so that
+         * a daemon that stops meanwhile frees it (and mv) with the loop. */
+        (void) sd_event_source_set_priority(mv->slice, SD_EVENT_PRIORITY_IDLE);
+        (void) sd_event_source_set_destroy_callback(mv->slice, move_free);
+        (void) sd_event_source_set_description(mv->slice, "move-slice");
+        (void) sd_event_source_set_floating(mv->slice, true);
+        sd_event_source_unref(mv->slice);
+        return CONTROL_LATER;
+}
