@@ -74,6 +74,25 @@ static void print_io_limit(FILE *f, const struct pw_io_limit *io) {
         fprintf(f, "        write_iops: %s\n", buf);
 }
 
+static void print_patterns(FILE *f, const char *key, const struct pw_patterns *p) {
+        fprintf(f, "      %s:%s\n", key, p->n ? "" : " []");
+        for (size_t i = 0; i < p->n; i++) {
+                fputs("        - ", f);
+                print_quoted(f, p->v[i].text);
+                fputc('\n', f);
+        }
+}
+
+/* Only for a class that has rules: no match: means none. */
+static void print_match(FILE *f, const struct pw_match *m) {
+        fputs("    match:\n", f);
+        print_patterns(f, "units", &m->units);
+        print_patterns(f, "exe", &m->exe);
+        print_patterns(f, "cmdline", &m->cmdline);
+        print_patterns(f, "user", &m->user);
+        print_patterns(f, "under", &m->under);
+}
+
 static void print_class(FILE *f, const struct pw_job_class *c) {
         char buf[32];
 
@@ -102,6 +121,8 @@ static void print_class(FILE *f, const struct pw_job_class *c) {
                 print_quoted(f, c->users[j]);
                 fputc('\n', f);
         }
+        if (policy_class_matches(c))
+                print_match(f, &c->match);
 }
 
 static void print_protect(FILE *f, const struct pw_protect *pr) {

@@ -99,6 +99,18 @@ const char *policy_unit_name_problem(const char *unit) {
         return "unit name needs a type suffix such as .service, .scope or .slice";
 }
 
+const char *policy_unit_pattern_problem(const char *pattern) {
+        _cleanup_free_ char *plain = strdup(pattern);
+
+        if (!plain)
+                return "out of memory";
+        /* As a unit name, each glob character standing for a letter. */
+        for (char *c = plain; *c; c++)
+                if (strchr("*?[]", *c))
+                        *c = 'x';
+        return policy_unit_name_problem(plain);
+}
+
 const char *policy_user_name_problem(const char *name) {
         size_t len;
 
@@ -311,6 +323,134 @@ static const struct field class_memory_fields[] = {
         {},
 };
 
+/* ---- match: rules the daemon applies itself ------------------------------ */
+
+static void patterns_done(struct pw_patterns *p) {
+        for (size_t i = 0; i < p->n; i++)
+                free(p->v[i].text);
+        free(p->v);
+        *p = (struct pw_patterns){};
+}
+
+static void match_done(struct pw_match *m) {
+        patterns_done(&m->units);
+        patterns_done(&m->exe);
+        patterns_done(&m->cmdline);
+        patterns_done(&m->user);
+        patterns_done(&m->under);
+}
+
+bool policy_class_matches(const struct pw_job_class *c) {
+        return c->match.units.n || c->match.exe.n || c->match.cmdline.n;
+}
+
+static void pattern_add(struct pstate *st, struct pw_patterns *p, const struct ynode *v) {
+        char *copy;
+
+        for (size_t i = 0; i < p->n; i++)
+                if (streq(p->v[i].text, v->value)) {
+                        pstate_error(st, v, "'%s' is listed twice", v->value);
+                        return;
+                }
+        copy = strdup(v->value);
+        if (!copy || GROW(p->v, p->allocated, p->n + 1) < 0) {
+                free(copy);
+                st->oom = true;
+                return;
+        }
+        p->v[p->n++] = (struct pw_pattern){ .text = copy, .line = v->line };
+}
+
+/* Why a value of this list is wrong, or NULL. */
+typedef const char *(*pattern_check)(struct pstate *st, const char *value);
+
+static const char *exe_problem(struct pstate *st, const char *v) {
+        if (v[0] != '/')
+                return "an executable must be an absolute path";
+        if (strlen(v) >= PATH_MAX)
+                return "path is too long";
+        if (strstr(v, "//") || strstr(v, "/./") || strstr(v, "/../") || endswith(v, "/.") || endswith(v, "/..") ||
+            endswith(v, "/"))
+                return "path must be normalised (no //, . or .., no trailing /)";
+        if (strpbrk(v, "*?["))
+                return "an executable is a path, not a pattern (use cmdline: for patterns)";
+        return NULL;
+}
+
+static const char *cmdline_problem(struct pstate *st, const char *v) {
+        if (!v[0])
+                return "a command-line pattern cannot be empty";
+        if (strlen(v) > 1024)
+                return "a command-line pattern has at most 1024 characters";
+        for (const char *c = v; *c; c++)
+                if ((unsigned char) *c < ' ')
+                        return "a command-line pattern cannot hold control characters";
+        return NULL;
+}
+
+static const char *unit_problem(struct pstate *st, const char *v) {
+        return policy_unit_pattern_problem(v);
+}
+
+static const char *user_problem(struct pstate *st, const char *v) {
+        const char *why = policy_user_name_problem(v);
+
+        if (why)
+                return why;
+        if (!pstate_account_known(st, v, false))
+                return st->oom ? NULL : "unknown user";
+        return NULL;
+}
+
+static const char *under_problem(struct pstate *st, const char *v) {
+        return v[0] == '/' ? policy_cgroup_path_problem(v) : policy_unit_name_problem(v);
+}
+
+static void parse_patterns(struct pstate *st, const struct ynode *val, struct pw_patterns *p, const char *what,
+                           pattern_check check) {
+        for (size_t i = 0; i < val->n_children && !st->oom; i++) {
+                const struct ynode *v = val->children[i];
+                const char *why;
+
+                if (v->type != YNODE_SCALAR) {
+                        pstate_error(st, v, "match.%s must be a list of strings, not of %s", what,
+                                     ynode_type_name(v->type));
+                        continue;
+                }
+                why = check(st, v->value);
+                if (why)
+                        pstate_error(st, v, "match.%s '%s': %s", what, v->value, why);
+                else if (!st->oom)
+                        pattern_add(st, p, v);
+        }
+}
+
+#define MATCH_PARSER(field, check)                                                                    \
+        static void p_match_##field(struct pstate *st, const struct ynode *val, void *target) {        \
+                parse_patterns(st, val, &((struct pw_job_class *) target)->match.field, #field, check); \
+        }
+MATCH_PARSER(units, unit_problem)
+MATCH_PARSER(exe, exe_problem)
+MATCH_PARSER(cmdline, cmdline_problem)
+MATCH_PARSER(user, user_problem)
+MATCH_PARSER(under, under_problem)
+
+static const struct field class_match_fields[] = {
+        { "units", YNODE_SEQ, p_match_units, 0 },
+        { "exe", YNODE_SEQ, p_match_exe, 0 },
+        { "cmdline", YNODE_SEQ, p_match_cmdline, 0 },
+        { "user", YNODE_SEQ, p_match_user, 0 },
+        { "under", YNODE_SEQ, p_match_under, 0 },
+        {},
+};
+
+static void match_finish(struct pstate *st, const struct ynode *entry, struct pw_job_class *c) {
+        const struct ynode *m = ymap_where(entry, "match", NULL);
+
+        if (m && !policy_class_matches(c))
+                pstate_error(st, m, "match: needs units, exe or cmdline (user and under only narrow those)");
+}
+
 static const struct field class_job_memory_fields[] = {
         { "high", YNODE_SCALAR, field_size, offsetof(struct pw_job_class, per_job.memory_high) },
         { "max", YNODE_SCALAR, field_size, offsetof(struct pw_job_class, per_job.memory_max) },
@@ -343,6 +483,7 @@ static const struct field class_fields[] = {
         { "cpu", YNODE_MAP, NULL, 0, class_cpu_fields },
         { "under_pressure", YNODE_MAP, NULL, 0, class_pressure_fields },
         { "users", YNODE_SEQ, p_users, 0 },
+        { "match", YNODE_MAP, NULL, 0, class_match_fields },
         {},
 };
 
@@ -355,6 +496,7 @@ static void class_done(struct pw_job_class *c) {
         for (size_t i = 0; i < c->n_users; i++)
                 free(c->users[i]);
         free(c->users);
+        match_done(&c->match);
 }
 
 /* Cross-field checks and defaults that depend on other fields. */
@@ -382,6 +524,7 @@ static void class_finish(struct pstate *st, const struct ynode *entry, struct pw
         uint64_t min_bps = UNITS_MAX;
 
         check_memory(st, entry, "memory", c->memory_high, c->memory_max);
+        match_finish(st, entry, c);
         check_memory(st, entry, "per_job.memory", c->per_job.memory_high, c->per_job.memory_max);
 
         if (!ymap_where(entry, "under_pressure.memory_high_floor", NULL)) {
@@ -439,6 +582,39 @@ static char *source_basename(const struct source *src) {
 }
 
 /* Names c after key and adds it to p; takes c either way. */
+/* The node of list (match.exe, ...) in entry that holds text. */
+static const struct ynode *pattern_node(const struct ynode *entry, const char *list, const char *text) {
+        const struct ynode *seq = ymap_where(entry, list, entry);
+
+        for (size_t i = 0; seq->type == YNODE_SEQ && i < seq->n_children; i++)
+                if (seq->children[i]->type == YNODE_SCALAR && streq(seq->children[i]->value, text))
+                        return seq->children[i];
+        return seq;
+}
+
+/* An executable or a unit pattern names one class only: which would win would not be obvious. */
+static void check_match_conflicts(struct pstate *st, const struct ynode *entry, const struct pw_job_class *c,
+                                  const struct pw_policy *p) {
+        for (size_t k = 0; k < p->n_classes; k++) {
+                const struct pw_job_class *o = &p->classes[k];
+
+                for (size_t i = 0; i < c->match.exe.n; i++)
+                        for (size_t j = 0; j < o->match.exe.n; j++)
+                                if (streq(c->match.exe.v[i].text, o->match.exe.v[j].text))
+                                        pstate_error(st, pattern_node(entry, "match.exe", c->match.exe.v[i].text),
+                                                     "%s is matched by class '%s' already (%s:%u)",
+                                                     c->match.exe.v[i].text, o->name, o->source,
+                                                     o->match.exe.v[j].line);
+                for (size_t i = 0; i < c->match.units.n; i++)
+                        for (size_t j = 0; j < o->match.units.n; j++)
+                                if (streq(c->match.units.v[i].text, o->match.units.v[j].text))
+                                        pstate_error(st, pattern_node(entry, "match.units", c->match.units.v[i].text),
+                                                     "%s is matched by class '%s' already (%s:%u)",
+                                                     c->match.units.v[i].text, o->name, o->source,
+                                                     o->match.units.v[j].line);
+        }
+}
+
 static void add_class(struct pstate *st, struct pw_policy *p, const struct ynode *key, struct pw_job_class *c) {
         c->name = strdup(key->value);
         c->source = source_basename(st->src);
@@ -485,6 +661,8 @@ static void parse_class(struct pstate *st, const struct ynode *key, const struct
                 fields_parse(st, val, where, class_fields, &c);
         if (!st->oom)
                 class_finish(st, val->type == YNODE_MAP ? val : key, &c);
+        if (!st->oom && val->type == YNODE_MAP)
+                check_match_conflicts(st, val, &c, p);
 
         if (st->diags->n != before || st->oom)
                 class_done(&c);
@@ -845,12 +1023,27 @@ const struct pw_protect *policy_find_protect(const struct pw_policy *p, const ch
 
 /* ---- comparison ------------------------------------------------------------ */
 
+static bool patterns_equal(const struct pw_patterns *a, const struct pw_patterns *b) {
+        if (a->n != b->n)
+                return false;
+        for (size_t i = 0; i < a->n; i++)
+                if (!streq(a->v[i].text, b->v[i].text))
+                        return false;
+        return true;
+}
+
+static bool match_equal(const struct pw_match *a, const struct pw_match *b) {
+        return patterns_equal(&a->units, &b->units) && patterns_equal(&a->exe, &b->exe) &&
+               patterns_equal(&a->cmdline, &b->cmdline) && patterns_equal(&a->user, &b->user) &&
+               patterns_equal(&a->under, &b->under);
+}
+
 static bool class_equal(const struct pw_job_class *a, const struct pw_job_class *b) {
         if (!streq(a->name, b->name) || a->memory_high != b->memory_high || a->memory_max != b->memory_max ||
             a->memory_swap_max != b->memory_swap_max || a->cpu_weight != b->cpu_weight || a->n_io != b->n_io ||
             a->memory_high_floor != b->memory_high_floor || a->io_floor != b->io_floor || a->freeze != b->freeze ||
             a->freeze_max_usec != b->freeze_max_usec || a->n_users != b->n_users ||
-            memcmp(&a->per_job, &b->per_job, sizeof(a->per_job)) != 0)
+            memcmp(&a->per_job, &b->per_job, sizeof(a->per_job)) != 0 || !match_equal(&a->match, &b->match))
                 return false;
         for (size_t i = 0; i < a->n_io; i++) {
                 const struct pw_io_limit *x = &a->io[i], *y = &b->io[i];

@@ -46,6 +46,32 @@ struct pw_io_limit {
         uint64_t read_bps, write_bps, read_iops, write_iops; /* UNITS_MAX: no limit */
 };
 
+/* One entry of a match: list, with where it was written (for "placed by"). */
+struct pw_pattern {
+        char *text;
+        unsigned line;
+};
+
+struct pw_patterns {
+        struct pw_pattern *v;
+        size_t n, allocated;
+};
+
+/*
+ * What the daemon places in a class by itself.  A unit whose name matches
+ * units carries the class's limits while it runs; a process becomes a job
+ * of the class when its executable is one of exe or its command line
+ * matches one of cmdline, and, when given, it runs as one of user and
+ * below one of under.
+ */
+struct pw_match {
+        struct pw_patterns units;   /* unit name globs (fnmatch) */
+        struct pw_patterns exe;     /* absolute paths */
+        struct pw_patterns cmdline; /* globs over the arguments joined by spaces */
+        struct pw_patterns user;    /* names or numeric ids */
+        struct pw_patterns under;   /* unit names, or cgroup paths starting with '/' */
+};
+
 /* Limits each job of a class has on its own cgroup (UNITS_MAX: none). */
 struct pw_job_limits {
         uint64_t memory_high, memory_max, memory_swap_max;
@@ -65,7 +91,11 @@ struct pw_job_class {
         uint64_t freeze_max_usec;
         char **users; /* names or numeric ids, as written */
         size_t n_users, allocated_users;
+        struct pw_match match;
 };
+
+/* The class has a match: section (rules the daemon applies itself). */
+bool policy_class_matches(const struct pw_job_class *c);
 
 enum pw_protect_mode {
         PW_PROTECT_UNSET,
@@ -123,4 +153,6 @@ bool policy_equal(const struct pw_policy *a, const struct pw_policy *b);
 const char *policy_name_problem(const char *name);
 const char *policy_cgroup_path_problem(const char *path);
 const char *policy_unit_name_problem(const char *unit);
+/* The same for a unit name with glob characters (* ? [ ]). */
+const char *policy_unit_pattern_problem(const char *pattern);
 const char *policy_user_name_problem(const char *name); /* a user or group name, or a numeric id */

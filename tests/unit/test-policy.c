@@ -15,6 +15,12 @@ START_TEST(test_policy_full) {
                 "      max: 2G\n"
                 "      swap_max: 0\n"
                 "    per_job: {memory: {high: 128M, max: 1G}}\n"
+                "    match:\n"
+                "      units: [borgmatic.service, \"restic-*.service\"]\n"
+                "      exe: [/usr/bin/borg]\n"
+                "      cmdline: [\"rsync --server *\"]\n"
+                "      user: [root, \"0\"]\n"
+                "      under: [ssh.service, /system.slice/cron.service]\n"
                 "    cpu: {weight: 50}\n"
                 "    io:\n"
                 "      - device: /\n"
@@ -48,6 +54,14 @@ START_TEST(test_policy_full) {
         ck_assert_uint_eq(c->per_job.memory_high, 128 * MiB);
         ck_assert_uint_eq(c->per_job.memory_max, 1024 * MiB);
         ck_assert_uint_eq(c->per_job.memory_swap_max, UNITS_MAX);
+        ck_assert(policy_class_matches(c));
+        ck_assert_uint_eq(c->match.units.n, 2);
+        ck_assert_str_eq(c->match.units.v[1].text, "restic-*.service");
+        ck_assert_uint_eq(c->match.units.v[1].line, 9);
+        ck_assert_str_eq(c->match.exe.v[0].text, "/usr/bin/borg");
+        ck_assert_str_eq(c->match.cmdline.v[0].text, "rsync --server *");
+        ck_assert_uint_eq(c->match.user.n, 2);
+        ck_assert_str_eq(c->match.under.v[1].text, "/system.slice/cron.service");
         ck_assert_uint_eq(c->cpu_weight, 50);
         ck_assert_uint_eq(c->n_io, 1);
         ck_assert_uint_eq(c->io[0].write_bps, 80 * MiB);
@@ -105,7 +119,21 @@ static const struct {
 } error_cases[] = {
         /* unknown keys, with a suggestion or the list of keys */
         { "jobs:\n  b:\n    memory:\n      hihg: 1G\n", 4, 7, "unknown key 'hihg' in job class 'b'.memory: did you mean 'high'?" },
-        { "jobs:\n  b:\n    colour: red\n", 3, 5, "expected memory, per_job, io, cpu, under_pressure or users" },
+        { "jobs:\n  b:\n    colour: red\n", 3, 5, "expected memory, per_job, io, cpu, under_pressure, users or match" },
+        { "jobs:\n  b:\n    match: {exe: [bin/borg]}\n", 3, 19, "an executable must be an absolute path" },
+        { "jobs:\n  b:\n    match: {exe: [/usr//bin/borg]}\n", 3, 19, "path must be normalised" },
+        { "jobs:\n  b:\n    match: {exe: [/usr/bin/b*]}\n", 3, 19, "not a pattern" },
+        { "jobs:\n  b:\n    match: {exe: [/a, /a]}\n", 3, 23, "'/a' is listed twice" },
+        { "jobs:\n  b:\n    match: {units: [borg]}\n", 3, 21, "needs a type suffix" },
+        { "jobs:\n  b:\n    match: {units: [\"a b.service\"]}\n", 3, 21, "does not allow" },
+        { "jobs:\n  b:\n    match: {cmdline: [\"\"]}\n", 3, 23, "cannot be empty" },
+        { "jobs:\n  b:\n    match: {exe: [/a], under: [sshd]}\n", 3, 32, "needs a type suffix" },
+        { "jobs:\n  b:\n    match: {exe: [/a], under: [/a/../b]}\n", 3, 32, "match.under '/a/../b'" },
+        { "jobs:\n  b:\n    match: {user: [root]}\n", 3, 12, "match: needs units, exe or cmdline" },
+        { "jobs:\n  b:\n    match: {exe: [{a: b}]}\n", 3, 19, "must be a list of strings" },
+        { "jobs:\n  b:\n    match: {exe: [/a]}\n  c:\n    match: {exe: [/a]}\n", 5, 19,
+          "/a is matched by class 'b' already (test.yaml:3)" },
+        { "jobs:\n  b:\n    match: {colour: red}\n", 3, 13, "expected units, exe, cmdline, user or under" },
         { "jobs:\n  b:\n    per_job: {memory: {high: 2G, max: 1G}}\n", 3, 30,
           "per_job.memory.high (2 GiB) is above per_job.memory.max (1 GiB)" },
         { "jobs:\n  b:\n    per_job: {memory: {max: 4K}}\n", 3, 29, "per_job.memory.max must be at least 1M" },
