@@ -333,9 +333,19 @@ static void job_user_cell(struct table *t, json_object *job) {
                 table_add(t, fmt_int(field(job, "uid"), a));
 }
 
+/* How a job was placed, in a word: run, move or rule ("placed_by" has the whole). */
+static void job_by_cell(struct table *t, json_object *j) {
+        const char *by = str_field(j, "placed_by");
+
+        if (by)
+                table_addf(t, "%.*s", (int) strcspn(by, " "), by);
+        else
+                table_add(t, NULL);
+}
+
 static int print_jobs(FILE *f, json_object *jobs, const char *indent) {
-        static const char *const header[] = { "ID", "NAME", "CLASS", "USER", "STARTED", "PIDS", "MEMORY", "CACHE",
-                                              "CGROUP" };
+        static const char *const header[] = { "ID",   "NAME",   "CLASS", "BY",    "USER",
+                                              "STARTED", "PIDS", "MEMORY", "CACHE", "CGROUP" };
         _cleanup_(table_done) struct table t = {};
         size_t n = array_length(jobs);
 
@@ -353,6 +363,7 @@ static int print_jobs(FILE *f, json_object *jobs, const char *indent) {
                 table_add(&t, fmt_int(field(j, "id"), a));
                 table_add(&t, str_field(j, "name"));
                 job_class_cell(&t, j);
+                job_by_cell(&t, j);
                 job_user_cell(&t, j);
                 table_add(&t, fmt_time(field(j, "started"), false, a));
                 table_add(&t, fmt_int(field(j, "pids"), a));
@@ -526,6 +537,12 @@ int ctl_print_show(FILE *f, json_object *resp) {
         job_class_cell(&t, j);
         table_add(&t, "cgroup:");
         table_add(&t, str_field(j, "cgroup"));
+        if (str_field(j, "unit")) {
+                table_add(&t, "unit:");
+                table_add(&t, str_field(j, "unit"));
+        }
+        table_add(&t, "placed by:");
+        table_add(&t, str_field(j, "placed_by"));
         table_add(&t, "user:");
         if (str_field(j, "user") && field(j, "uid"))
                 table_addf(&t, "%s (uid %s)", str_field(j, "user"), fmt_int(field(j, "uid"), a));

@@ -22,24 +22,12 @@
 #include <systemd/sd-daemon.h>
 #include <time.h>
 
-#include "backend.h"
-#include "ledger.h"
+#include "backend-systemd.h"
 #include "log.h"
 #include "units.h"
 #include "util.h"
 
-#define BUS_TIMEOUT_USEC (UINT64_C(10) * 1000000)
-#define SD_DEST "org.freedesktop.systemd1"
-#define SD_PATH "/org/freedesktop/systemd1"
-#define SD_MANAGER "org.freedesktop.systemd1.Manager"
-
-struct systemd_data {
-        sd_bus *bus;
-        char *prefix; /* "pagewarden" for ROOT pagewarden.slice */
-        struct ledger protection; /* keys: unit names */
-};
-
-static struct systemd_data *data(struct backend *b) {
+struct systemd_data *sysd_data(struct backend *b) {
         return b->data;
 }
 
@@ -88,7 +76,7 @@ static char *class_slice(struct backend *b, const char *class) {
         _cleanup_free_ char *e = escape(class);
         char *s;
 
-        return e && asprintf(&s, "%s-%s.slice", data(b)->prefix, e) >= 0 ? s : NULL;
+        return e && asprintf(&s, "%s-%s.slice", sysd_data(b)->prefix, e) >= 0 ? s : NULL;
 }
 
 static char *sysd_class_path(struct backend *b, const char *class) {
@@ -99,7 +87,7 @@ static char *sysd_class_path(struct backend *b, const char *class) {
 }
 
 /* The D-Bus interface that carries a unit's cgroup properties. */
-static const char *unit_interface(const char *unit) {
+const char *sysd_unit_interface(const char *unit) {
         static const struct {
                 const char *suffix, *iface;
         } map[] = {
@@ -116,7 +104,7 @@ static const char *unit_interface(const char *unit) {
 
 /* ---- bus helpers ---- */
 
-static int bus_errno(const sd_bus_error *e, int r) {
+int sysd_bus_errno(const sd_bus_error *e, int r) {
         if (sd_bus_error_has_name(e, "org.freedesktop.systemd1.NoSuchUnit") ||
             sd_bus_error_has_name(e, "org.freedesktop.DBus.Error.UnknownObject"))
                 return -ENOENT;
@@ -125,15 +113,15 @@ static int bus_errno(const sd_bus_error *e, int r) {
         return r < 0 ? r : -EIO;
 }
 
-static int unit_object(struct backend *b, const char *unit, char **ret_path) {
+int sysd_unit_object(struct backend *b, const char *unit, char **ret_path) {
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         const char *path;
         int r;
 
-        r = sd_bus_call_method(data(b)->bus, SD_DEST, SD_PATH, SD_MANAGER, "GetUnit", &e, &reply, "s", unit);
+        r = sd_bus_call_method(sysd_data(b)->bus, SD_DEST, SD_PATH, SD_MANAGER, "GetUnit", &e, &reply, "s", unit);
         if (r < 0)
-                return bus_errno(&e, r);
+                return sysd_bus_errno(&e, r);
         r = sd_bus_message_read(reply, "o", &path);
         if (r < 0)
                 return r;
@@ -141,43 +129,43 @@ static int unit_object(struct backend *b, const char *unit, char **ret_path) {
         return *ret_path ? 0 : -ENOMEM;
 }
 
-static int unit_get_u64(struct backend *b, const char *unit, const char *property, uint64_t *ret) {
+int sysd_unit_get_u64(struct backend *b, const char *unit, const char *property, uint64_t *ret) {
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
         _cleanup_free_ char *path = NULL;
-        const char *iface = unit_interface(unit);
+        const char *iface = sysd_unit_interface(unit);
         int r;
 
         if (!iface)
                 return -EINVAL;
-        r = unit_object(b, unit, &path);
+        r = sysd_unit_object(b, unit, &path);
         if (r < 0)
                 return r;
-        r = sd_bus_get_property_trivial(data(b)->bus, SD_DEST, path, iface, property, &e, 't', ret);
-        return r < 0 ? bus_errno(&e, r) : 0;
+        r = sd_bus_get_property_trivial(sysd_data(b)->bus, SD_DEST, path, iface, property, &e, 't', ret);
+        return r < 0 ? sysd_bus_errno(&e, r) : 0;
 }
 
 /* The unit's cgroup, relative to the mount ("system.slice/x.service"); -ENOENT if it has none (not running). */
-static int unit_cgroup(struct backend *b, const char *unit, char **ret) {
+int sysd_unit_cgroup(struct backend *b, const char *unit, char **ret) {
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
         _cleanup_free_ char *path = NULL, *cg = NULL;
-        const char *iface = unit_interface(unit);
+        const char *iface = sysd_unit_interface(unit);
         int r;
 
         if (!iface)
                 return -EINVAL;
-        r = unit_object(b, unit, &path);
+        r = sysd_unit_object(b, unit, &path);
         if (r < 0)
                 return r;
-        r = sd_bus_get_property_string(data(b)->bus, SD_DEST, path, iface, "ControlGroup", &e, &cg);
+        r = sd_bus_get_property_string(sysd_data(b)->bus, SD_DEST, path, iface, "ControlGroup", &e, &cg);
         if (r < 0)
-                return bus_errno(&e, r);
+                return sysd_bus_errno(&e, r);
         if (!cg[0] || streq(cg, "/"))
                 return -ENOENT;
         *ret = strdup(cg + 1);
         return *ret ? 0 : -ENOMEM;
 }
 
-static int append_u64(sd_bus_message *m, const char *name, uint64_t v) {
+int sysd_append_u64(sd_bus_message *m, const char *name, uint64_t v) {
         return sd_bus_message_append(m, "(sv)", name, "t", v);
 }
 
@@ -215,7 +203,7 @@ static int append_io(sd_bus_message *m, const char *name, const struct pw_io_lim
         return 0;
 }
 
-static int append_io_all(sd_bus_message *m, const struct pw_io_limit *io, size_t n) {
+int sysd_append_io_all(sd_bus_message *m, const struct pw_io_limit *io, size_t n) {
         static const char *const names[] = { "IOReadBandwidthMax", "IOWriteBandwidthMax", "IOReadIOPSMax", "IOWriteIOPSMax" };
         int r = 0;
 
@@ -231,24 +219,24 @@ static int append_class_properties(sd_bus_message *m, const struct pw_job_class 
         if (r >= 0)
                 r = sd_bus_message_append(m, "(sv)", "IOAccounting", "b", 1);
         if (r >= 0)
-                r = append_u64(m, "MemoryHigh", c->memory_high);
+                r = sysd_append_u64(m, "MemoryHigh", c->memory_high);
         if (r >= 0)
-                r = append_u64(m, "MemoryMax", c->memory_max);
+                r = sysd_append_u64(m, "MemoryMax", c->memory_max);
         if (r >= 0)
-                r = append_u64(m, "MemorySwapMax", c->memory_swap_max);
+                r = sysd_append_u64(m, "MemorySwapMax", c->memory_swap_max);
         if (r >= 0)
-                r = append_u64(m, "CPUWeight", c->cpu_weight);
+                r = sysd_append_u64(m, "CPUWeight", c->cpu_weight);
         if (r >= 0)
-                r = append_io_all(m, c->io, c->n_io);
+                r = sysd_append_io_all(m, c->io, c->n_io);
         return r;
 }
 
 /* A SetUnitProperties(unit, runtime=true, ...) message, properties open. */
-static int new_set_properties(struct backend *b, const char *unit, sd_bus_message **ret) {
+int sysd_new_set_properties(struct backend *b, const char *unit, sd_bus_message **ret) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         int r;
 
-        r = sd_bus_message_new_method_call(data(b)->bus, &m, SD_DEST, SD_PATH, SD_MANAGER, "SetUnitProperties");
+        r = sd_bus_message_new_method_call(sysd_data(b)->bus, &m, SD_DEST, SD_PATH, SD_MANAGER, "SetUnitProperties");
         if (r >= 0)
                 r = sd_bus_message_append(m, "sb", unit, 1);
         if (r >= 0)
@@ -259,19 +247,19 @@ static int new_set_properties(struct backend *b, const char *unit, sd_bus_messag
         return 0;
 }
 
-static int call(struct backend *b, sd_bus_message *m, sd_bus_message **ret_reply) {
+int sysd_call(struct backend *b, sd_bus_message *m, sd_bus_message **ret_reply) {
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        int r = sd_bus_call(data(b)->bus, m, BUS_TIMEOUT_USEC, &e, ret_reply);
+        int r = sd_bus_call(sysd_data(b)->bus, m, BUS_TIMEOUT_USEC, &e, ret_reply);
 
         if (r < 0) {
                 log_debug("systemd: %s: %s", e.name ?: "?", e.message ?: strerror(-r));
-                return bus_errno(&e, r);
+                return sysd_bus_errno(&e, r);
         }
         return 0;
 }
 
 /* For calls the event loop must not wait for (the governor's): errors are logged when the reply comes. */
-static int on_async_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+int sysd_on_async_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
         const sd_bus_error *e = sd_bus_message_get_error(reply);
 
         if (e)
@@ -311,10 +299,10 @@ static int start_transient(struct backend *b, sd_bus_message *m) {
         uint64_t deadline = now_usec(CLOCK_MONOTONIC) + BUS_TIMEOUT_USEC;
         int r;
 
-        r = sd_bus_match_signal(data(b)->bus, &slot, SD_DEST, SD_PATH, SD_MANAGER, "JobRemoved", on_job_removed, &w);
+        r = sd_bus_match_signal(sysd_data(b)->bus, &slot, SD_DEST, SD_PATH, SD_MANAGER, "JobRemoved", on_job_removed, &w);
         if (r < 0)
                 return r;
-        r = call(b, m, &reply);
+        r = sysd_call(b, m, &reply);
         if (r < 0)
                 return r;
         r = sd_bus_message_read(reply, "o", &w.job);
@@ -325,11 +313,11 @@ static int start_transient(struct backend *b, sd_bus_message *m) {
 
                 if (now >= deadline)
                         return -ETIMEDOUT;
-                r = sd_bus_process(data(b)->bus, NULL);
+                r = sd_bus_process(sysd_data(b)->bus, NULL);
                 if (r < 0)
                         return r;
                 if (r == 0) {
-                        r = sd_bus_wait(data(b)->bus, deadline - now);
+                        r = sd_bus_wait(sysd_data(b)->bus, deadline - now);
                         if (r < 0)
                                 return r;
                 }
@@ -345,7 +333,7 @@ static int new_start_transient(struct backend *b, const char *unit, sd_bus_messa
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         int r;
 
-        r = sd_bus_message_new_method_call(data(b)->bus, &m, SD_DEST, SD_PATH, SD_MANAGER, "StartTransientUnit");
+        r = sd_bus_message_new_method_call(sysd_data(b)->bus, &m, SD_DEST, SD_PATH, SD_MANAGER, "StartTransientUnit");
         if (r >= 0)
                 r = sd_bus_message_append(m, "ss", unit, "fail");
         if (r >= 0)
@@ -385,12 +373,12 @@ static int sysd_class_apply(struct backend *b, const struct pw_job_class *c) {
                 return r;
         /* Left by an earlier instance (transient slices stay while started): update it. */
         m = sd_bus_message_unref(m);
-        r = new_set_properties(b, slice, &m);
+        r = sysd_new_set_properties(b, slice, &m);
         if (r >= 0)
                 r = append_class_properties(m, c);
         if (r >= 0)
                 r = sd_bus_message_close_container(m);
-        return r < 0 ? r : call(b, m, NULL);
+        return r < 0 ? r : sysd_call(b, m, NULL);
 }
 
 static int sysd_class_set_memory_high(struct backend *b, const char *class, uint64_t bytes, uint64_t wake_usec) {
@@ -400,14 +388,14 @@ static int sysd_class_set_memory_high(struct backend *b, const char *class, uint
 
         if (!slice)
                 return -ENOMEM;
-        r = new_set_properties(b, slice, &m);
+        r = sysd_new_set_properties(b, slice, &m);
         if (r >= 0)
-                r = append_u64(m, "MemoryHigh", bytes);
+                r = sysd_append_u64(m, "MemoryHigh", bytes);
         if (r >= 0)
                 r = sd_bus_message_close_container(m);
         /* systemd lowers memory.high itself, reclaiming: do not wait for it. */
         if (r >= 0)
-                r = sd_bus_call_async(data(b)->bus, NULL, m, on_async_reply, (void *) "setting MemoryHigh", BUS_TIMEOUT_USEC);
+                r = sd_bus_call_async(sysd_data(b)->bus, NULL, m, sysd_on_async_reply, (void *) "setting MemoryHigh", BUS_TIMEOUT_USEC);
         return r < 0 ? r : 1;
 }
 
@@ -418,13 +406,13 @@ static int sysd_class_set_io(struct backend *b, const char *class, const struct 
 
         if (!slice)
                 return -ENOMEM;
-        r = new_set_properties(b, slice, &m);
+        r = sysd_new_set_properties(b, slice, &m);
         if (r >= 0)
-                r = append_io_all(m, io, n);
+                r = sysd_append_io_all(m, io, n);
         if (r >= 0)
                 r = sd_bus_message_close_container(m);
         if (r >= 0)
-                r = sd_bus_call_async(data(b)->bus, NULL, m, on_async_reply, (void *) "setting io limits", BUS_TIMEOUT_USEC);
+                r = sd_bus_call_async(sysd_data(b)->bus, NULL, m, sysd_on_async_reply, (void *) "setting io limits", BUS_TIMEOUT_USEC);
         return r;
 }
 
@@ -433,8 +421,8 @@ static int sysd_class_freeze(struct backend *b, const char *class, bool frozen) 
 
         if (!slice)
                 return -ENOMEM;
-        return sd_bus_call_method_async(data(b)->bus, NULL, SD_DEST, SD_PATH, SD_MANAGER, frozen ? "FreezeUnit" : "ThawUnit",
-                                        on_async_reply, (void *) (frozen ? "FreezeUnit" : "ThawUnit"), "s", slice);
+        return sd_bus_call_method_async(sysd_data(b)->bus, NULL, SD_DEST, SD_PATH, SD_MANAGER, frozen ? "FreezeUnit" : "ThawUnit",
+                                        sysd_on_async_reply, (void *) (frozen ? "FreezeUnit" : "ThawUnit"), "s", slice);
 }
 
 static int sysd_class_remove(struct backend *b, const char *class) {
@@ -442,26 +430,26 @@ static int sysd_class_remove(struct backend *b, const char *class) {
 
         if (!slice)
                 return -ENOMEM;
-        return sd_bus_call_method_async(data(b)->bus, NULL, SD_DEST, SD_PATH, SD_MANAGER, "StopUnit", on_async_reply,
+        return sd_bus_call_method_async(sysd_data(b)->bus, NULL, SD_DEST, SD_PATH, SD_MANAGER, "StopUnit", sysd_on_async_reply,
                                         (void *) "StopUnit", "ss", slice, "fail");
 }
 
 /* Units matching a pattern: (name, description, active state). */
-static int list_units(struct backend *b, const char *pattern,
+int sysd_list_units(struct backend *b, const char *pattern,
                       int (*fn)(struct backend *b, const char *name, const char *desc, const char *active, void *ud),
                       void *ud) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
         const char *name, *desc, *load, *active;
         int r;
 
-        r = sd_bus_message_new_method_call(data(b)->bus, &m, SD_DEST, SD_PATH, SD_MANAGER, "ListUnitsByPatterns");
+        r = sd_bus_message_new_method_call(sysd_data(b)->bus, &m, SD_DEST, SD_PATH, SD_MANAGER, "ListUnitsByPatterns");
         if (r >= 0)
                 r = sd_bus_message_append(m, "as", 0);
         if (r >= 0)
                 r = sd_bus_message_append(m, "as", 1, pattern);
         if (r < 0)
                 return r;
-        r = call(b, m, &reply);
+        r = sysd_call(b, m, &reply);
         if (r < 0)
                 return r;
         r = sd_bus_message_enter_container(reply, 'a', "(ssssssouso)");
@@ -478,16 +466,16 @@ static int list_units(struct backend *b, const char *pattern,
 }
 
 static int thaw_one(struct backend *b, const char *name, const char *desc, const char *active, void *ud) {
-        (void) sd_bus_call_method(data(b)->bus, SD_DEST, SD_PATH, SD_MANAGER, "ThawUnit", NULL, NULL, "s", name);
+        (void) sd_bus_call_method(sysd_data(b)->bus, SD_DEST, SD_PATH, SD_MANAGER, "ThawUnit", NULL, NULL, "s", name);
         return 0;
 }
 
 static int sysd_thaw_all(struct backend *b) {
         _cleanup_free_ char *pattern = NULL;
 
-        if (asprintf(&pattern, "%s-*.slice", data(b)->prefix) < 0)
+        if (asprintf(&pattern, "%s-*.slice", sysd_data(b)->prefix) < 0)
                 return -ENOMEM;
-        return list_units(b, pattern, thaw_one, NULL);
+        return sysd_list_units(b, pattern, thaw_one, NULL);
 }
 
 /* ---- jobs ---- */
@@ -503,11 +491,11 @@ static int append_job_memory(sd_bus_message *m, const struct pw_job_limits *l) {
         int r = sd_bus_message_append(m, "(sv)", "MemoryAccounting", "b", own);
 
         if (r >= 0 && own)
-                r = append_u64(m, "MemoryHigh", l->memory_high);
+                r = sysd_append_u64(m, "MemoryHigh", l->memory_high);
         if (r >= 0 && own)
-                r = append_u64(m, "MemoryMax", l->memory_max);
+                r = sysd_append_u64(m, "MemoryMax", l->memory_max);
         if (r >= 0 && own)
-                r = append_u64(m, "MemorySwapMax", l->memory_swap_max);
+                r = sysd_append_u64(m, "MemorySwapMax", l->memory_swap_max);
         return r;
 }
 
@@ -518,9 +506,10 @@ static int sysd_job_place(struct backend *b, const char *class, const struct pw_
         _cleanup_free_ char *slice = class_slice(b, class), *eclass = escape(class), *scope = NULL, *desc = NULL;
         int r;
 
-        if (!slice || !eclass || asprintf(&scope, "%s-%s-%" PRIu64 ".scope", data(b)->prefix, eclass, label->id) < 0 ||
-            asprintf(&desc, "pagewarden job %" PRIu64 " (%s) of class %s for uid %u, started %" PRIu64, label->id,
-                     label->name, class, (unsigned) label->uid, label->started_usec) < 0)
+        if (!slice || !eclass || asprintf(&scope, "%s-%s-%" PRIu64 ".scope", sysd_data(b)->prefix, eclass, label->id) < 0 ||
+            asprintf(&desc, "pagewarden job %" PRIu64 " (%s) of class %s for uid %u, started %" PRIu64 "%s%s", label->id,
+                     label->name, class, (unsigned) label->uid, label->started_usec, label->by[0] ? ", placed by " : "",
+                     label->by) < 0)
                 return -ENOMEM;
         r = new_start_transient(b, scope, &m);
         if (r >= 0)
@@ -559,7 +548,7 @@ static int sysd_job_attach(struct backend *b, const char *path, const pid_t *pid
         const char *scope = strrchr(path, '/');
         int r;
 
-        r = sd_bus_message_new_method_call(data(b)->bus, &m, SD_DEST, SD_PATH, SD_MANAGER, "AttachProcessesToUnit");
+        r = sd_bus_message_new_method_call(sysd_data(b)->bus, &m, SD_DEST, SD_PATH, SD_MANAGER, "AttachProcessesToUnit");
         if (r >= 0)
                 r = sd_bus_message_append(m, "ss", scope ? scope + 1 : path, "");
         if (r >= 0)
@@ -569,7 +558,7 @@ static int sysd_job_attach(struct backend *b, const char *path, const pid_t *pid
         if (r >= 0)
                 r = sd_bus_message_close_container(m);
         if (r >= 0)
-                r = call(b, m, NULL);
+                r = sysd_call(b, m, NULL);
         if (r < 0)
                 return r;
         *ret_moved = n;
@@ -584,7 +573,7 @@ static int scan_one(struct backend *b, const char *name, const char *desc, const
         } *acc = ud;
         _cleanup_free_ char *rest = NULL, *eclass = NULL, *class = NULL, *slice = NULL, *events = NULL;
         struct cgroup_slot s = {};
-        const char *after = startswith(name, data(b)->prefix);
+        const char *after = startswith(name, sysd_data(b)->prefix);
         char *dash;
         unsigned uid = 0;
         int k = 0;
@@ -612,6 +601,9 @@ static int scan_one(struct backend *b, const char *name, const char *desc, const
                 p = strstr(close, " for uid ");
                 if (p && sscanf(p, " for uid %u, started %" SCNu64, &uid, &s.label.started_usec) >= 1)
                         s.label.uid = (uid_t) uid;
+                p = strstr(close, ", placed by ");
+                if (p)
+                        snprintf(s.label.by, sizeof(s.label.by), "%s", p + strlen(", placed by "));
         }
         slice = class_slice(b, class);
         if (!slice || asprintf(&s.path, "%s/%s/%s", b->root, slice, name) < 0)
@@ -637,9 +629,9 @@ static int sysd_scan(struct backend *b, struct cgroup_slot **ret, size_t *ret_n)
         _cleanup_free_ char *pattern = NULL;
         int r;
 
-        if (asprintf(&pattern, "%s-*.scope", data(b)->prefix) < 0)
+        if (asprintf(&pattern, "%s-*.scope", sysd_data(b)->prefix) < 0)
                 return -ENOMEM;
-        r = list_units(b, pattern, scan_one, &acc);
+        r = sysd_list_units(b, pattern, scan_one, &acc);
         if (r < 0) {
                 cgroup_slots_free(acc.slots, acc.n);
                 return r;
@@ -667,11 +659,11 @@ static int unit_read(void *userdata, const char *unit, bool swap, struct ledger_
         int r;
 
         *ret = (struct ledger_values){};
-        r = unit_get_u64(b, unit, "MemoryMin", &ret->min);
+        r = sysd_unit_get_u64(b, unit, "MemoryMin", &ret->min);
         if (r >= 0)
-                r = unit_get_u64(b, unit, "MemoryLow", &ret->low);
+                r = sysd_unit_get_u64(b, unit, "MemoryLow", &ret->low);
         if (r >= 0 && swap) {
-                r = unit_get_u64(b, unit, "MemorySwapMax", &ret->swap_max);
+                r = sysd_unit_get_u64(b, unit, "MemorySwapMax", &ret->swap_max);
                 ret->has_swap = r >= 0;
         }
         return r;
@@ -682,16 +674,16 @@ static int unit_write(void *userdata, const char *unit, const struct ledger_valu
         struct backend *b = userdata;
         int r;
 
-        r = new_set_properties(b, unit, &m);
+        r = sysd_new_set_properties(b, unit, &m);
         if (r >= 0)
-                r = append_u64(m, "MemoryMin", v->min);
+                r = sysd_append_u64(m, "MemoryMin", v->min);
         if (r >= 0)
-                r = append_u64(m, "MemoryLow", v->low);
+                r = sysd_append_u64(m, "MemoryLow", v->low);
         if (r >= 0 && v->has_swap)
-                r = append_u64(m, "MemorySwapMax", v->swap_max);
+                r = sysd_append_u64(m, "MemorySwapMax", v->swap_max);
         if (r >= 0)
                 r = sd_bus_message_close_container(m);
-        return r < 0 ? r : call(b, m, NULL);
+        return r < 0 ? r : sysd_call(b, m, NULL);
 }
 
 /* The unit owning a protected entry: unit:, or the last component of a cgroup: path if it is a unit. */
@@ -701,7 +693,7 @@ static const char *entry_unit(const struct backend_protect *p) {
         if (p->unit)
                 return p->unit;
         last = unit_key(p->cgroup);
-        return unit_interface(last) && !policy_unit_name_problem(last) ? last : NULL;
+        return sysd_unit_interface(last) && !policy_unit_name_problem(last) ? last : NULL;
 }
 
 /* Units through systemd; deeper cgroups (inside a unit's delegated tree) through cgroupfs. */
@@ -731,7 +723,7 @@ static int sysd_protect_set(struct backend *b, const struct backend_protect *req
                                                                       .low = req[i].low, .swap_deny = req[i].swap_deny };
                         continue;
                 }
-                k = unit_cgroup(b, unit, &cg);
+                k = sysd_unit_cgroup(b, unit, &cg);
                 if (k >= 0 && asprintf(&paths[i], "/%s", cg) < 0)
                         k = -ENOMEM;
                 if (k == -ENOMEM)
@@ -747,7 +739,7 @@ static int sysd_protect_set(struct backend *b, const struct backend_protect *req
         r = cgroup_protect_set(b->engine, direct, n_direct, dres);
         for (size_t j = 0; res && j < n_direct; j++)
                 res[dindex[j]] = dres[j];
-        k = ledger_apply(&data(b)->protection, units, n_units, &io, errs);
+        k = ledger_apply(&sysd_data(b)->protection, units, n_units, &io, errs);
         r = r ?: k;
         /* What is in force, read back from the cgroups systemd wrote. */
         for (size_t j = 0; res && j < n_units; j++)
@@ -763,25 +755,26 @@ finish:
 
 static int sysd_protect_path(struct backend *b, const struct backend_protect *p, char **ret_path) {
         if (p->unit)
-                return unit_cgroup(b, p->unit, ret_path);
+                return sysd_unit_cgroup(b, p->unit, ret_path);
         *ret_path = strdup(p->cgroup);
         return *ret_path ? 0 : -ENOMEM;
 }
 
 static void sysd_free(struct backend *b) {
-        struct systemd_data *d = data(b);
+        struct systemd_data *d = sysd_data(b);
 
         if (!d)
                 return;
         sd_bus_flush_close_unref(d->bus);
         ledger_done(&d->protection);
+        sysd_units_done(b);
         free(d->prefix);
         free(d);
 }
 
 static const struct backend_ops systemd_ops = {
         .name = "systemd",
-        .caps = { .releases_jobs = false, .protects_units = true },
+        .caps = { .releases_jobs = false, .protects_units = true, .places_units = true },
         .class_path = sysd_class_path,
         .class_apply = sysd_class_apply,
         .class_set_memory_high = sysd_class_set_memory_high,
@@ -795,6 +788,14 @@ static const struct backend_ops systemd_ops = {
         .protect_set = sysd_protect_set,
         .protect_path = sysd_protect_path,
         .free = sysd_free,
+        .units_find = sysd_units_find,
+        .unit_apply = sysd_unit_apply,
+        .unit_restore = sysd_unit_restore,
+        .units_watch = sysd_units_watch,
+        .unit_path = sysd_unit_cgroup,
+        .unit_set_memory_high = sysd_unit_set_memory_high,
+        .unit_set_io = sysd_unit_set_io,
+        .unit_freeze = sysd_unit_freeze,
 };
 
 int backend_systemd_new(struct cgroup_engine *engine, struct worker *worker, sd_event *event, const char *root,
@@ -834,6 +835,8 @@ int backend_systemd_new(struct cgroup_engine *engine, struct worker *worker, sd_
                 return r;
         r = ledger_init(&d->protection, state_file,
                         "# pagewarden: original MemoryMin MemoryLow MemorySwapMax of units it changed", valid_unit_key);
+        if (r >= 0)
+                r = sysd_units_init(b, state_dir);
         if (r < 0)
                 return r;
         log_info("systemd %s answers on the system bus: jobs become transient scopes in %s", version, root);

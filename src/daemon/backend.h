@@ -47,6 +47,8 @@ struct backend_caps {
         bool releases_jobs;
         /* unit: entries can be protected and watched (systemd is asked). */
         bool protects_units;
+        /* units: rules can place units (the unit_* and units_* operations exist). */
+        bool places_units;
 };
 
 struct backend_ops {
@@ -77,6 +79,24 @@ struct backend_ops {
         /* The cgroup of a protected application (for PSI and status), or -ENOENT. */
         int (*protect_path)(struct backend *b, const struct backend_protect *p, char **ret_path);
         void (*free)(struct backend *b);
+
+        /* Units placed by rule (caps.places_units; NULL elsewhere). */
+        /* Each unit, loaded or only a unit file, whose name matches one of patterns. */
+        int (*units_find)(struct backend *b, const char *const *patterns, size_t n,
+                          void (*fn)(void *userdata, const char *unit), void *userdata);
+        /* unit carries c's limits from now on (from its first instruction if it has not started); its own
+         * values are saved first. */
+        int (*unit_apply)(struct backend *b, const char *unit, const struct pw_job_class *c);
+        /* unit gets its own values back. */
+        int (*unit_restore)(struct backend *b, const char *unit);
+        /* fn(unit) whenever a unit is loaded or a job of a unit ends (it may have started or stopped). */
+        int (*units_watch)(struct backend *b, void (*fn)(void *userdata, const char *unit), void *userdata);
+        /* The unit's cgroup while it runs, or -ENOENT. */
+        int (*unit_path)(struct backend *b, const char *unit, char **ret_path);
+        /* The governor's actions on a unit placed by rule, as on a class. */
+        int (*unit_set_memory_high)(struct backend *b, const char *unit, uint64_t bytes);
+        int (*unit_set_io)(struct backend *b, const char *unit, const struct pw_io_limit *io, size_t n);
+        int (*unit_freeze)(struct backend *b, const char *unit, bool frozen);
 };
 
 struct backend {

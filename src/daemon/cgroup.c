@@ -427,13 +427,15 @@ void cgroup_class_state_done(struct cgroup_class_state *s) {
 /* ---- job slots ---- */
 
 static int label_format(const struct cgroup_job_label *l, char *buf, size_t len) {
-        int n = snprintf(buf, len, "id=%" PRIu64 " uid=%u started=%" PRIu64 " name=%s", l->id, (unsigned) l->uid,
-                         l->started_usec, l->name);
+        int n = snprintf(buf, len, "id=%" PRIu64 " uid=%u started=%" PRIu64 " name=%s%s%s", l->id, (unsigned) l->uid,
+                         l->started_usec, l->name, l->by[0] ? " by=" : "", l->by);
 
         return n < 0 || (size_t) n >= len ? -EINVAL : n;
 }
 
+/* "id=N uid=N started=N name=NAME[ by=HOW]": names hold no space, HOW is the rest (labels of 0.1 have none). */
 static int label_parse(const char *s, struct cgroup_job_label *ret) {
+        const char *by;
         unsigned uid;
         int n = 0;
 
@@ -442,14 +444,17 @@ static int label_parse(const char *s, struct cgroup_job_label *ret) {
             n == 0)
                 return -EINVAL;
         ret->uid = (uid_t) uid;
-        snprintf(ret->name, sizeof(ret->name), "%s", s + n);
+        by = strstr(s + n, " by=");
+        snprintf(ret->name, sizeof(ret->name), "%.*s", (int) (by ? (size_t) (by - s - n) : strlen(s + n)), s + n);
+        if (by)
+                snprintf(ret->by, sizeof(ret->by), "%s", by + 4);
         return 0;
 }
 
 /* The label of a slot: 0, -ENODATA when the slot is idle, or another error. */
 static int read_label(struct cgroup_engine *e, const char *path, struct cgroup_job_label *ret) {
         _cleanup_free_ char *dir = abs_path(e, path, NULL);
-        char buf[256];
+        char buf[512];
         ssize_t n;
 
         if (!dir)
@@ -537,7 +542,7 @@ int cgroup_job_acquire(struct cgroup_engine *e, const char *class, const struct 
                        char **ret_path, int *ret_fd) {
         _cleanup_free_ char *cpath = class_path(e, class), *spath = NULL, *dir = NULL;
         const char *controllers[1] = { "memory" };
-        char value[256];
+        char value[512];
         unsigned free_number;
         int r;
 

@@ -86,11 +86,14 @@ int cgroup_class_remove(struct cgroup_engine *e, const char *class);
 
 /* ---- job slots ---- */
 
+#define CGROUP_JOB_BY_MAX 200
+
 struct cgroup_job_label {
         uint64_t id;
         uid_t uid;
         uint64_t started_usec; /* CLOCK_REALTIME */
         char name[POLICY_NAME_MAX + 1];
+        char by[CGROUP_JOB_BY_MAX + 1]; /* how it was placed: "run", "move", "rule exe ... (file:line)" */
 };
 
 /*

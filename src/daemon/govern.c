@@ -80,11 +80,44 @@ static int apply_one(struct govern *g, const struct governor_action *a, uint64_t
         return -EINVAL;
 }
 
+/* Units placed by rule are jobs of their class, but their cgroups are their own: each gets the action too. */
+static void apply_to_units(struct govern *g, const struct governor_action *a) {
+        const struct backend_ops *ops = g->backend->ops;
+        _cleanup_free_ struct pw_io_limit *io = NULL;
+        size_t n_io = 0;
+
+        if (a->type == GOV_SET_IO) {
+                io = calloc(a->class->n_io + 1, sizeof(*io));
+                if (!io)
+                        return;
+                n_io = io_limits(g, a->class, io);
+        }
+        for (struct job *j = g->jobs->list; j; j = j->next) {
+                if (!j->unit || !streq(j->class, a->class->name))
+                        continue;
+                switch (a->type) {
+                case GOV_SET_MEMORY_HIGH:
+                        (void) ops->unit_set_memory_high(g->backend, j->unit, a->value);
+                        break;
+                case GOV_SET_IO:
+                        (void) ops->unit_set_io(g->backend, j->unit, io, n_io);
+                        break;
+                case GOV_FREEZE:
+                case GOV_THAW:
+                        (void) ops->unit_freeze(g->backend, j->unit, a->type == GOV_FREEZE);
+                        break;
+                }
+        }
+}
+
 static void apply_actions(struct govern *g, const struct governor_action *a, size_t n, uint64_t wake_usec) {
         for (size_t i = 0; i < n; i++) {
                 struct governor_class *c = a[i].class;
                 char v[32];
                 int r = apply_one(g, &a[i], wake_usec, v, sizeof(v));
+
+                if (g->backend->ops->caps.places_units)
+                        apply_to_units(g, &a[i]);
 
                 if (r == 1 && wake_usec) { /* started now (systemd: the call is sent); else the worker reports */
                         uint64_t lat = now_usec(CLOCK_MONOTONIC) - wake_usec;
@@ -119,6 +152,14 @@ static void update_class_readings(struct govern *g) {
                 c->jobs = jobs_in_class(g->jobs, c->name);
                 if (!path || cgroup_read_u64(g->backend->engine, path, "memory.current", &c->memory_current) < 0)
                         c->memory_current = 0;
+                /* Units placed by rule are outside the class's cgroup. */
+                for (struct job *j = g->jobs->list; j; j = j->next) {
+                        uint64_t v;
+
+                        if (j->unit && streq(j->class, c->name) &&
+                            cgroup_read_u64(g->backend->engine, j->path, "memory.current", &v) >= 0)
+                                c->memory_current += v;
+                }
         }
 }
 
@@ -350,6 +391,12 @@ static void class_reset(struct govern *g, const struct governor_class *c) {
                 (void) g->backend->ops->class_freeze(g->backend, c->name, false);
         if (pc && !governor_class_at_rest(c))
                 (void) g->backend->ops->class_apply(g->backend, pc);
+        for (struct job *j = g->jobs->list; j && pc && !governor_class_at_rest(c); j = j->next)
+                if (j->unit && streq(j->class, c->name)) {
+                        if (c->frozen)
+                                (void) g->backend->ops->unit_freeze(g->backend, j->unit, false);
+                        (void) g->backend->ops->unit_apply(g->backend, j->unit, pc);
+                }
 }
 
 void govern_stop(struct govern *g) {

@@ -49,6 +49,7 @@ static struct job *job_free(struct job *j) {
         sd_event_source_disable_unref(j->watch);
         sd_event_source_disable_unref(j->first_check);
         free(j->path);
+        free(j->unit);
         free(j);
         return NULL;
 }
@@ -66,6 +67,10 @@ static void job_end(struct jobs *js, struct job *j) {
         memcpy(class, j->class, sizeof(class));
         job_free(j);
         js->changed(js->userdata, class, true);
+}
+
+void jobs_forget(struct jobs *js, struct job *j) {
+        job_end(js, j);
 }
 
 void jobs_done(struct jobs *js) {
@@ -215,6 +220,7 @@ static int job_add(struct jobs *js, const struct cgroup_job_label *label, const 
         *j = (struct job){ .jobs = js, .id = label->id, .uid = label->uid, .started_usec = label->started_usec };
         snprintf(j->name, sizeof(j->name), "%s", label->name);
         snprintf(j->class, sizeof(j->class), "%s", class);
+        snprintf(j->by, sizeof(j->by), "%s", label->by);
         j->path = strdup(path);
         r = j->path ? watch(js, j) : -ENOMEM;
         if (r < 0) {
@@ -237,8 +243,8 @@ static int job_add(struct jobs *js, const struct cgroup_job_label *label, const 
         return 0;
 }
 
-int jobs_place(struct jobs *js, const struct pw_job_class *c, const char *name, uid_t uid, const pid_t *pids,
-               size_t n, struct job **ret, size_t *ret_moved) {
+int jobs_place(struct jobs *js, const struct pw_job_class *c, const char *name, uid_t uid, const char *by,
+               const pid_t *pids, size_t n, struct job **ret, size_t *ret_moved) {
         struct cgroup_job_label label = { .id = js->next_id, .uid = uid, .started_usec = now_usec(CLOCK_REALTIME) };
         _cleanup_free_ char *path = NULL;
         size_t moved = 0;
@@ -250,6 +256,7 @@ int jobs_place(struct jobs *js, const struct pw_job_class *c, const char *name, 
                 snprintf(label.name, sizeof(label.name), "%s", name);
         else
                 snprintf(label.name, sizeof(label.name), "job-%" PRIu64, label.id);
+        snprintf(label.by, sizeof(label.by), "%s", strempty(by));
         r = js->backend->ops->job_place(js->backend, c->name, &c->per_job, &label, pids, n, &moved, &path);
         if (r < 0)
                 return r;
@@ -258,11 +265,57 @@ int jobs_place(struct jobs *js, const struct pw_job_class *c, const char *name, 
         if (r < 0)
                 return r;
         action_log_add(js->log, LOG_LEVEL_INFO,
-                       "Job %" PRIu64 " (%s) of class %s started for uid %u with %zu process%s in /%s", j->id, j->name,
-                       j->class, (unsigned) uid, moved, moved == 1 ? "" : "es", j->path);
+                       "Job %" PRIu64 " (%s) of class %s started for uid %u with %zu process%s in /%s, placed by %s",
+                       j->id, j->name, j->class, (unsigned) uid, moved, moved == 1 ? "" : "es", j->path,
+                       j->by[0] ? j->by : "?");
         *ret = j;
         if (ret_moved)
                 *ret_moved = moved;
+        return 0;
+}
+
+struct job *jobs_find_unit(const struct jobs *js, const char *unit) {
+        for (struct job *j = js->list; j; j = j->next)
+                if (j->unit && streq(j->unit, unit))
+                        return j;
+        return NULL;
+}
+
+/* A job name from a unit's: "restic-daily.service" is "restic-daily". */
+static void unit_job_name(const char *unit, char *buf, size_t len) {
+        snprintf(buf, len, "%.*s", (int) strcspn(unit, "."), unit);
+        for (char *c = buf; *c; c++)
+                if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_", *c))
+                        *c = '-';
+        if (policy_name_problem(buf))
+                snprintf(buf, len, "unit");
+}
+
+int jobs_add_unit(struct jobs *js, const struct pw_job_class *c, const char *unit, const char *path, const char *by,
+                  struct job **ret) {
+        struct cgroup_job_label label = { .id = js->next_id, .started_usec = now_usec(CLOCK_REALTIME) };
+        struct job *j = jobs_find_unit(js, unit);
+        int r;
+
+        if (j) {
+                if (ret)
+                        *ret = j;
+                return 0;
+        }
+        unit_job_name(unit, label.name, sizeof(label.name));
+        snprintf(label.by, sizeof(label.by), "%s", strempty(by));
+        r = job_add(js, &label, c->name, path, &j);
+        if (r < 0)
+                return r;
+        j->unit = strdup(unit);
+        if (!j->unit) {
+                jobs_forget(js, j);
+                return -ENOMEM;
+        }
+        action_log_add(js->log, LOG_LEVEL_INFO, "Job %" PRIu64 " (%s) of class %s: unit %s runs in /%s, placed by %s",
+                       j->id, j->name, j->class, unit, j->path, j->by);
+        if (ret)
+                *ret = j;
         return 0;
 }
 

@@ -31,7 +31,9 @@ struct job {
         uint64_t id;
         char name[POLICY_NAME_MAX + 1];
         char class[POLICY_NAME_MAX + 1];
+        char by[CGROUP_JOB_BY_MAX + 1]; /* how it was placed ("" if unknown: adopted from an old daemon) */
         char *path; /* its cgroup, relative to the cgroup2 mount */
+        char *unit; /* a unit placed by rule: the unit (its cgroup is systemd's), else NULL */
         uid_t uid;
         uint64_t started_usec;        /* CLOCK_REALTIME */
         sd_event_source *watch;       /* inotify on cgroup.events (or a timer) */
@@ -63,9 +65,18 @@ void jobs_done(struct jobs *js);
 struct job *jobs_find(const struct jobs *js, const char *id_or_name);
 unsigned jobs_in_class(const struct jobs *js, const char *class);
 
-/* A new job of class c for uid holding pids (those that still exist); *ret_moved of them moved. */
-int jobs_place(struct jobs *js, const struct pw_job_class *c, const char *name, uid_t uid, const pid_t *pids,
-               size_t n, struct job **ret, size_t *ret_moved);
+/* A new job of class c for uid holding pids (those that still exist); *ret_moved of them moved.  by says how
+ * it was placed ("run", "move", a rule). */
+int jobs_place(struct jobs *js, const struct pw_job_class *c, const char *name, uid_t uid, const char *by,
+               const pid_t *pids, size_t n, struct job **ret, size_t *ret_moved);
+/* A unit placed by rule that runs (in path) becomes a job of class c, if it is not one yet. */
+int jobs_add_unit(struct jobs *js, const struct pw_job_class *c, const char *unit, const char *path, const char *by,
+                  struct job **ret);
+/* The job of a unit, or NULL. */
+struct job *jobs_find_unit(const struct jobs *js, const char *unit);
+/* Forgets a job without touching its cgroup (a unit whose rule left the policy). */
+void jobs_forget(struct jobs *js, struct job *j);
+
 /* After a restart (or a crash): the jobs an earlier instance left, and thaws every class. */
 int jobs_adopt(struct jobs *js);
 /* The worker released an ended job's cgroup (a WORKER_RELEASE task). */

@@ -5,6 +5,7 @@
 
 #include "log.h"
 #include "manager.h"
+#include "place.h"
 #include "requests.h"
 
 #define STATE_DIR RUNSTATEDIR "/pagewarden"
@@ -120,6 +121,7 @@ int manager_reload(struct manager *m, char **ret_errors) {
         apply_classes(m);
         (void) protect_apply(&m->protect, &m->policy);
         govern_update(&m->govern);
+        autoplace_update(&m->autoplace);
         for (size_t i = 0; i < old.n_classes; i++)
                 remove_class_if_unused(m, old.classes[i].name);
         policy_done(&old);
@@ -152,6 +154,8 @@ static void manager_stop(struct manager *m) {
         if (m->stopping)
                 return;
         m->stopping = m->govern.stopping = true;
+        autoplace_stop(&m->autoplace, m->settings.restore_on_stop);
+        autoplace_done(&m->autoplace);
         govern_stop(&m->govern);
         if (m->settings.restore_on_stop)
                 (void) protect_withdraw(&m->protect);
@@ -228,6 +232,14 @@ static void wire(struct manager *m) {
                 .log = &m->log,
         };
         govern_init(&m->govern);
+        m->autoplace = (struct autoplace){
+                .event = m->event,
+                .policy = &m->policy,
+                .backend = m->backend,
+                .jobs = &m->jobs,
+                .log = &m->log,
+        };
+        autoplace_init(&m->autoplace);
 }
 
 int manager_new(const char *config_path, bool config_optional, const struct policy_context *ctx,
@@ -282,6 +294,7 @@ int manager_start(struct manager *m) {
         r = jobs_adopt(&m->jobs);
         if (r < 0)
                 return r;
+        autoplace_update(&m->autoplace);
         r = control_new(m->event, m->settings.socket, m->settings.socket_group, requests_handle, m, &m->control);
         if (r < 0)
                 return log_error_errno(r, "Cannot open the control socket %s: %m", m->settings.socket);
@@ -303,8 +316,10 @@ struct manager *manager_free(struct manager *m) {
         if (!m)
                 return NULL;
         m->stopping = m->govern.stopping = true;
+        place_moves_free(m);
         m->control = control_free(m->control);
         if (m->backend) {
+                autoplace_done(&m->autoplace);
                 govern_stop(&m->govern);
                 jobs_done(&m->jobs);
                 protect_done(&m->protect);

@@ -5,7 +5,8 @@
  * The daemon's event wiring: the sd-event loop with its signals (SIGHUP
  * reloads, SIGTERM stops), the watchdog, the control socket, and the
  * modules it connects: jobs (the registry), protect (protection of
- * applications), govern (the pressure governor), all on one backend.  The
+ * applications), govern (the pressure governor), autoplace (placement by
+ * the policy's rules), all on one backend.  The
  * manager owns the running configuration; a reload builds a complete new
  * one first and replaces the running one only when it is valid.
  *
@@ -15,6 +16,7 @@
 #include <systemd/sd-event.h>
 
 #include "actions.h"
+#include "autoplace.h"
 #include "backend.h"
 #include "cgroup-discover.h"
 #include "control.h"
@@ -38,6 +40,8 @@ struct manager {
         struct jobs jobs;
         struct protect protect;
         struct govern govern;
+        struct autoplace autoplace;
+        struct move *moves; /* move requests worked on in slices (place.c) */
         unsigned reloads, failed_reloads;
         bool stopping;
 };

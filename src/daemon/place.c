@@ -142,7 +142,7 @@ json_object *place_run(struct manager *m, const struct ucred *peer, const struct
         r = targets_add(&t, req->pid, why, sizeof(why));
         if (r < 0)
                 return control_error("%s", why);
-        r = jobs_place(&m->jobs, c, req->name, peer->uid, &req->pid, 1, &j, NULL);
+        r = jobs_place(&m->jobs, c, req->name, peer->uid, "run", &req->pid, 1, &j, NULL);
         if (r < 0)
                 return control_error("cannot place process %d in class %s: %s", (int) req->pid, c->name, strerror(-r));
         if (!targets_alive(&t, req->pid))
@@ -176,24 +176,36 @@ struct move {
         unsigned rounds;
         uint64_t job_id;
         sd_event_source *slice;
+        struct move *prev_move, *next_move; /* the manager's moves under way */
 };
 
-static void move_free(void *userdata) {
-        struct move *mv = userdata;
-
+static struct move *move_free(struct move *mv) {
+        if (!mv)
+                return NULL;
+        if (mv->prev_move)
+                mv->prev_move->next_move = mv->next_move;
+        else if (mv->m->moves == mv)
+                mv->m->moves = mv->next_move;
+        if (mv->next_move)
+                mv->next_move->prev_move = mv->prev_move;
+        sd_event_source_disable_unref(mv->slice);
         targets_done(&mv->t);
         context_done(&mv->x);
         free(mv->pending);
         free(mv);
+        return NULL;
+}
+
+void place_moves_free(struct manager *m) {
+        while (m->moves)
+                move_free(m->moves);
 }
 
 /* Ends the move with resp (an error, or what was placed). */
 static void move_finish(struct move *mv, json_object *resp) {
         (void) control_reply(mv->m->control, mv->client, resp);
         mv->phase = MOVE_DONE;
-        /* The loop owned it (floating); now it goes, and mv with it (move_free). */
-        (void) sd_event_source_set_floating(mv->slice, false);
-        (void) sd_event_source_disable_unref(mv->slice);
+        move_free(mv); /* its source too: sd-event frees it once this dispatch returns */
 }
 
 static struct job *move_job(struct move *mv) {
@@ -246,7 +258,7 @@ static int step_place(struct move *mv, char *why, size_t len) {
         }
         /* The job with its first process; the rest follow in slices. */
         if (r >= 0)
-                r = jobs_place(&mv->m->jobs, c, mv->req.name, mv->uid, mv->pending, 1, &j, NULL);
+                r = jobs_place(&mv->m->jobs, c, mv->req.name, mv->uid, "move", mv->pending, 1, &j, NULL);
         if (r < 0) {
                 snprintf(why, len, "cannot move the processes into class %s: %s", c->name, strerror(-r));
                 return r;
@@ -366,7 +378,10 @@ json_object *place_move(struct manager *m, uint64_t client, const struct ucred *
         mv = calloc(1, sizeof(*mv));
         if (!mv)
                 return control_error("out of memory");
-        *mv = (struct move){ .m = m, .client = client, .uid = peer->uid, .req = *req };
+        *mv = (struct move){ .m = m, .client = client, .uid = peer->uid, .req = *req, .next_move = m->moves };
+        if (mv->next_move)
+                mv->next_move->prev_move = mv;
+        m->moves = mv;
         r = context_init(m, peer, false, &mv->x);
         if (r >= 0) {
                 targets_init(&mv->t, PROCDIR, &mv->x.caller);
@@ -376,12 +391,8 @@ json_object *place_move(struct manager *m, uint64_t client, const struct ucred *
                 move_free(mv);
                 return control_error("cannot start the move: %s", strerror(-r));
         }
-        /* Others first: a move goes on only when nothing else is waiting.  The loop owns the source, so that
-         * a daemon that stops meanwhile frees it (and mv) with the loop. */
+        /* Others first: a move goes on only when nothing else is waiting. */
         (void) sd_event_source_set_priority(mv->slice, SD_EVENT_PRIORITY_IDLE);
-        (void) sd_event_source_set_destroy_callback(mv->slice, move_free);
         (void) sd_event_source_set_description(mv->slice, "move-slice");
-        (void) sd_event_source_set_floating(mv->slice, true);
-        sd_event_source_unref(mv->slice);
         return CONTROL_LATER;
 }

@@ -35,3 +35,5 @@
 json_object *place_run(struct manager *m, const struct ucred *peer, const struct pw_request *req);
 /* A response, or CONTROL_LATER: the answer goes to client when the move is done. */
 json_object *place_move(struct manager *m, uint64_t client, const struct ucred *peer, const struct pw_request *req);
+/* Drops the moves under way (the daemon stops; their callers see the connection closed). */
+void place_moves_free(struct manager *m);

@@ -22,6 +22,7 @@ Suite *proc_suite(void);
 Suite *governor_suite(void);
 Suite *ledger_suite(void);
 Suite *targets_suite(void);
+Suite *rules_suite(void);
 Suite *ctl_print_suite(void);
 Suite *ctl_client_suite(void);
 Suite *control_suite(void);

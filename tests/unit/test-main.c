@@ -22,6 +22,7 @@ int main(void) {
         srunner_add_suite(sr, governor_suite());
         srunner_add_suite(sr, ledger_suite());
         srunner_add_suite(sr, targets_suite());
+        srunner_add_suite(sr, rules_suite());
         srunner_add_suite(sr, ctl_print_suite());
         srunner_add_suite(sr, ctl_client_suite());
         srunner_add_suite(sr, control_suite());

@@ -9,6 +9,10 @@
  *   pwload sock PATH TEXT|-SIZE    send TEXT (or SIZE bytes of 'x', no newline) on a
  *                                  Unix stream socket, print the reply
  *   pwload stall PATH SECONDS      connect and send nothing for SECONDS
+ *   pwload escape FILE             write 4 KiB at a time until this process is in a pagewarden job;
+ *                                  print "escaped=BYTES usec=T" (what it wrote before being placed)
+ *   pwload hold PATH N SECONDS     connect N times and hold every connection idle for SECONDS
+ *   pwload sleep SECONDS           sleep (a program of its own, unlike busybox's applets)
  *
  * Prints "bytes=N seconds=S mib_per_s=R" on stdout.
  */
@@ -50,6 +54,49 @@ static int unix_connect(const char *path) {
                 exit(1);
         }
         return fd;
+}
+
+/* In a job: the cgroup line names the job tree (pagewarden.slice by default). */
+static int in_job(void) {
+        char line[512];
+        FILE *f = fopen("/proc/self/cgroup", "re");
+        int r = 0;
+
+        if (!f)
+                return 0;
+        while (fgets(line, sizeof(line), f))
+                if (strncmp(line, "0::", 3) == 0 && strstr(line, "pagewarden"))
+                        r = 1;
+        fclose(f);
+        return r;
+}
+
+/* What a matched program does before the daemon has placed it: write as fast as it can. */
+static int escape_cmd(const char *file) {
+        static char page[4096];
+        double start = now();
+        long long written = 0;
+        int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+        if (fd < 0) {
+                perror(file);
+                return 1;
+        }
+        memset(page, 0x5a, sizeof(page));
+        while (!in_job()) {
+                if (write(fd, page, sizeof(page)) != (ssize_t) sizeof(page)) {
+                        perror("write");
+                        return 1;
+                }
+                written += (long long) sizeof(page);
+                if (now() - start > 10) {
+                        printf("escaped=%lld usec=never\n", written);
+                        return 1;
+                }
+        }
+        printf("escaped=%lld usec=%.0f\n", written, (now() - start) * 1e6);
+        close(fd);
+        return 0;
 }
 
 static int sock_cmd(int argc, char *argv[]) {
@@ -106,6 +153,20 @@ int main(int argc, char *argv[]) {
         }
         if (strcmp(argv[1], "sock") == 0 && argc >= 4)
                 return sock_cmd(argc, argv);
+        if (strcmp(argv[1], "sleep") == 0) {
+                sleep((unsigned) atoi(argv[2]));
+                return 0;
+        }
+        if (strcmp(argv[1], "escape") == 0)
+                return escape_cmd(argv[2]);
+        if (strcmp(argv[1], "hold") == 0 && argc >= 5) {
+                for (int i = 0; i < atoi(argv[3]); i++)
+                        (void) unix_connect(argv[2]);
+                printf("holding %s connections\n", argv[3]);
+                fflush(stdout);
+                sleep((unsigned) atoi(argv[4]));
+                return 0;
+        }
         if (strcmp(argv[1], "stall") == 0) {
                 int sfd = unix_connect(argv[2]);
                 char c;

@@ -1,0 +1,426 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pwd.h>
+#include <sys/stat.h>
+
+#include "autoplace.h"
+#include "log.h"
+#include "proc.h"
+#include "rules.h"
+
+/* A command line is read up to this much; a rule sees no more of it. */
+#define CMDLINE_MAX 4096
+
+void autoplace_init(struct autoplace *a) {
+        a->procdir = a->procdir ?: "/proc";
+}
+
+/* ---- facts ---- */
+
+static int read_exe(const char *procdir, pid_t pid, char *buf, size_t len) {
+        char path[64];
+        ssize_t n;
+
+        snprintf(path, sizeof(path), "%s/%d/exe", procdir, (int) pid);
+        n = readlink(path, buf, len - 1);
+        if (n < 0)
+                return -errno;
+        buf[n] = '\0';
+        /* A program replaced since it started reads "/usr/bin/borg (deleted)": it still is that program. */
+        if (endswith(buf, " (deleted)"))
+                buf[n - strlen(" (deleted)")] = '\0';
+        return 0;
+}
+
+static int read_cmdline(const char *procdir, pid_t pid, char *buf, size_t len) {
+        _cleanup_close_ int fd = -1;
+        char path[64];
+        ssize_t n;
+
+        snprintf(path, sizeof(path), "%s/%d/cmdline", procdir, (int) pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        n = read(fd, buf, len - 1);
+        if (n < 0)
+                return -errno;
+        rules_join_cmdline(buf, (size_t) n);
+        return 0;
+}
+
+static uint64_t cgroup_ns_of(const char *procdir, pid_t pid) {
+        char path[64];
+        struct stat st;
+
+        if (pid)
+                snprintf(path, sizeof(path), "%s/%d/ns/cgroup", procdir, (int) pid);
+        else
+                snprintf(path, sizeof(path), "%s/self/ns/cgroup", procdir);
+        return stat(path, &st) < 0 ? 0 : (uint64_t) st.st_ino;
+}
+
+/* A job name from the program: its base name, with what a job name may not hold made '-'. */
+static void job_name(const char *exe, const char *cmdline, char *buf, size_t len) {
+        const char *base = exe ? strrchr(exe, '/') : NULL;
+        size_t n;
+
+        base = base ? base + 1 : cmdline ? cmdline : "rule";
+        n = strcspn(base, " ");
+        snprintf(buf, len, "%.*s", (int) (n < POLICY_NAME_MAX ? n : POLICY_NAME_MAX), base);
+        for (char *c = buf; *c; c++)
+                if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_", *c))
+                        *c = '-';
+        if (!buf[0] || policy_name_problem(buf))
+                snprintf(buf, len, "rule");
+}
+
+/* ---- deciding ---- */
+
+struct candidate {
+        pid_t pid;
+        char exe[PATH_MAX];
+        char cmdline[CMDLINE_MAX];
+        bool have_exe, have_cmdline;
+        struct proc_ids ids;
+        char user[64];
+};
+
+/* The cheap part, for every exec: is it a program some rule names? */
+static bool candidate_read(struct autoplace *a, pid_t pid, struct candidate *c) {
+        c->pid = pid;
+        c->have_exe = a->need_exe && read_exe(a->procdir, pid, c->exe, sizeof(c->exe)) >= 0;
+        c->have_cmdline = a->need_cmdline && read_cmdline(a->procdir, pid, c->cmdline, sizeof(c->cmdline)) >= 0;
+        return rules_candidate(a->policy, c->have_exe ? c->exe : NULL, c->have_cmdline ? c->cmdline : NULL);
+}
+
+static struct rules_process candidate_process(struct autoplace *a, struct candidate *c) {
+        struct passwd pw, *res = NULL;
+        char buf[1024];
+
+        if (getpwuid_r(c->ids.uid[1], &pw, buf, sizeof(buf), &res) == 0 && res)
+                snprintf(c->user, sizeof(c->user), "%s", res->pw_name);
+        return (struct rules_process){
+                .pid = c->pid,
+                .tgid = c->ids.tgid,
+                .ppid = c->ids.ppid,
+                .uid = c->ids.uid[1],
+                .user = c->user[0] ? c->user : NULL,
+                .exe = c->have_exe ? c->exe : NULL,
+                .cmdline = c->have_cmdline ? c->cmdline : NULL,
+                .cgroup = c->ids.cgroup,
+                .kernel_thread = c->ids.kernel_thread,
+                .other_cgroup_ns = a->cgroup_ns && cgroup_ns_of(a->procdir, c->pid) != a->cgroup_ns,
+        };
+}
+
+/* The parent is a match of its own (a scan finds both): its job takes the child along. */
+static bool parent_matches(struct autoplace *a, pid_t ppid) {
+        struct candidate parent = {};
+        struct rules_match m;
+        bool r;
+
+        if (ppid <= 1 || !candidate_read(a, ppid, &parent) || proc_ids(a->procdir, ppid, &parent.ids) < 0)
+                return false;
+        {
+                struct rules_process p = candidate_process(a, &parent);
+                const struct rules_exclusions x = { .self = getpid(), .job_root = a->backend->root,
+                                                    .protected = (const char *const *) a->protected,
+                                                    .n_protected = a->n_protected };
+
+                r = rules_match_process(a->policy, &p, &m) && !rules_excluded(&x, &p, m.class);
+        }
+        proc_ids_done(&parent.ids);
+        return r;
+}
+
+/* Moves the children forked before the parent was placed (later ones are born in the job). */
+static void take_children(struct autoplace *a, const struct job *j, pid_t pid) {
+        _cleanup_free_ pid_t *children = NULL;
+        size_t n = 0, moved;
+
+        if (proc_children(a->procdir, pid, &children, &n) >= 0 && n > 0)
+                (void) a->backend->ops->job_attach(a->backend, j->path, children, n, &moved);
+}
+
+static void place(struct autoplace *a, struct candidate *c, const struct rules_process *p,
+                  const struct rules_match *m) {
+        char name[POLICY_NAME_MAX + 1], by[CGROUP_JOB_BY_MAX + 1];
+        struct job *j;
+        int r;
+
+        job_name(p->exe, p->cmdline, name, sizeof(name));
+        if (rules_describe(m, by, sizeof(by)) < 0)
+                snprintf(by, sizeof(by), "rule %s (%s:%u)", m->kind, m->class->source, m->rule->line);
+        r = jobs_place(a->jobs, m->class, name, p->uid, by, &c->pid, 1, &j, NULL);
+        if (r == -ESRCH || r == -ENOENT)
+                return; /* it exited first */
+        if (r < 0) {
+                action_log_add(a->log, LOG_LEVEL_WARNING, "Cannot place process %d (%s) by %s: %s", (int) c->pid,
+                               name, by, strerror(-r));
+                return;
+        }
+        a->placed++;
+        take_children(a, j, c->pid);
+}
+
+static void consider(struct autoplace *a, pid_t pid, bool scan) {
+        _cleanup_close_ int pidfd = proc_pidfd_open(pid);
+        struct candidate c = {};
+        struct rules_process p;
+        struct rules_match m;
+        const char *why;
+        const struct rules_exclusions x = { .self = getpid(), .job_root = a->backend->root,
+                                            .protected = (const char *const *) a->protected,
+                                            .n_protected = a->n_protected };
+
+        if (pidfd < 0 || !candidate_read(a, pid, &c))
+                return;
+        if (proc_ids(a->procdir, pid, &c.ids) < 0)
+                return;
+        /* What was read belongs to the process the pidfd holds, not to one that reused its pid. */
+        if (!proc_pidfd_alive(pidfd))
+                goto done;
+        p = candidate_process(a, &c);
+        if (!rules_match_process(a->policy, &p, &m))
+                goto done;
+        why = rules_excluded(&x, &p, m.class);
+        if (why) {
+                log_debug("Process %d (%s) matches class %s, left alone: %s", (int) pid, p.exe ?: p.cmdline,
+                          m.class->name, why);
+                goto done;
+        }
+        if (scan && parent_matches(a, p.ppid))
+                goto done;
+        place(a, &c, &p, &m);
+done:
+        proc_ids_done(&c.ids);
+}
+
+/* ---- events ---- */
+
+static void on_exec(void *userdata, pid_t pid, pid_t tgid) {
+        consider(userdata, tgid, false);
+}
+
+static void scan(struct autoplace *a) {
+        DIR *d = opendir(a->procdir);
+        struct dirent *de;
+
+        if (!d) {
+                log_warning_errno(errno, "Cannot scan %s for processes the rules name: %m", a->procdir);
+                return;
+        }
+        while ((de = readdir(d))) {
+                char *end;
+                long pid = strtol(de->d_name, &end, 10);
+
+                if (*end == '\0' && pid > 1)
+                        consider(a, (pid_t) pid, true);
+        }
+        closedir(d);
+}
+
+static int on_rescan(sd_event_source *s, void *userdata) {
+        struct autoplace *a = userdata;
+
+        a->rescan = sd_event_source_disable_unref(a->rescan);
+        scan(a);
+        return 0;
+}
+
+static void on_lost(void *userdata) {
+        struct autoplace *a = userdata;
+
+        a->lost++;
+        if (a->rescan)
+                return;
+        action_log_add(a->log, LOG_LEVEL_WARNING,
+                       "Proc connector: exec events were lost (the kernel's buffer overflowed): scanning /proc");
+        if (sd_event_add_defer(a->event, &a->rescan, on_rescan, a) >= 0)
+                (void) sd_event_source_set_description(a->rescan, "rules-rescan");
+}
+
+/* ---- units ---- */
+
+static struct autoplace_unit *unit_find(struct autoplace *a, const char *unit) {
+        for (size_t i = 0; i < a->n_units; i++)
+                if (streq(a->units[i].unit, unit))
+                        return &a->units[i];
+        return NULL;
+}
+
+static void unit_forget(struct autoplace *a, struct autoplace_unit *u) {
+        free(u->unit);
+        free(u->class);
+        *u = a->units[--a->n_units];
+}
+
+/* A unit that runs is a job of its class (a unit that stopped ends its job by itself). */
+static void unit_check(struct autoplace *a, const char *unit, const struct rules_match *m) {
+        _cleanup_free_ char *path = NULL;
+        char by[CGROUP_JOB_BY_MAX + 1];
+        int r;
+
+        if (jobs_find_unit(a->jobs, unit) || a->backend->ops->unit_path(a->backend, unit, &path) < 0)
+                return;
+        (void) rules_describe(m, by, sizeof(by));
+        r = jobs_add_unit(a->jobs, m->class, unit, path, by, NULL);
+        if (r < 0 && r != -ENOENT)
+                log_warning_errno(r, "Unit %s: cannot follow it as a job of class %s: %m", unit, m->class->name);
+}
+
+static void unit_consider(struct autoplace *a, const char *unit) {
+        struct autoplace_unit *u = unit_find(a, unit);
+        struct rules_match m;
+        int r;
+
+        if (!rules_match_unit(a->policy, unit, &m))
+                return;
+        if (!u || !streq(u->class, m.class->name)) {
+                r = a->backend->ops->unit_apply(a->backend, unit, m.class);
+                if (r < 0) {
+                        action_log_add(a->log, LOG_LEVEL_WARNING, "Unit %s: cannot give it the limits of class %s: %s",
+                                       unit, m.class->name, strerror(-r));
+                        return;
+                }
+                if (!u) {
+                        if (GROW(a->units, a->allocated_units, a->n_units + 1) < 0)
+                                return;
+                        u = &a->units[a->n_units++];
+                        *u = (struct autoplace_unit){ .unit = strdup(unit) };
+                }
+                free(u->class);
+                u->class = strdup(m.class->name);
+                if (!u->unit || !u->class) {
+                        unit_forget(a, u);
+                        return;
+                }
+                action_log_add(a->log, LOG_LEVEL_INFO, "Unit %s carries the limits of class %s (rule %s, %s:%u)",
+                               unit, m.class->name, m.rule->text, m.class->source, m.rule->line);
+        }
+        unit_check(a, unit, &m);
+}
+
+static void on_unit_event(void *userdata, const char *unit) {
+        unit_consider(userdata, unit);
+}
+
+static void on_unit_found(void *userdata, const char *unit) {
+        unit_consider(userdata, unit);
+}
+
+/* A unit whose rule left the policy gets its own values back and is no job any more. */
+static void unit_release(struct autoplace *a, struct autoplace_unit *u) {
+        struct job *j = jobs_find_unit(a->jobs, u->unit);
+        int r = a->backend->ops->unit_restore(a->backend, u->unit);
+
+        if (r < 0)
+                log_warning_errno(r, "Unit %s: cannot give it its own values back: %m", u->unit);
+        else
+                action_log_add(a->log, LOG_LEVEL_INFO, "Unit %s: its own values are back (no rule names it now)",
+                               u->unit);
+        if (j)
+                jobs_forget(a->jobs, j);
+        unit_forget(a, u);
+}
+
+static void units_update(struct autoplace *a) {
+        _cleanup_free_ const char **patterns = NULL;
+        size_t n = 0, total = 0;
+        struct rules_match m;
+
+        for (size_t i = 0; i < a->policy->n_classes; i++)
+                total += a->policy->classes[i].match.units.n;
+        for (size_t i = a->n_units; i-- > 0;)
+                if (!rules_match_unit(a->policy, a->units[i].unit, &m))
+                        unit_release(a, &a->units[i]);
+        if (total == 0)
+                return;
+        if (!a->backend->ops->caps.places_units) {
+                action_log_add(a->log, LOG_LEVEL_WARNING,
+                               "units: rules need the systemd backend (systemd is not PID 1 here, or backend: "
+                               "cgroupfs is set): no unit is placed; name the programs with exe: or cmdline:");
+                return;
+        }
+        patterns = calloc(total, sizeof(char *));
+        if (!patterns)
+                return;
+        for (size_t i = 0; i < a->policy->n_classes; i++)
+                for (size_t k = 0; k < a->policy->classes[i].match.units.n; k++)
+                        patterns[n++] = a->policy->classes[i].match.units.v[k].text;
+        if (!a->watching_units && a->backend->ops->units_watch(a->backend, on_unit_event, a) >= 0)
+                a->watching_units = true;
+        if (a->backend->ops->units_find(a->backend, patterns, n, on_unit_found, a) < 0)
+                log_warning("Cannot list the units the units: rules name");
+}
+
+void autoplace_stop(struct autoplace *a, bool restore) {
+        while (restore && a->n_units > 0)
+                unit_release(a, &a->units[a->n_units - 1]);
+}
+
+/* ---- following the policy ---- */
+
+static void protected_done(struct autoplace *a) {
+        for (size_t i = 0; i < a->n_protected; i++)
+                free(a->protected[i]);
+        a->protected = mfree(a->protected);
+        a->n_protected = 0;
+}
+
+static void protected_find(struct autoplace *a) {
+        protected_done(a);
+        a->protected = calloc(a->policy->n_protects + 1, sizeof(char *));
+        for (size_t i = 0; a->protected && i < a->policy->n_protects; i++) {
+                const struct pw_protect *pr = &a->policy->protects[i];
+                struct backend_protect bp = { .name = pr->name, .unit = pr->unit,
+                                              .cgroup = pr->cgroup ? pr->cgroup + 1 : NULL };
+
+                if (a->backend->ops->protect_path(a->backend, &bp, &a->protected[a->n_protected]) >= 0)
+                        a->n_protected++;
+        }
+}
+
+void autoplace_update(struct autoplace *a) {
+        int r;
+
+        units_update(a);
+        a->need_exe = rules_need_exe(a->policy);
+        a->need_cmdline = rules_need_cmdline(a->policy);
+        if (!a->need_exe && !a->need_cmdline) {
+                if (a->events)
+                        log_info("No exe: or cmdline: rule any more: exec events are not followed");
+                a->events = procevents_free(a->events);
+                return;
+        }
+        protected_find(a);
+        a->cgroup_ns = cgroup_ns_of(a->procdir, 0);
+        if (!a->events) {
+                r = procevents_new(a->event, on_exec, on_lost, a, &a->events);
+                if (r < 0)
+                        action_log_add(a->log, LOG_LEVEL_ERR,
+                                       "exe: and cmdline: rules cannot follow new processes: the proc connector "
+                                       "cannot be used (%s; it needs CAP_NET_ADMIN in the initial network "
+                                       "namespace); only processes running at start and at reloads are placed",
+                                       strerror(-r));
+                else
+                        log_info("Following exec events (proc connector) for the exe: and cmdline: rules");
+        }
+        scan(a);
+}
+
+void autoplace_done(struct autoplace *a) {
+        for (size_t i = 0; i < a->n_units; i++) {
+                free(a->units[i].unit);
+                free(a->units[i].class);
+        }
+        a->units = mfree(a->units);
+        a->n_units = 0;
+        a->events = procevents_free(a->events);
+        a->rescan = sd_event_source_disable_unref(a->rescan);
+        protected_done(a);
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * Placement by rule, the wiring: bulk work the policy's match: rules name
+ * is placed by the daemon itself (rules.c decides what matches).
+ *
+ * Processes (both backends): exec events from the proc connector
+ * (procevents.c), and one scan of /proc at start, at each reload and after
+ * events were lost.  A matching process becomes a new job of its class,
+ * together with any child it forked before it was placed; its later
+ * children are born in the job.  A process whose parent matches too is
+ * left to its parent's job.
+ *
+ * The proc connector reports an exec after it happened: a matched program
+ * runs a few instructions (microseconds to milliseconds, see make bench)
+ * outside its job.
+ *
+ * Units (systemd backend): every unit whose name a units: rule matches,
+ * loaded or only a unit file, is given its class's limits at start and at
+ * each reload, and so is a unit loaded later (UnitNew); one that has not
+ * started has them from its first instruction.  While it runs it is a job
+ * of its class (its cgroup stays systemd's).  A unit whose rule left the
+ * policy gets its own values back, and so does every unit at a stop with
+ * restore_on_stop.
+ *
+ * Errors are logged; placement by rule never stops the daemon.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <systemd/sd-event.h>
+
+#include "actions.h"
+#include "backend.h"
+#include "jobs.h"
+#include "policy.h"
+#include "procevents.h"
+
+struct autoplace {
+        /* What it works with (owned by the manager). */
+        sd_event *event;
+        const struct pw_policy *policy;
+        struct backend *backend;
+        struct jobs *jobs;
+        struct action_log *log;
+        const char *procdir;
+
+        struct procevents *events; /* while some class has exe: or cmdline: rules */
+        bool need_exe, need_cmdline;
+        char **protected;          /* cgroups of protected applications, found at the last update */
+        size_t n_protected;
+        uint64_t cgroup_ns;        /* the daemon's cgroup namespace (inode) */
+        sd_event_source *rescan;   /* after lost events */
+        uint64_t placed, lost;     /* for status */
+        struct autoplace_unit {    /* units given a class's limits */
+                char *unit;
+                char *class;
+        } *units;
+        size_t n_units, allocated_units;
+        bool watching_units;
+};
+
+void autoplace_init(struct autoplace *a);
+/* After start and each reload: follow the policy's rules, and scan /proc once. */
+void autoplace_update(struct autoplace *a);
+/* The daemon stops: units get their own values back if restore is set. */
+void autoplace_stop(struct autoplace *a, bool restore);
+void autoplace_done(struct autoplace *a);

@@ -1,0 +1,502 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The systemd backend, units placed by rule: a unit the policy's units:
+ * rules name carries its class's limits as runtime unit properties
+ * (SetUnitProperties with runtime=true, kept in /run/systemd/system.control
+ * across daemon-reload).  Set on a unit that has not started, they are in
+ * force from its first instruction.  Its own values are saved first (and
+ * persisted, so that a restarted daemon can still give them back) and are
+ * set again when the rule goes or the daemon stops with restore_on_stop:
+ * systemd has no way to unset a runtime property, so they stay as runtime
+ * properties of equal value until the next boot.
+ */
+#include <inttypes.h>
+#include <libgen.h>
+
+#include "backend-systemd.h"
+#include "cgroup-values.h"
+#include "log.h"
+#include "units.h"
+#include "util.h"
+
+static const char *const io_properties[] = { "IOReadBandwidthMax", "IOWriteBandwidthMax", "IOReadIOPSMax",
+                                             "IOWriteIOPSMax" };
+
+/* A unit's own values of what pagewarden sets on it. */
+struct unit_limits {
+        char *unit;
+        uint64_t memory_high, memory_max, memory_swap_max, cpu_weight;
+        char *io[4]; /* each io property as "PATH=VALUE PATH=VALUE" ("" when empty) */
+};
+
+static void limits_done(struct unit_limits *l) {
+        free(l->unit);
+        for (int k = 0; k < 4; k++)
+                free(l->io[k]);
+        *l = (struct unit_limits){};
+}
+
+static struct unit_limits *saved_find(struct backend *b, const char *unit) {
+        struct systemd_data *d = sysd_data(b);
+
+        for (size_t i = 0; i < d->n_saved; i++)
+                if (streq(d->saved[i].unit, unit))
+                        return &d->saved[i];
+        return NULL;
+}
+
+/* ---- persistence: one line per unit, tab-separated ---- */
+
+static int state_save(struct backend *b) {
+        struct systemd_data *d = sysd_data(b);
+        _cleanup_free_ char *text = NULL;
+        size_t size = 0;
+        FILE *f;
+
+        if (!d->units_state)
+                return 0;
+        f = open_memstream(&text, &size);
+        if (!f)
+                return -ENOMEM;
+        fputs("# pagewarden: own MemoryHigh MemoryMax MemorySwapMax CPUWeight IO*Max of units placed by rule\n", f);
+        for (size_t i = 0; i < d->n_saved; i++) {
+                const struct unit_limits *l = &d->saved[i];
+
+                fprintf(f, "%s\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%s\t%s\t%s\t%s\n", l->unit,
+                        l->memory_high, l->memory_max, l->memory_swap_max, l->cpu_weight, l->io[0], l->io[1], l->io[2],
+                        l->io[3]);
+        }
+        if (fclose(f) != 0)
+                return -ENOMEM;
+        return write_file_atomic(d->units_state, text);
+}
+
+static int add_saved(struct backend *b, struct unit_limits *l) {
+        struct systemd_data *d = sysd_data(b);
+
+        if (GROW(d->saved, d->allocated_saved, d->n_saved + 1) < 0)
+                return -ENOMEM;
+        d->saved[d->n_saved++] = *l;
+        *l = (struct unit_limits){};
+        return 0;
+}
+
+static int parse_line(char *line, struct unit_limits *ret) {
+        char *f[9];
+        size_t n = 0;
+
+        for (char *p = line; n < 9; n++) {
+                f[n] = p;
+                p = strchr(p, '\t');
+                if (!p) {
+                        n++;
+                        break;
+                }
+                *p++ = '\0';
+        }
+        if (n != 9 || policy_unit_name_problem(f[0]))
+                return -EINVAL;
+        *ret = (struct unit_limits){ .unit = strdup(f[0]) };
+        if (sscanf(f[1], "%" SCNu64, &ret->memory_high) != 1 || sscanf(f[2], "%" SCNu64, &ret->memory_max) != 1 ||
+            sscanf(f[3], "%" SCNu64, &ret->memory_swap_max) != 1 || sscanf(f[4], "%" SCNu64, &ret->cpu_weight) != 1) {
+                limits_done(ret);
+                return -EINVAL;
+        }
+        for (int k = 0; k < 4; k++)
+                ret->io[k] = strdup(f[5 + k]);
+        if (!ret->unit || !ret->io[0] || !ret->io[1] || !ret->io[2] || !ret->io[3]) {
+                limits_done(ret);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+static int state_load(struct backend *b) {
+        _cleanup_free_ char *text = NULL;
+        char *save = NULL;
+        int r;
+
+        r = read_full_file(sysd_data(b)->units_state, 4 * 1024 * 1024, &text, NULL);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                struct unit_limits l;
+
+                if (line[0] == '#')
+                        continue;
+                r = parse_line(line, &l);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0 || saved_find(b, l.unit)) { /* a damaged line: not restored rather than garbage */
+                        limits_done(&l);
+                        continue;
+                }
+                r = add_saved(b, &l);
+                if (r < 0) {
+                        limits_done(&l);
+                        return r;
+                }
+        }
+        return 0;
+}
+
+int sysd_units_init(struct backend *b, const char *state_dir) {
+        if (!state_dir)
+                return 0;
+        if (asprintf(&sysd_data(b)->units_state, "%s/units.state", state_dir) < 0)
+                return -ENOMEM;
+        return state_load(b);
+}
+
+void sysd_units_done(struct backend *b) {
+        struct systemd_data *d = sysd_data(b);
+
+        d->unit_new = sd_bus_slot_unref(d->unit_new);
+        d->job_removed = sd_bus_slot_unref(d->job_removed);
+        for (size_t i = 0; i < d->n_saved; i++)
+                limits_done(&d->saved[i]);
+        d->saved = mfree(d->saved);
+        d->n_saved = 0;
+        d->units_state = mfree(d->units_state);
+}
+
+/* ---- reading a unit's own values ---- */
+
+/* The unit's object, loading it (a unit that has not started may not be loaded yet). */
+static int load_unit(struct backend *b, const char *unit, char **ret_path) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        const char *path;
+        int r;
+
+        r = sd_bus_call_method(sysd_data(b)->bus, SD_DEST, SD_PATH, SD_MANAGER, "LoadUnit", &e, &reply, "s", unit);
+        if (r < 0)
+                return sysd_bus_errno(&e, r);
+        r = sd_bus_message_read(reply, "o", &path);
+        if (r < 0)
+                return r;
+        *ret_path = strdup(path);
+        return *ret_path ? 0 : -ENOMEM;
+}
+
+/* An io property (a(st)) as "PATH=VALUE PATH=VALUE". */
+static int read_io(struct backend *b, const char *path, const char *iface, const char *property, char **ret) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_free_ char *text = NULL;
+        size_t size = 0;
+        const char *dev;
+        uint64_t v;
+        FILE *f;
+        int r;
+
+        r = sd_bus_get_property(sysd_data(b)->bus, SD_DEST, path, iface, property, &e, &reply, "a(st)");
+        if (r < 0)
+                return sysd_bus_errno(&e, r);
+        r = sd_bus_message_enter_container(reply, 'a', "(st)");
+        if (r < 0)
+                return r;
+        f = open_memstream(&text, &size);
+        if (!f)
+                return -ENOMEM;
+        for (bool first = true; (r = sd_bus_message_read(reply, "(st)", &dev, &v)) > 0; first = false)
+                fprintf(f, "%s%s=%" PRIu64, first ? "" : " ", dev, v);
+        if (fclose(f) != 0)
+                return -ENOMEM;
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(text);
+        return 0;
+}
+
+static int read_own(struct backend *b, const char *unit, struct unit_limits *ret) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_free_ char *path = NULL;
+        const char *iface = sysd_unit_interface(unit);
+        static const char *const u64[] = { "MemoryHigh", "MemoryMax", "MemorySwapMax", "CPUWeight" };
+        uint64_t *dst[] = { &ret->memory_high, &ret->memory_max, &ret->memory_swap_max, &ret->cpu_weight };
+        int r;
+
+        if (!iface)
+                return -EINVAL;
+        r = load_unit(b, unit, &path);
+        if (r < 0)
+                return r;
+        *ret = (struct unit_limits){ .unit = strdup(unit) };
+        if (!ret->unit)
+                return -ENOMEM;
+        for (size_t i = 0; i < ELEMENTSOF(u64); i++) {
+                r = sd_bus_get_property_trivial(sysd_data(b)->bus, SD_DEST, path, iface, u64[i], &e, 't', dst[i]);
+                if (r < 0) {
+                        limits_done(ret);
+                        return sysd_bus_errno(&e, r);
+                }
+        }
+        for (int k = 0; k < 4; k++) {
+                r = read_io(b, path, iface, io_properties[k], &ret->io[k]);
+                if (r < 0) {
+                        limits_done(ret);
+                        return r;
+                }
+        }
+        return 0;
+}
+
+/* ---- writing ---- */
+
+/* One io property from its text form. */
+static int append_io_text(sd_bus_message *m, const char *property, const char *text) {
+        _cleanup_free_ char *copy = strdup(text);
+        char *save = NULL;
+        int r;
+
+        if (!copy)
+                return -ENOMEM;
+        r = sd_bus_message_open_container(m, 'r', "sv");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", property);
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'v', "a(st)");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "(st)");
+        for (char *item = strtok_r(copy, " ", &save); r >= 0 && item; item = strtok_r(NULL, " ", &save)) {
+                char *eq = strrchr(item, '=');
+                uint64_t v;
+
+                if (!eq || sscanf(eq + 1, "%" SCNu64, &v) != 1)
+                        continue;
+                *eq = '\0';
+                r = sd_bus_message_append(m, "(st)", item, v);
+        }
+        for (int k = 0; r >= 0 && k < 3; k++)
+                r = sd_bus_message_close_container(m);
+        return r;
+}
+
+static int write_own(struct backend *b, const struct unit_limits *l) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        int r;
+
+        r = sysd_new_set_properties(b, l->unit, &m);
+        if (r >= 0)
+                r = sysd_append_u64(m, "MemoryHigh", l->memory_high);
+        if (r >= 0)
+                r = sysd_append_u64(m, "MemoryMax", l->memory_max);
+        if (r >= 0)
+                r = sysd_append_u64(m, "MemorySwapMax", l->memory_swap_max);
+        if (r >= 0)
+                r = sysd_append_u64(m, "CPUWeight", l->cpu_weight);
+        for (int k = 0; r >= 0 && k < 4; k++)
+                r = append_io_text(m, io_properties[k], l->io[k]);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        return r < 0 ? r : sysd_call(b, m, NULL);
+}
+
+static int write_class(struct backend *b, const char *unit, const struct pw_job_class *c) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        int r;
+
+        r = sysd_new_set_properties(b, unit, &m);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "(sv)(sv)", "MemoryAccounting", "b", 1, "IOAccounting", "b", 1);
+        if (r >= 0)
+                r = sysd_append_u64(m, "MemoryHigh", c->memory_high);
+        if (r >= 0)
+                r = sysd_append_u64(m, "MemoryMax", c->memory_max);
+        if (r >= 0)
+                r = sysd_append_u64(m, "MemorySwapMax", c->memory_swap_max);
+        if (r >= 0)
+                r = sysd_append_u64(m, "CPUWeight", c->cpu_weight);
+        if (r >= 0)
+                r = sysd_append_io_all(m, c->io, c->n_io);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        return r < 0 ? r : sysd_call(b, m, NULL);
+}
+
+int sysd_unit_apply(struct backend *b, const char *unit, const struct pw_job_class *c) {
+        int r;
+
+        if (!saved_find(b, unit)) {
+                struct unit_limits own;
+
+                r = read_own(b, unit, &own);
+                if (r < 0)
+                        return r;
+                r = add_saved(b, &own);
+                if (r < 0) {
+                        limits_done(&own);
+                        return r;
+                }
+                r = state_save(b);
+                if (r < 0)
+                        log_warning_errno(r, "Cannot keep %s's own values in %s: %m", unit, sysd_data(b)->units_state);
+        }
+        return write_class(b, unit, c);
+}
+
+int sysd_unit_restore(struct backend *b, const char *unit) {
+        struct systemd_data *d = sysd_data(b);
+        struct unit_limits *l = saved_find(b, unit);
+        int r;
+
+        if (!l)
+                return 0;
+        r = write_own(b, l);
+        if (r < 0 && r != -ENOENT)
+                return r; /* kept: tried again at the next restore */
+        limits_done(l);
+        *l = d->saved[--d->n_saved];
+        return state_save(b);
+}
+
+/* ---- finding and following units ---- */
+
+struct found {
+        char **names;
+        size_t n, allocated;
+};
+
+static int found_add(struct found *f, const char *name) {
+        char *copy;
+
+        for (size_t i = 0; i < f->n; i++)
+                if (streq(f->names[i], name))
+                        return 0;
+        copy = strdup(name);
+        if (!copy || GROW(f->names, f->allocated, f->n + 1) < 0) {
+                free(copy);
+                return -ENOMEM;
+        }
+        f->names[f->n++] = copy;
+        return 0;
+}
+
+static int found_loaded(struct backend *b, const char *name, const char *desc, const char *active, void *ud) {
+        return found_add(ud, name);
+}
+
+/* Unit files on disk (units that are not loaded yet), templates aside: only their instances are units. */
+static int find_files(struct backend *b, const char *pattern, struct found *f) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        const char *path, *state;
+        int r;
+
+        r = sd_bus_message_new_method_call(sysd_data(b)->bus, &m, SD_DEST, SD_PATH, SD_MANAGER,
+                                           "ListUnitFilesByPatterns");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "as", 0);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "as", 1, pattern);
+        if (r >= 0)
+                r = sysd_call(b, m, &reply);
+        if (r >= 0)
+                r = sd_bus_message_enter_container(reply, 'a', "(ss)");
+        while (r >= 0 && (r = sd_bus_message_read(reply, "(ss)", &path, &state)) > 0) {
+                const char *name = strrchr(path, '/');
+
+                name = name ? name + 1 : path;
+                if (!strstr(name, "@.") && !policy_unit_name_problem(name))
+                        r = found_add(f, name);
+        }
+        return r;
+}
+
+int sysd_units_find(struct backend *b, const char *const *patterns, size_t n,
+                    void (*fn)(void *userdata, const char *unit), void *userdata) {
+        struct found f = {};
+        int r = 0;
+
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                r = sysd_list_units(b, patterns[i], found_loaded, &f);
+                if (r >= 0)
+                        r = find_files(b, patterns[i], &f);
+        }
+        for (size_t i = 0; i < f.n; i++) {
+                if (r >= 0)
+                        fn(userdata, f.names[i]);
+                free(f.names[i]);
+        }
+        free(f.names);
+        return r;
+}
+
+static int on_unit_new(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        struct systemd_data *d = userdata;
+        const char *unit, *path;
+
+        if (sd_bus_message_read(m, "so", &unit, &path) >= 0 && d->unit_event)
+                d->unit_event(d->unit_event_userdata, unit);
+        return 0;
+}
+
+static int on_job_done(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        struct systemd_data *d = userdata;
+        const char *job, *unit, *result;
+        uint32_t id;
+
+        if (sd_bus_message_read(m, "uoss", &id, &job, &unit, &result) >= 0 && d->unit_event)
+                d->unit_event(d->unit_event_userdata, unit);
+        return 0;
+}
+
+int sysd_units_watch(struct backend *b, void (*fn)(void *userdata, const char *unit), void *userdata) {
+        struct systemd_data *d = sysd_data(b);
+        int r;
+
+        d->unit_event = fn;
+        d->unit_event_userdata = userdata;
+        if (d->unit_new)
+                return 0;
+        r = sd_bus_match_signal_async(d->bus, &d->unit_new, SD_DEST, SD_PATH, SD_MANAGER, "UnitNew", on_unit_new,
+                                      NULL, d);
+        if (r >= 0)
+                r = sd_bus_match_signal_async(d->bus, &d->job_removed, SD_DEST, SD_PATH, SD_MANAGER, "JobRemoved",
+                                              on_job_done, NULL, d);
+        /* systemd sends UnitNew and JobRemoved for every unit only to subscribers. */
+        if (r >= 0)
+                r = sd_bus_call_method_async(d->bus, NULL, SD_DEST, SD_PATH, SD_MANAGER, "Subscribe",
+                                             sysd_on_async_reply, (void *) "Subscribe", "");
+        return r;
+}
+
+/* ---- the governor's actions on a unit ---- */
+
+int sysd_unit_set_memory_high(struct backend *b, const char *unit, uint64_t bytes) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        int r;
+
+        r = sysd_new_set_properties(b, unit, &m);
+        if (r >= 0)
+                r = sysd_append_u64(m, "MemoryHigh", bytes);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        if (r >= 0)
+                r = sd_bus_call_async(sysd_data(b)->bus, NULL, m, sysd_on_async_reply, (void *) "setting MemoryHigh",
+                                      BUS_TIMEOUT_USEC);
+        return r < 0 ? r : 1;
+}
+
+int sysd_unit_set_io(struct backend *b, const char *unit, const struct pw_io_limit *io, size_t n) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        int r;
+
+        r = sysd_new_set_properties(b, unit, &m);
+        if (r >= 0)
+                r = sysd_append_io_all(m, io, n);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        if (r >= 0)
+                r = sd_bus_call_async(sysd_data(b)->bus, NULL, m, sysd_on_async_reply, (void *) "setting io limits",
+                                      BUS_TIMEOUT_USEC);
+        return r;
+}
+
+int sysd_unit_freeze(struct backend *b, const char *unit, bool frozen) {
+        return sd_bus_call_method_async(sysd_data(b)->bus, NULL, SD_DEST, SD_PATH, SD_MANAGER,
+                                        frozen ? "FreezeUnit" : "ThawUnit", sysd_on_async_reply,
+                                        (void *) (frozen ? "FreezeUnit" : "ThawUnit"), "s", unit);
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * Internal to the systemd backend (backend-systemd*.c): its state and the
+ * helpers its files share for talking to systemd over the bus.  Nothing
+ * outside the backend includes this; the rest of the daemon sees backend.h.
+ * Errors: negative errno; NoSuchUnit is -ENOENT.
+ */
+
+#include <systemd/sd-bus.h>
+
+#include "backend.h"
+#include "ledger.h"
+
+#define BUS_TIMEOUT_USEC (UINT64_C(10) * 1000000)
+#define SD_DEST "org.freedesktop.systemd1"
+#define SD_PATH "/org/freedesktop/systemd1"
+#define SD_MANAGER "org.freedesktop.systemd1.Manager"
+
+struct unit_limits;
+
+struct systemd_data {
+        sd_bus *bus;
+        char *prefix;             /* "pagewarden" for ROOT pagewarden.slice */
+        struct ledger protection; /* keys: unit names */
+        /* Placement of units by rule (backend-systemd-units.c). */
+        char *units_state;        /* where the units' own values are kept across restarts */
+        struct unit_limits *saved;
+        size_t n_saved, allocated_saved;
+        sd_bus_slot *unit_new, *job_removed;
+        void (*unit_event)(void *userdata, const char *unit);
+        void *unit_event_userdata;
+};
+
+struct systemd_data *sysd_data(struct backend *b);
+
+/* The D-Bus interface that carries a unit type's cgroup properties, or NULL. */
+const char *sysd_unit_interface(const char *unit);
+int sysd_bus_errno(const sd_bus_error *e, int r);
+int sysd_unit_object(struct backend *b, const char *unit, char **ret_path);
+int sysd_unit_get_u64(struct backend *b, const char *unit, const char *property, uint64_t *ret);
+/* The unit's cgroup, relative to the mount; -ENOENT if it has none (not running). */
+int sysd_unit_cgroup(struct backend *b, const char *unit, char **ret);
+
+/* A SetUnitProperties(unit, runtime=true, ...) message, its properties open. */
+int sysd_new_set_properties(struct backend *b, const char *unit, sd_bus_message **ret);
+int sysd_append_u64(sd_bus_message *m, const char *name, uint64_t v);
+/* IOReadBandwidthMax, IOWriteBandwidthMax, IOReadIOPSMax, IOWriteIOPSMax: each reset, then one entry per disk. */
+int sysd_append_io_all(sd_bus_message *m, const struct pw_io_limit *io, size_t n);
+int sysd_call(struct backend *b, sd_bus_message *m, sd_bus_message **ret_reply);
+/* For calls the loop must not wait for: userdata names the call for the log. */
+int sysd_on_async_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error);
+/* Units matching a pattern (loaded ones): fn(name, description, active state). */
+int sysd_list_units(struct backend *b, const char *pattern,
+                    int (*fn)(struct backend *b, const char *name, const char *desc, const char *active, void *ud),
+                    void *ud);
+
+/* backend-systemd-units.c: the backend_ops entries for units placed by rule. */
+int sysd_units_init(struct backend *b, const char *state_dir);
+void sysd_units_done(struct backend *b);
+int sysd_units_find(struct backend *b, const char *const *patterns, size_t n,
+                    void (*fn)(void *userdata, const char *unit), void *userdata);
+int sysd_unit_apply(struct backend *b, const char *unit, const struct pw_job_class *c);
+int sysd_unit_restore(struct backend *b, const char *unit);
+int sysd_units_watch(struct backend *b, void (*fn)(void *userdata, const char *unit), void *userdata);
+int sysd_unit_set_memory_high(struct backend *b, const char *unit, uint64_t bytes);
+int sysd_unit_set_io(struct backend *b, const char *unit, const struct pw_io_limit *io, size_t n);
+int sysd_unit_freeze(struct backend *b, const char *unit, bool frozen);

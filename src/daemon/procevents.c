@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
+#include <linux/cn_proc.h>
+#include <linux/connector.h>
+#include <linux/netlink.h>
+#include <sys/socket.h>
+
+#include "log.h"
+#include "procevents.h"
+#include "util.h"
+
+/* Room for bursts of forks and execs (the kernel never blocks on us: it drops, and says ENOBUFS). */
+#define RCVBUF_BYTES (4 * 1024 * 1024)
+
+struct procevents {
+        int fd;
+        sd_event_source *source;
+        procevents_exec_fn exec;
+        procevents_lost_fn lost;
+        void *userdata;
+};
+
+/* PROC_CN_MCAST_LISTEN or _IGNORE, to the connector. */
+static int send_op(int fd, enum proc_cn_mcast_op op) {
+        struct {
+                struct nlmsghdr nl;
+                struct cn_msg cn;
+                enum proc_cn_mcast_op op;
+        } __attribute__((packed)) msg = {
+                .nl = { .nlmsg_len = sizeof(msg), .nlmsg_type = NLMSG_DONE, .nlmsg_pid = (__u32) getpid() },
+                .cn = { .id = { .idx = CN_IDX_PROC, .val = CN_VAL_PROC }, .len = sizeof(enum proc_cn_mcast_op) },
+                .op = op,
+        };
+
+        return send(fd, &msg, sizeof(msg), 0) < 0 ? -errno : 0;
+}
+
+static void dispatch(struct procevents *p, const char *buf, size_t len) {
+        for (const struct nlmsghdr *nl = (const struct nlmsghdr *) buf; NLMSG_OK(nl, len); nl = NLMSG_NEXT(nl, len)) {
+                const struct cn_msg *cn = NLMSG_DATA(nl);
+                const struct proc_event *ev;
+
+                if (nl->nlmsg_type == NLMSG_NOOP || nl->nlmsg_len < NLMSG_LENGTH(sizeof(*cn) + sizeof(*ev)))
+                        continue;
+                if (cn->id.idx != CN_IDX_PROC || cn->id.val != CN_VAL_PROC)
+                        continue;
+                ev = (const struct proc_event *) cn->data;
+                if (ev->what == PROC_EVENT_EXEC)
+                        p->exec(p->userdata, ev->event_data.exec.process_pid, ev->event_data.exec.process_tgid);
+        }
+}
+
+static int on_readable(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        struct procevents *p = userdata;
+        char buf[8192] __attribute__((aligned(NLMSG_ALIGNTO)));
+
+        for (;;) {
+                struct sockaddr_nl from;
+                socklen_t flen = sizeof(from);
+                ssize_t n = recvfrom(fd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *) &from, &flen);
+
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        if (errno == ENOBUFS) {
+                                /* Messages were dropped: what happened meanwhile is unknown. */
+                                p->lost(p->userdata);
+                                continue;
+                        }
+                        if (errno != EAGAIN)
+                                log_warning_errno(errno, "Proc connector: %m");
+                        return 0;
+                }
+                if (from.nl_pid != 0) /* only the kernel speaks here */
+                        continue;
+                dispatch(p, buf, (size_t) n);
+        }
+}
+
+int procevents_new(sd_event *event, procevents_exec_fn exec, procevents_lost_fn lost, void *userdata,
+                   struct procevents **ret) {
+        struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = CN_IDX_PROC, .nl_pid = 0 };
+        _cleanup_(procevents_freep) struct procevents *p = NULL;
+        int size = RCVBUF_BYTES, r;
+
+        assert(event && exec && lost && ret);
+        p = calloc(1, sizeof(*p));
+        if (!p)
+                return -ENOMEM;
+        *p = (struct procevents){ .fd = -1, .exec = exec, .lost = lost, .userdata = userdata };
+        p->fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_CONNECTOR);
+        if (p->fd < 0)
+                return -errno;
+        /* FORCE needs CAP_NET_ADMIN, which the connector needs anyway; the plain one is capped by rmem_max. */
+        if (setsockopt(p->fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0)
+                (void) setsockopt(p->fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+        if (bind(p->fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
+                return -errno;
+        r = send_op(p->fd, PROC_CN_MCAST_LISTEN);
+        if (r < 0)
+                return r;
+        r = sd_event_add_io(event, &p->source, p->fd, EPOLLIN, on_readable, p);
+        if (r < 0)
+                return r;
+        (void) sd_event_source_set_description(p->source, "proc-connector");
+        *ret = TAKE_PTR(p);
+        return 0;
+}
+
+struct procevents *procevents_free(struct procevents *p) {
+        if (!p)
+                return NULL;
+        if (p->fd >= 0)
+                (void) send_op(p->fd, PROC_CN_MCAST_IGNORE);
+        sd_event_source_disable_unref(p->source);
+        closep(&p->fd);
+        free(p);
+        return NULL;
+}

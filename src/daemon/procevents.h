@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * Exec events from the kernel's proc connector (netlink, CONFIG_PROC_EVENTS):
+ * every process of the machine that executes a program, as it happens.  It
+ * needs CAP_NET_ADMIN in the initial network namespace.  The connector
+ * reports every fork, exec and exit unfiltered (on 6.1), so the cost per
+ * message is one recv and a type check; only execs reach the handler.
+ *
+ * Events can be lost (the socket's buffer overflows: ENOBUFS): the lost
+ * handler is then called, so that the caller rescans /proc.
+ *
+ * Errors: negative errno.
+ */
+
+#include <sys/types.h>
+#include <systemd/sd-event.h>
+
+struct procevents;
+
+typedef void (*procevents_exec_fn)(void *userdata, pid_t pid, pid_t tgid);
+typedef void (*procevents_lost_fn)(void *userdata);
+
+int procevents_new(sd_event *event, procevents_exec_fn exec, procevents_lost_fn lost, void *userdata,
+                   struct procevents **ret);
+struct procevents *procevents_free(struct procevents *p);
+static inline void procevents_freep(struct procevents **p) {
+        procevents_free(*p);
+}

@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
+#include <fnmatch.h>
+#include <stdio.h>
+
+#include "auth.h"
+#include "rules.h"
+#include "util.h"
+
+/* Where container managers put their containers: by default not ours to touch. */
+static const char *const container_roots[] = {
+        "machine.slice", /* systemd-nspawn, machinectl, libvirt */
+        "lxc.payload",   /* LXC */
+        "kubepods",      /* kubelet (cgroupfs driver) */
+        "kubepods.slice",
+        "docker",        /* docker (cgroupfs driver) */
+};
+/* Scope names of container runtimes under the systemd driver. */
+static const char *const container_scopes[] = { "docker-", "libpod-", "cri-containerd-", "crio-" };
+
+static const struct pw_pattern *find_exact(const struct pw_patterns *p, const char *s) {
+        for (size_t i = 0; s && i < p->n; i++)
+                if (streq(p->v[i].text, s))
+                        return &p->v[i];
+        return NULL;
+}
+
+static const struct pw_pattern *find_glob(const struct pw_patterns *p, const char *s) {
+        for (size_t i = 0; s && i < p->n; i++)
+                if (fnmatch(p->v[i].text, s, 0) == 0)
+                        return &p->v[i];
+        return NULL;
+}
+
+/* A unit name is a component of the cgroup path: system.slice/ssh.service/x matches ssh.service. */
+static bool path_has_component(const char *path, const char *name) {
+        size_t n = strlen(name);
+
+        for (const char *c = path; c && *c; c = strchr(c, '/'), c = c ? c + 1 : NULL)
+                if (strncmp(c, name, n) == 0 && (c[n] == '/' || c[n] == '\0'))
+                        return true;
+        return false;
+}
+
+static bool under_matches(const struct pw_patterns *under, const char *cgroup) {
+        for (size_t i = 0; i < under->n; i++) {
+                const char *u = under->v[i].text;
+
+                if (u[0] == '/' ? auth_path_under(cgroup, u + 1) : path_has_component(cgroup, u))
+                        return true;
+        }
+        return false;
+}
+
+static bool user_matches(const struct pw_patterns *users, uid_t uid, const char *name) {
+        char id[16];
+
+        snprintf(id, sizeof(id), "%u", (unsigned) uid);
+        return find_exact(users, id) || (name && find_exact(users, name));
+}
+
+static bool class_matches(const struct pw_job_class *c, const struct rules_process *p, struct rules_match *ret) {
+        const struct pw_pattern *rule;
+        const char *kind = "exe";
+
+        rule = find_exact(&c->match.exe, p->exe);
+        if (!rule) {
+                rule = find_glob(&c->match.cmdline, p->cmdline);
+                kind = "cmdline";
+        }
+        if (!rule)
+                return false;
+        if (c->match.user.n && !user_matches(&c->match.user, p->uid, p->user))
+                return false;
+        if (c->match.under.n && !under_matches(&c->match.under, p->cgroup))
+                return false;
+        *ret = (struct rules_match){ .class = c, .kind = kind, .rule = rule };
+        return true;
+}
+
+bool rules_candidate(const struct pw_policy *policy, const char *exe, const char *cmdline) {
+        for (size_t i = 0; i < policy->n_classes; i++)
+                if (find_exact(&policy->classes[i].match.exe, exe) || find_glob(&policy->classes[i].match.cmdline, cmdline))
+                        return true;
+        return false;
+}
+
+bool rules_need_exe(const struct pw_policy *policy) {
+        for (size_t i = 0; i < policy->n_classes; i++)
+                if (policy->classes[i].match.exe.n)
+                        return true;
+        return false;
+}
+
+bool rules_need_cmdline(const struct pw_policy *policy) {
+        for (size_t i = 0; i < policy->n_classes; i++)
+                if (policy->classes[i].match.cmdline.n)
+                        return true;
+        return false;
+}
+
+bool rules_match_process(const struct pw_policy *policy, const struct rules_process *p, struct rules_match *ret) {
+        assert(policy && p && ret);
+        for (size_t i = 0; i < policy->n_classes; i++)
+                if (class_matches(&policy->classes[i], p, ret))
+                        return true;
+        return false;
+}
+
+bool rules_match_unit(const struct pw_policy *policy, const char *unit, struct rules_match *ret) {
+        assert(policy && unit && ret);
+        for (size_t i = 0; i < policy->n_classes; i++) {
+                const struct pw_pattern *rule = find_glob(&policy->classes[i].match.units, unit);
+
+                if (rule) {
+                        *ret = (struct rules_match){ .class = &policy->classes[i], .kind = "units", .rule = rule };
+                        return true;
+                }
+        }
+        return false;
+}
+
+/* A component of the path is a container runtime's scope ("docker-ID.scope"). */
+static bool has_container_scope(const char *path) {
+        for (const char *c = path; c && *c; c = strchr(c, '/'), c = c ? c + 1 : NULL) {
+                size_t n = strcspn(c, "/");
+
+                for (size_t i = 0; i < ELEMENTSOF(container_scopes); i++)
+                        if (startswith(c, container_scopes[i]) && n > 6 && strncmp(c + n - 6, ".scope", 6) == 0)
+                                return true;
+        }
+        return false;
+}
+
+static bool in_container(const struct rules_process *p) {
+        if (p->other_cgroup_ns || has_container_scope(p->cgroup))
+                return true;
+        for (size_t i = 0; i < ELEMENTSOF(container_roots); i++)
+                if (auth_path_under(p->cgroup, container_roots[i]))
+                        return true;
+        return false;
+}
+
+const char *rules_excluded(const struct rules_exclusions *x, const struct rules_process *p,
+                           const struct pw_job_class *c) {
+        assert(x && p && p->cgroup);
+        if (p->pid == 1 || p->tgid == 1)
+                return "it is PID 1";
+        if (p->tgid == x->self)
+                return "it is pagewardend";
+        if (p->kernel_thread)
+                return "it is a kernel thread";
+        if (x->job_root && auth_path_under(p->cgroup, x->job_root))
+                return "it is in a job already";
+        for (size_t i = 0; i < x->n_protected; i++)
+                if (auth_path_under(p->cgroup, x->protected[i]))
+                        return "it belongs to a protected application";
+        /* A container only where the rule says so by name. */
+        if (in_container(p) && !(c && c->match.under.n && under_matches(&c->match.under, p->cgroup)))
+                return "it runs in a container";
+        return NULL;
+}
+
+void rules_join_cmdline(char *args, size_t size) {
+        while (size > 0 && args[size - 1] == '\0')
+                size--;
+        for (size_t i = 0; i < size; i++)
+                if (args[i] == '\0')
+                        args[i] = ' ';
+        args[size] = '\0';
+}
+
+int rules_describe(const struct rules_match *m, char *buf, size_t len) {
+        int n = snprintf(buf, len, "rule %s %s (%s:%u)", m->kind, m->rule->text, m->class->source, m->rule->line);
+
+        return n < 0 || (size_t) n >= len ? -ENAMETOOLONG : 0;
+}

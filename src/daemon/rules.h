@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * Placement by rule, the decisions: which class's match: rule a process
+ * or a unit matches (pagewarden.yaml(5)), and which processes are never
+ * touched whatever the rules say.  Pure: the daemon reads the facts from
+ * /proc and systemd (autoplace.c) and acts.
+ *
+ * A process matches a class when its executable is one of the class's
+ * exe, or its command line (the arguments joined by single spaces)
+ * matches one of its cmdline globs; and, where the class gives them, it
+ * runs as one of user (its effective uid, by name or number) and its
+ * cgroup is below one of under (a unit, found as a component of the
+ * cgroup path, or a cgroup path).  Classes are tried in policy order; the
+ * first that matches wins.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "policy.h"
+
+/* What is known of a process that executed a program. */
+struct rules_process {
+        pid_t pid, tgid, ppid;
+        uid_t uid;             /* effective */
+        const char *user;      /* its name, or NULL */
+        const char *exe;       /* the program, as /proc/PID/exe names it (NULL: unknown) */
+        const char *cmdline;   /* its arguments joined by spaces (NULL: unknown) */
+        const char *cgroup;    /* relative to the mount, "" for the root */
+        bool kernel_thread;
+        bool other_cgroup_ns;  /* it lives in another cgroup namespace (a container) */
+};
+
+struct rules_match {
+        const struct pw_job_class *class;
+        const char *kind;               /* "exe", "cmdline" or "units" */
+        const struct pw_pattern *rule;  /* the entry that matched */
+};
+
+/* Whether any class could match a program with this exe or command line (user: and under: aside): the cheap
+ * test made first, on what every exec costs to read.  needs_* say what is worth reading at all. */
+bool rules_candidate(const struct pw_policy *policy, const char *exe, const char *cmdline);
+bool rules_need_exe(const struct pw_policy *policy);
+bool rules_need_cmdline(const struct pw_policy *policy);
+
+/* The first class whose rules match p; false if none. */
+bool rules_match_process(const struct pw_policy *policy, const struct rules_process *p, struct rules_match *ret);
+/* The first class with a units: pattern that matches the unit's name. */
+bool rules_match_unit(const struct pw_policy *policy, const char *unit, struct rules_match *ret);
+
+/* What is never touched, and what the daemon knows to decide it. */
+struct rules_exclusions {
+        pid_t self;
+        const char *job_root;                /* the job tree: processes already in a job */
+        const char *const *protected;        /* cgroups of protected applications */
+        size_t n_protected;
+};
+
+/*
+ * Why p is never placed by a rule, or NULL: pagewarden itself, PID 1,
+ * kernel threads, a process already in a job, a protected application's,
+ * and by default one in a container (another cgroup namespace, or below a
+ * container manager's cgroups) unless the class's under: names where it
+ * runs.
+ */
+const char *rules_excluded(const struct rules_exclusions *x, const struct rules_process *p,
+                           const struct pw_job_class *c);
+
+/* The arguments of /proc/PID/cmdline (NUL-separated, size bytes) joined by spaces, in place (args has room
+ * for size + 1 bytes). */
+void rules_join_cmdline(char *args, size_t size);
+/* "rule exe /usr/bin/borg (backup.yaml:12)": how a job was placed, for status. */
+int rules_describe(const struct rules_match *m, char *buf, size_t len);

@@ -1,0 +1,125 @@
+#!/bin/sh
+# Placement by rule on cgroupfs: the daemon places bulk work its policy names
+# (exe:, cmdline: with under:), started before it or after it, never a
+# protected application's process nor one the rules do not name; a job says
+# which rule placed it, and a restarted daemon adopts it.  Figures: how much a
+# matched writer writes before it is inside its job, and how long placement
+# takes from the exec.
+. /lib.sh
+S=$CG/pagewarden.slice
+CONF=/etc/pw/pagewarden.yaml
+TOOL=/usr/local/bin/backup-tool
+mkdir -p /etc/pw/policies.d /usr/local/bin $PW_DATA_MNT/out
+cp "$(command -v pwload)" $TOOL
+printf 'log_level: debug\n' >$CONF
+cat >/etc/pw/policies.d/10-rules.yaml <<YAML
+jobs:
+  backup:
+    memory: {high: 64M}
+    match:
+      exe: [$TOOL]
+  copy:
+    match:
+      cmdline: ["sleep 4242*"]
+      under: [/srv/jobs]
+protect:
+  app:
+    cgroup: /app
+YAML
+mkdir -p $CG/srv/jobs $CG/app
+in_cgroup() { sed -n 's/^0:://p' "/proc/$1/cgroup"; }
+start_daemon() {
+	pagewardend --config $CONF 2>>/tmp/daemon.log &
+	DAEMON=$!
+	i=0
+	while [ $i -lt 50 ] && ! pagewardenctl status >/dev/null 2>&1; do sleep 0.1; i=$((i + 1)); done
+}
+# wait_placed PID: until PID is in a job (at most 5 s)
+wait_placed() {
+	i=0
+	while [ $i -lt 50 ]; do
+		case $(in_cgroup "$1") in /pagewarden.slice/*) return 0 ;; esac
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
+# Before the daemon: a matching program already running is placed at start.
+$TOOL sleep 300 &
+EARLY=$!
+sh -c "echo \$\$ >$CG/srv/jobs/cgroup.procs; exec sleep 4242" &
+UNDER=$!
+sleep 4242 &
+OUTSIDE=$!
+sh -c "echo \$\$ >$CG/app/cgroup.procs; exec $TOOL sleep 300" &
+APP=$!
+sleep 0.3
+start_daemon
+check "the daemon starts with match: rules" pagewardenctl status
+check "a matching program that ran before the daemon is placed at start" wait_placed $EARLY
+expect_eq "in a job of its class" "$(in_cgroup $EARLY | cut -d/ -f3)" backup
+check "a cmdline rule with under: places the process below /srv/jobs" wait_placed $UNDER
+expect_eq "in a job of class copy" "$(in_cgroup $UNDER | cut -d/ -f3)" copy
+expect_eq "the same command line elsewhere is left alone" "$(in_cgroup $OUTSIDE)" /
+expect_eq "a protected application's matching process is never moved" "$(in_cgroup $APP)" /app
+json=$(pagewardenctl status --json)
+by=$(echo "$json" | jq -r ".jobs[] | select(.cgroup == \"$(in_cgroup $EARLY)\") | .placed_by")
+expect_eq "status says which rule of which file placed it" "$by" "rule exe $TOOL (10-rules.yaml:5)"
+expect_eq "the job is named after the program" "$(echo "$json" | jq -r ".jobs[] | select(.cgroup == \"$(in_cgroup $EARLY)\") | .name")" backup-tool
+
+# After the daemon: an unwrapped program started from a shell.
+$TOOL write $PW_DATA_MNT/out/big 192 >/tmp/w.out &
+W=$!
+check "a matching program started from a shell is placed" wait_placed $W
+peak=0
+while kill -0 $W 2>/dev/null; do
+	c=$(cat $S/backup/memory.current)
+	[ "$c" -gt "$peak" ] && peak=$c
+	sleep 0.1
+done
+diag "the class's memory.current peaked at $((peak >> 20)) MiB while the job wrote 192 MiB"
+expect_le "and the class's memory.high binds it (MiB)" "$((peak >> 20))" 72
+sleep 4242 &
+LATE=$!
+sleep 0.5
+expect_eq "a non-matching process is left alone" "$(in_cgroup $LATE)" /
+kill $LATE $OUTSIDE
+
+# How much a matched writer gets out before it is inside its job, and how soon.
+n=0
+: >/tmp/escape
+while [ $n -lt 20 ]; do
+	$TOOL escape /tmp/escape.out >>/tmp/escape
+	n=$((n + 1))
+done
+rm -f /tmp/escape.out
+placed=$(grep -c 'usec=[0-9]' /tmp/escape)
+expect_eq "all 20 matched writers were placed" "$placed" 20
+sort -t= -k2 -n /tmp/escape >/dev/null
+diag "escape before placement (bytes): $(sed 's/escaped=\([0-9]*\).*/\1/' /tmp/escape | sort -n | awk '{ a[NR] = $1 } END { printf "median %d, max %d", a[int((NR + 1) / 2)], a[NR] }')"
+diag "exec to inside the job (us): $(sed 's/.*usec=//' /tmp/escape | sort -n | awk '{ a[NR] = $1 } END { printf "median %d, max %d", a[int((NR + 1) / 2)], a[NR] }')"
+
+# kill -9 and a restart: the rule-placed job is adopted, its origin kept.
+kill -9 $DAEMON
+sleep 0.3
+start_daemon
+json=$(pagewardenctl status --json)
+expect_eq "a rule-placed job is adopted after kill -9" "$(echo "$json" | jq -r ".jobs[] | select(.cgroup == \"$(in_cgroup $EARLY)\") | .placed_by")" "rule exe $TOOL (10-rules.yaml:5)"
+expect_eq "and not placed twice" "$(echo "$json" | jq '[.jobs[] | select(.name == "backup-tool")] | length')" 1
+
+# A reload that drops the rule: running jobs stay, new programs are not placed.
+sed -i '4,5d' /etc/pw/policies.d/10-rules.yaml
+pagewardenctl reload >/dev/null
+expect_eq "a reload without the exe rule succeeds" "$?" 0
+$TOOL sleep 5 &
+NEW=$!
+sleep 0.5
+expect_eq "then a new run of the program is left alone" "$(in_cgroup $NEW)" /
+kill $NEW $EARLY $UNDER $APP 2>/dev/null
+
+kill -TERM $DAEMON
+wait $DAEMON
+expect_eq "the daemon stops cleanly" "$?" 0
+grep -E '<[0-3]>' /tmp/daemon.log | head -20 | sed 's/^/# daemon: /'
+done_testing
