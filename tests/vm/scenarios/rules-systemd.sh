@@ -1,0 +1,133 @@
+#!/bin/sh
+# Placement by rule with systemd as PID 1: a backup.service started by a
+# timer carries its class's limits from its first instruction (systemctl show
+# and cgroupfs), keeps them over daemon-reload, is a job of its class that the
+# governor tightens under pressure, and gets its own values back when the rule
+# leaves the policy; a program the policy names, run by another service, is
+# moved into a scope of its class (and the man page's warning holds: it is no
+# longer part of that service).
+. /lib.sh
+MIB=1048576
+UNIT_CG=/sys/fs/cgroup/system.slice/backup.service
+RULES=/etc/pagewarden/policies.d/rules.yaml
+
+mkdir -p /etc/pagewarden/policies.d /usr/local/bin
+cp "$(command -v pwload)" /usr/local/bin/dump-tool
+printf 'log_level: debug\n' >/etc/pagewarden/pagewarden.yaml
+cat >$RULES <<YAML
+jobs:
+  backup:
+    match:
+      units: [backup.service]
+      exe: [/usr/local/bin/dump-tool]
+    memory: {high: 256M}
+    io: [{device: $PW_DATA_MNT, write_bps: 80M}]
+    under_pressure: {memory_high_floor: 32M, io_floor: 8M}
+protect:
+  app:
+    unit: pw-app.service
+    memory: {min: auto}
+YAML
+chmod 0644 /etc/pagewarden/*.yaml /etc/pagewarden/policies.d/*.yaml
+
+# The backup: its first instruction writes down the limits it runs under.
+cat >/etc/systemd/system/backup.service <<UNIT
+[Service]
+Type=oneshot
+ExecStart=/bin/sh -c 'cg=/sys/fs/cgroup\$(sed -n "s/^0:://p" /proc/self/cgroup); cat \$cg/memory.high \$cg/io.max >/run/backup-first; exec pwload write $PW_DATA_MNT/backup.dat \${PW_BACKUP_MIB:-64}'
+UNIT
+cat >/etc/systemd/system/backup.timer <<UNIT
+[Timer]
+OnActiveSec=1s
+AccuracySec=1ms
+RemainAfterElapse=no
+UNIT
+systemctl daemon-reload
+expect_eq "backup.service has no MemoryHigh of its own" "$(systemctl show -P MemoryHigh backup.service)" infinity
+
+check "pagewarden.service starts" systemctl start pagewarden.service
+sleep 1
+expect_eq "before it ever ran, backup.service carries the class's MemoryHigh" \
+	"$(systemctl show -P MemoryHigh backup.service)" 268435456
+check "and its IOWriteBandwidthMax" sh -c "systemctl show -P IOWriteBandwidthMax backup.service | grep -q 83886080"
+
+# Started by its timer: limited from its first instruction.
+systemctl start backup.timer
+i=0
+while [ $i -lt 100 ] && [ ! -s /run/backup-first ]; do sleep 0.1; i=$((i + 1)); done
+expect_eq "its first instruction already runs under memory.high" "$(head -1 /run/backup-first)" 268435456
+expect_eq "and under io.max" "$(sed -n 2p /run/backup-first)" "$PW_DATA_MAJMIN rbps=max wbps=83886080 riops=max wiops=max"
+i=0
+while [ $i -lt 100 ] && [ "$(systemctl is-active backup.service)" = activating ]; do sleep 0.1; i=$((i + 1)); done
+
+# Run it again, held, to see it as a job.
+PW_BACKUP_MIB=0
+mkdir -p /run/systemd/system/backup.service.d
+printf '[Service]\nExecStartPost=/bin/sleep 8\n' >/run/systemd/system/backup.service.d/hold.conf
+systemctl daemon-reload
+expect_eq "after daemon-reload the unit still carries MemoryHigh" "$(systemctl show -P MemoryHigh backup.service)" 268435456
+systemctl start --no-block backup.service
+sleep 2
+json=$(pagewardenctl status --json)
+expect_eq "while it runs it is a job of class backup" "$(echo "$json" | jq -r '.jobs[] | select(.unit == "backup.service") | .class')" backup
+expect_eq "placed by its rule" "$(echo "$json" | jq -r '.jobs[] | select(.unit == "backup.service") | .placed_by')" "rule units backup.service (rules.yaml:4)"
+expect_eq "memory.high in force in its cgroup" "$(cat $UNIT_CG/memory.high)" 268435456
+i=0
+while [ $i -lt 150 ] && [ "$(systemctl is-active backup.service)" != inactive ]; do sleep 0.1; i=$((i + 1)); done
+sleep 1
+expect_eq "its job ends with it" "$(pagewardenctl status --json | jq '[.jobs[] | select(.unit == "backup.service")] | length')" 0
+rm -r /run/systemd/system/backup.service.d
+systemctl daemon-reload
+
+# Under pressure the governor tightens the unit with its class.  An
+# application that touches its data now and then, then a large backup.
+pwload write $PW_DATA_MNT/app.dat 200 >/dev/null
+echo light >/run/app-mode
+systemd-run --unit=pw-app.service -p MemoryAccounting=yes pwapp 350 $PW_DATA_MNT/app.dat /run/app-mode >/dev/null 2>&1
+sleep 8
+systemctl reload pagewarden.service
+mkdir -p /run/systemd/system/backup.service.d
+printf '[Service]\nExecStart=\nExecStart=/bin/sh -c "pwload write %s/backup.dat 1536 && pwload read %s/backup.dat"\n' \
+	"$PW_DATA_MNT" "$PW_DATA_MNT" >/run/systemd/system/backup.service.d/big.conf
+systemctl daemon-reload
+systemctl start --no-block backup.service
+lowest=268435456
+i=0
+while [ $i -lt 600 ] && [ "$(systemctl is-active backup.service)" != inactive ]; do
+	h=$(systemctl show -P MemoryHigh backup.service)
+	[ "$h" != infinity ] && [ "$h" -lt "$lowest" ] && lowest=$h
+	sleep 0.5
+	i=$((i + 1))
+done
+actions=$(pagewardenctl status --json | jq '.governor.actions')
+diag "governor: $actions actions; the unit's MemoryHigh went down to $((lowest / MIB)) MiB during the backup"
+check "the governor acted during the backup" test "$actions" -gt 0
+expect_le "and tightened the unit's MemoryHigh below its class's 256 MiB (MiB)" "$((lowest / MIB))" 128
+rm -r /run/systemd/system/backup.service.d
+systemctl stop pw-app.service
+systemctl daemon-reload
+
+# A program the policy names, run by another service: moved into a scope of its class.
+systemd-run --unit=pw-other.service -p Type=simple /usr/local/bin/dump-tool sleep 60 >/dev/null 2>&1
+sleep 2
+job=$(pagewardenctl status --json | jq -r '.jobs[] | select(.name == "dump-tool") | .cgroup')
+pid=$(head -1 "/sys/fs/cgroup$job/cgroup.procs" 2>/dev/null)
+expect_eq "dump-tool started by pw-other.service was moved into a scope of its class" \
+	"$(echo "$job" | cut -d/ -f2-3)" "pagewarden.slice/pagewarden-backup.slice"
+check "its process is there" test -n "$pid"
+systemctl stop pw-other.service 2>/dev/null
+sleep 1
+check "and stopping pw-other.service does not stop it (see pagewardend(8))" kill -0 "$pid"
+kill "$pid" 2>/dev/null
+
+# The rule leaves the policy: the unit gets its own values back.
+sed -i '/units: \[backup.service\]/d' $RULES
+check "reload without the units rule" systemctl reload pagewarden.service
+sleep 1
+expect_eq "backup.service's own MemoryHigh is back" "$(systemctl show -P MemoryHigh backup.service)" infinity
+check "and its own IOWriteBandwidthMax (none)" test -z "$(systemctl show -P IOWriteBandwidthMax backup.service)"
+
+check "pagewarden.service stops" systemctl stop pagewarden.service
+journalctl -u pagewarden.service -p warning --no-pager -q | head -10 | sed 's/^/# journal: /'
+rm -f "$PW_DATA_MNT"/*.dat
+done_testing
