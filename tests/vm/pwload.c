@@ -13,11 +13,16 @@
  *                                  print "escaped=BYTES usec=T" (what it wrote before being placed)
  *   pwload hold PATH N SECONDS     connect N times and hold every connection idle for SECONDS
  *   pwload sleep SECONDS           sleep (a program of its own, unlike busybox's applets)
+ *   pwload execloop RATE SECONDS PROGRAM [ARG...]
+ *                                  fork and exec PROGRAM RATE times a second for SECONDS; print
+ *                                  "execs=N seconds=S cpu_us=C" (the loop's CPU and its children's)
  *
  * Prints "bytes=N seconds=S mib_per_s=R" on stdout.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +59,36 @@ static int unix_connect(const char *path) {
                 exit(1);
         }
         return fd;
+}
+
+/* A steady stream of execs, for the cost of watching them. */
+static int execloop_cmd(int argc, char *argv[]) {
+        double rate = atof(argv[2]), seconds = atof(argv[3]), start = now(), next = start;
+        struct rusage self, children;
+        long execs = 0;
+
+        while (now() - start < seconds) {
+                pid_t pid = fork();
+
+                if (pid == 0) {
+                        execv(argv[4], argv + 4);
+                        _exit(127);
+                }
+                if (pid > 0) {
+                        waitpid(pid, NULL, 0);
+                        execs++;
+                }
+                next += 1.0 / rate;
+                while (now() < next)
+                        usleep((useconds_t) ((next - now()) * 1e6));
+        }
+        getrusage(RUSAGE_SELF, &self);
+        getrusage(RUSAGE_CHILDREN, &children);
+        printf("execs=%ld seconds=%.3f cpu_us=%.0f\n", execs, now() - start,
+               (self.ru_utime.tv_sec + self.ru_stime.tv_sec + children.ru_utime.tv_sec + children.ru_stime.tv_sec) * 1e6 +
+                       (self.ru_utime.tv_usec + self.ru_stime.tv_usec + children.ru_utime.tv_usec +
+                        children.ru_stime.tv_usec));
+        return 0;
 }
 
 /* In a job: the cgroup line names the job tree (pagewarden.slice by default). */
@@ -153,6 +188,8 @@ int main(int argc, char *argv[]) {
         }
         if (strcmp(argv[1], "sock") == 0 && argc >= 4)
                 return sock_cmd(argc, argv);
+        if (strcmp(argv[1], "execloop") == 0 && argc >= 5)
+                return execloop_cmd(argc, argv);
         if (strcmp(argv[1], "sleep") == 0) {
                 sleep((unsigned) atoi(argv[2]));
                 return 0;
