@@ -168,7 +168,7 @@ static void place(struct autoplace *a, struct candidate *c, const struct rules_p
 }
 
 static void consider(struct autoplace *a, pid_t pid, bool scan) {
-        _cleanup_close_ int pidfd = proc_pidfd_open(pid);
+        _cleanup_close_ int pidfd = -1;
         struct candidate c = {};
         struct rules_process p;
         struct rules_match m;
@@ -177,11 +177,13 @@ static void consider(struct autoplace *a, pid_t pid, bool scan) {
                                             .protected = (const char *const *) a->protected,
                                             .n_protected = a->n_protected };
 
-        if (pidfd < 0 || !candidate_read(a, pid, &c))
+        /* Every exec costs this much; only a program some rule names costs more. */
+        if (!candidate_read(a, pid, &c))
                 return;
-        if (proc_ids(a->procdir, pid, &c.ids) < 0)
+        /* Held from here: what is read next is about this process, not one that reused its pid. */
+        pidfd = proc_pidfd_open(pid);
+        if (pidfd < 0 || !candidate_read(a, pid, &c) || proc_ids(a->procdir, pid, &c.ids) < 0)
                 return;
-        /* What was read belongs to the process the pidfd holds, not to one that reused its pid. */
         if (!proc_pidfd_alive(pidfd))
                 goto done;
         p = candidate_process(a, &c);
