@@ -164,23 +164,6 @@ void sysd_units_done(struct backend *b) {
 
 /* ---- reading a unit's own values ---- */
 
-/* The unit's object, loading it (a unit that has not started may not be loaded yet). */
-static int load_unit(struct backend *b, const char *unit, char **ret_path) {
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        const char *path;
-        int r;
-
-        r = sd_bus_call_method(sysd_data(b)->bus, SD_DEST, SD_PATH, SD_MANAGER, "LoadUnit", &e, &reply, "s", unit);
-        if (r < 0)
-                return sysd_bus_errno(&e, r);
-        r = sd_bus_message_read(reply, "o", &path);
-        if (r < 0)
-                return r;
-        *ret_path = strdup(path);
-        return *ret_path ? 0 : -ENOMEM;
-}
-
 /* An io property (a(st)) as "PATH=VALUE PATH=VALUE". */
 static int read_io(struct backend *b, const char *path, const char *iface, const char *property, char **ret) {
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
@@ -221,7 +204,7 @@ static int read_own(struct backend *b, const char *unit, struct unit_limits *ret
 
         if (!iface)
                 return -EINVAL;
-        r = load_unit(b, unit, &path);
+        r = sysd_unit_object(b, unit, true, &path); /* a unit that has not started may not be loaded */
         if (r < 0)
                 return r;
         *ret = (struct unit_limits){ .unit = strdup(unit) };

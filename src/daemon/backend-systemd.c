@@ -113,13 +113,14 @@ int sysd_bus_errno(const sd_bus_error *e, int r) {
         return r < 0 ? r : -EIO;
 }
 
-int sysd_unit_object(struct backend *b, const char *unit, char **ret_path) {
+int sysd_unit_object(struct backend *b, const char *unit, bool load, char **ret_path) {
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         const char *path;
         int r;
 
-        r = sd_bus_call_method(sysd_data(b)->bus, SD_DEST, SD_PATH, SD_MANAGER, "GetUnit", &e, &reply, "s", unit);
+        r = sd_bus_call_method(sysd_data(b)->bus, SD_DEST, SD_PATH, SD_MANAGER, load ? "LoadUnit" : "GetUnit", &e,
+                               &reply, "s", unit);
         if (r < 0)
                 return sysd_bus_errno(&e, r);
         r = sd_bus_message_read(reply, "o", &path);
@@ -137,7 +138,7 @@ int sysd_unit_get_u64(struct backend *b, const char *unit, const char *property,
 
         if (!iface)
                 return -EINVAL;
-        r = sysd_unit_object(b, unit, &path);
+        r = sysd_unit_object(b, unit, false, &path);
         if (r < 0)
                 return r;
         r = sd_bus_get_property_trivial(sysd_data(b)->bus, SD_DEST, path, iface, property, &e, 't', ret);
@@ -153,7 +154,7 @@ int sysd_unit_cgroup(struct backend *b, const char *unit, char **ret) {
 
         if (!iface)
                 return -EINVAL;
-        r = sysd_unit_object(b, unit, &path);
+        r = sysd_unit_object(b, unit, false, &path);
         if (r < 0)
                 return r;
         r = sd_bus_get_property_string(sysd_data(b)->bus, SD_DEST, path, iface, "ControlGroup", &e, &cg);

@@ -38,7 +38,8 @@ struct systemd_data *sysd_data(struct backend *b);
 /* The D-Bus interface that carries a unit type's cgroup properties, or NULL. */
 const char *sysd_unit_interface(const char *unit);
 int sysd_bus_errno(const sd_bus_error *e, int r);
-int sysd_unit_object(struct backend *b, const char *unit, char **ret_path);
+/* The unit's object path; load: load the unit if it is not (LoadUnit), else -ENOENT (GetUnit). */
+int sysd_unit_object(struct backend *b, const char *unit, bool load, char **ret_path);
 int sysd_unit_get_u64(struct backend *b, const char *unit, const char *property, uint64_t *ret);
 /* The unit's cgroup, relative to the mount; -ENOENT if it has none (not running). */
 int sysd_unit_cgroup(struct backend *b, const char *unit, char **ret);

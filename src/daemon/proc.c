@@ -6,18 +6,25 @@
 #include "proc.h"
 #include "util.h"
 
+/* /proc/PID/NAME; -ESRCH when the process is gone. */
+static int read_proc(const char *procdir, pid_t pid, const char *name, char **ret) {
+        _cleanup_free_ char *path = NULL;
+        int r;
+
+        if (asprintf(&path, "%s/%d/%s", procdir, (int) pid, name) < 0)
+                return -ENOMEM;
+        r = read_full_file(path, 64 * 1024, ret, NULL);
+        return r == -ENOENT ? -ESRCH : r;
+}
+
 /* The status file's "Key:\tvalue" numbers. */
 static int read_status(const char *procdir, pid_t pid, struct proc_ids *ret) {
-        _cleanup_free_ char *path = NULL, *text = NULL;
+        _cleanup_free_ char *text = NULL;
         const char *p;
         unsigned u[4];
         int ppid, tgid, r;
 
-        if (asprintf(&path, "%s/%d/status", procdir, (int) pid) < 0)
-                return -ENOMEM;
-        r = read_full_file(path, 64 * 1024, &text, NULL);
-        if (r == -ENOENT)
-                return -ESRCH;
+        r = read_proc(procdir, pid, "status", &text);
         if (r < 0)
                 return r;
         p = strstr(text, "\nPPid:");
@@ -39,16 +46,12 @@ static int read_status(const char *procdir, pid_t pid, struct proc_ids *ret) {
 
 /* The flags field of /proc/PID/stat (the 9th; the command name may hold spaces and parentheses). */
 static int read_kernel_thread(const char *procdir, pid_t pid, bool *ret) {
-        _cleanup_free_ char *path = NULL, *text = NULL;
+        _cleanup_free_ char *text = NULL;
         unsigned long flags;
         const char *p;
         int r;
 
-        if (asprintf(&path, "%s/%d/stat", procdir, (int) pid) < 0)
-                return -ENOMEM;
-        r = read_full_file(path, 64 * 1024, &text, NULL);
-        if (r == -ENOENT)
-                return -ESRCH;
+        r = read_proc(procdir, pid, "stat", &text);
         if (r < 0)
                 return r;
         p = strrchr(text, ')');
@@ -60,15 +63,11 @@ static int read_kernel_thread(const char *procdir, pid_t pid, bool *ret) {
 
 /* The "0::/path" line of /proc/PID/cgroup (cgroup v2). */
 static int read_cgroup(const char *procdir, pid_t pid, char **ret) {
-        _cleanup_free_ char *path = NULL, *text = NULL;
+        _cleanup_free_ char *text = NULL;
         const char *line;
         int r;
 
-        if (asprintf(&path, "%s/%d/cgroup", procdir, (int) pid) < 0)
-                return -ENOMEM;
-        r = read_full_file(path, 64 * 1024, &text, NULL);
-        if (r == -ENOENT)
-                return -ESRCH;
+        r = read_proc(procdir, pid, "cgroup", &text);
         if (r < 0)
                 return r;
         line = startswith(text, "0::") ? text + 3 : strstr(text, "\n0::");
