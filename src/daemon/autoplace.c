@@ -89,11 +89,19 @@ struct candidate {
         char user[64];
 };
 
-/* The cheap part, for every exec: is it a program some rule names? */
-static bool candidate_read(struct autoplace *a, pid_t pid, struct candidate *c) {
+/* The cheap part, for every exec: is it a program some rule names?  With exe given (an exec held before it
+ * happened), the program is that, and its command line is not known yet. */
+static bool candidate_read(struct autoplace *a, pid_t pid, const char *exe, struct candidate *c) {
         c->pid = pid;
-        c->have_exe = a->need_exe && read_exe(a->procdir, pid, c->exe, sizeof(c->exe)) >= 0;
-        c->have_cmdline = a->need_cmdline && read_cmdline(a->procdir, pid, c->cmdline, sizeof(c->cmdline)) >= 0;
+        if (exe) {
+                snprintf(c->exe, sizeof(c->exe), "%s", exe);
+                c->have_exe = true;
+                c->have_cmdline = false;
+        } else {
+                c->have_exe = a->need_exe && read_exe(a->procdir, pid, c->exe, sizeof(c->exe)) >= 0;
+                c->have_cmdline = a->need_cmdline &&
+                                  read_cmdline(a->procdir, pid, c->cmdline, sizeof(c->cmdline)) >= 0;
+        }
         return rules_candidate(a->policy, c->have_exe ? c->exe : NULL, c->have_cmdline ? c->cmdline : NULL);
 }
 
@@ -123,7 +131,7 @@ static bool parent_matches(struct autoplace *a, pid_t ppid) {
         struct rules_match m;
         bool r;
 
-        if (ppid <= 1 || !candidate_read(a, ppid, &parent) || proc_ids(a->procdir, ppid, &parent.ids) < 0)
+        if (ppid <= 1 || !candidate_read(a, ppid, NULL, &parent) || proc_ids(a->procdir, ppid, &parent.ids) < 0)
                 return false;
         {
                 struct rules_process p = candidate_process(a, &parent);
@@ -167,7 +175,14 @@ static void place(struct autoplace *a, struct candidate *c, const struct rules_p
         take_children(a, j, c->pid);
 }
 
-static void consider(struct autoplace *a, pid_t pid, bool scan) {
+/* A program an exe: rule names ran outside a job: its mark is stale (an upgrade replaced the file). */
+static void remark(struct autoplace *a, const struct rules_match *m) {
+        if (a->perm && streq(m->kind, "exe") && execperm_mark(a->perm, m->rule->text) >= 0)
+                log_info("%s was replaced since it was marked: marked again for exec permission events",
+                         m->rule->text);
+}
+
+static void consider(struct autoplace *a, pid_t pid, const char *exe, bool scan) {
         _cleanup_close_ int pidfd = -1;
         struct candidate c = {};
         struct rules_process p;
@@ -178,11 +193,11 @@ static void consider(struct autoplace *a, pid_t pid, bool scan) {
                                             .n_protected = a->n_protected };
 
         /* Every exec costs this much; only a program some rule names costs more. */
-        if (!candidate_read(a, pid, &c))
+        if (!candidate_read(a, pid, exe, &c))
                 return;
         /* Held from here: what is read next is about this process, not one that reused its pid. */
         pidfd = proc_pidfd_open(pid);
-        if (pidfd < 0 || !candidate_read(a, pid, &c) || proc_ids(a->procdir, pid, &c.ids) < 0)
+        if (pidfd < 0 || !candidate_read(a, pid, exe, &c) || proc_ids(a->procdir, pid, &c.ids) < 0)
                 return;
         if (!proc_pidfd_alive(pidfd))
                 goto done;
@@ -197,6 +212,8 @@ static void consider(struct autoplace *a, pid_t pid, bool scan) {
         }
         if (scan && parent_matches(a, p.ppid))
                 goto done;
+        if (!exe && !scan)
+                remark(a, &m);
         place(a, &c, &p, &m);
 done:
         proc_ids_done(&c.ids);
@@ -205,7 +222,11 @@ done:
 /* ---- events ---- */
 
 static void on_exec(void *userdata, pid_t pid, pid_t tgid) {
-        consider(userdata, tgid, false);
+        consider(userdata, tgid, NULL, false);
+}
+
+static void on_exec_held(void *userdata, pid_t pid, const char *exe) {
+        consider(userdata, pid, exe, false);
 }
 
 static void scan(struct autoplace *a) {
@@ -221,7 +242,7 @@ static void scan(struct autoplace *a) {
                 long pid = strtol(de->d_name, &end, 10);
 
                 if (*end == '\0' && pid > 1)
-                        consider(a, (pid_t) pid, true);
+                        consider(a, (pid_t) pid, NULL, true);
         }
         closedir(d);
 }
@@ -387,6 +408,39 @@ static void protected_find(struct autoplace *a) {
         }
 }
 
+/* Exec permission events for the exe: rules' programs, where fanotify may be used. */
+static void perm_update(struct autoplace *a) {
+        unsigned marked = 0;
+        int r;
+
+        if (!a->need_exe) {
+                a->perm = execperm_free(a->perm);
+                return;
+        }
+        if (!a->perm) {
+                r = execperm_new(a->event, on_exec_held, a, &a->perm);
+                if (r < 0) {
+                        log_info("Exec permission events cannot be used (%s; they need CAP_SYS_ADMIN): programs "
+                                 "named by exe: are placed just after their exec",
+                                 strerror(-r));
+                        return;
+                }
+        }
+        (void) execperm_clear(a->perm);
+        for (size_t i = 0; i < a->policy->n_classes; i++)
+                for (size_t k = 0; k < a->policy->classes[i].match.exe.n; k++) {
+                        const char *path = a->policy->classes[i].match.exe.v[k].text;
+
+                        r = execperm_mark(a->perm, path);
+                        if (r < 0)
+                                log_debug("Not marked for exec permission events: %s: %s", path, strerror(-r));
+                        else
+                                marked++;
+                }
+        log_info("%u program%s named by exe: rules held at their exec until placed (exec permission events)", marked,
+                 marked == 1 ? "" : "s");
+}
+
 void autoplace_update(struct autoplace *a) {
         int r;
 
@@ -397,10 +451,12 @@ void autoplace_update(struct autoplace *a) {
                 if (a->events)
                         log_info("No exe: or cmdline: rule any more: exec events are not followed");
                 a->events = procevents_free(a->events);
+                a->perm = execperm_free(a->perm);
                 return;
         }
         protected_find(a);
         a->cgroup_ns = cgroup_ns_of(a->procdir, 0);
+        perm_update(a);
         if (!a->events) {
                 r = procevents_new(a->event, on_exec, on_lost, a, &a->events);
                 if (r < 0)
@@ -423,6 +479,7 @@ void autoplace_done(struct autoplace *a) {
         a->units = mfree(a->units);
         a->n_units = 0;
         a->events = procevents_free(a->events);
+        a->perm = execperm_free(a->perm);
         a->rescan = sd_event_source_disable_unref(a->rescan);
         protected_done(a);
 }

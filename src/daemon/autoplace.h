@@ -12,9 +12,11 @@
  * children are born in the job.  A process whose parent matches too is
  * left to its parent's job.
  *
- * The proc connector reports an exec after it happened: a matched program
- * runs a few instructions (microseconds to milliseconds, see make bench)
- * outside its job.
+ * The proc connector reports an exec after it happened: a program matched
+ * by its command line runs a few instructions (microseconds to
+ * milliseconds, see make bench) outside its job.  A program an exe: rule
+ * names is placed before its first instruction where exec permission
+ * events can be used (execperm.c, CAP_SYS_ADMIN), else the same way.
  *
  * Units (systemd backend): every unit whose name a units: rule matches,
  * loaded or only a unit file, is given its class's limits at start and at
@@ -35,6 +37,7 @@
 #include "backend.h"
 #include "jobs.h"
 #include "policy.h"
+#include "execperm.h"
 #include "procevents.h"
 
 struct autoplace {
@@ -47,6 +50,7 @@ struct autoplace {
         const char *procdir;
 
         struct procevents *events; /* while some class has exe: or cmdline: rules */
+        struct execperm *perm;     /* while some class has exe: rules, where fanotify may be used */
         bool need_exe, need_cmdline;
         char **protected;          /* cgroups of protected applications, found at the last update */
         size_t n_protected;

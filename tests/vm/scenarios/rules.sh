@@ -87,6 +87,7 @@ expect_eq "a non-matching process is left alone" "$(in_cgroup $LATE)" /
 kill $LATE $OUTSIDE
 
 # How much a matched writer gets out before it is inside its job, and how soon.
+check "exec permission events are used for exe: rules" grep -q "held at their exec until placed" /tmp/daemon.log
 n=0
 : >/tmp/escape
 while [ $n -lt 20 ]; do
@@ -96,6 +97,8 @@ done
 rm -f /tmp/escape.out
 placed=$(grep -c 'usec=[0-9]' /tmp/escape)
 expect_eq "all 20 matched writers were placed" "$placed" 20
+# exe: rules are held by exec permission events: placed before the first instruction.
+expect_eq "none wrote a byte outside its job" "$(grep -vc '^escaped=0 ' /tmp/escape)" 0
 sort -t= -k2 -n /tmp/escape >/dev/null
 diag "escape before placement (bytes): $(sed 's/escaped=\([0-9]*\).*/\1/' /tmp/escape | sort -n | awk '{ a[NR] = $1 } END { printf "median %d, max %d", a[int((NR + 1) / 2)], a[NR] }')"
 diag "exec to inside the job (us): $(sed 's/.*usec=//' /tmp/escape | sort -n | awk '{ a[NR] = $1 } END { printf "median %d, max %d", a[int((NR + 1) / 2)], a[NR] }')"

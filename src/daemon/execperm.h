@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * Exec permission events (fanotify FAN_OPEN_EXEC_PERM) on the programs the
+ * exe: rules name: the kernel holds each exec of a marked file until the
+ * daemon answers, so that the process can be placed before the program's
+ * first instruction.  Only the marked files are held (inode marks, not a
+ * whole file system), and the daemon always allows the exec, placed or not.
+ * It needs CAP_SYS_ADMIN; without it the proc connector alone places those
+ * programs, a little after their exec.
+ *
+ * The price: while the daemon does not answer, execs of those programs
+ * wait (the watchdog restarts a hung daemon; a dead one's marks go with it).
+ *
+ * A program replaced by an upgrade is a new file: its mark is on the old
+ * one, and the caller marks the path again (execperm_mark()) when it sees
+ * the program run unplaced.  Errors: negative errno.
+ */
+
+#include <sys/types.h>
+#include <systemd/sd-event.h>
+
+struct execperm;
+
+/* pid is executing exe, one of the marked programs, and waits for the answer, given when this returns. */
+typedef void (*execperm_fn)(void *userdata, pid_t pid, const char *exe);
+
+int execperm_new(sd_event *event, execperm_fn fn, void *userdata, struct execperm **ret);
+struct execperm *execperm_free(struct execperm *x);
+static inline void execperm_freep(struct execperm **x) {
+        execperm_free(*x);
+}
+/* Holds the execs of path (absolute) from now on. */
+int execperm_mark(struct execperm *x, const char *path);
+/* Holds none any more (the rules changed). */
+int execperm_clear(struct execperm *x);
