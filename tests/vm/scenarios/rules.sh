@@ -20,7 +20,7 @@ jobs:
       exe: [$TOOL]
   copy:
     match:
-      cmdline: ["sleep 4242*"]
+      cmdline: ["pwload sleep 424*"]
       under: [/srv/jobs]
 protect:
   app:
@@ -48,9 +48,9 @@ wait_placed() {
 # Before the daemon: a matching program already running is placed at start.
 $TOOL sleep 300 &
 EARLY=$!
-sh -c "echo \$\$ >$CG/srv/jobs/cgroup.procs; exec sleep 4242" &
+sh -c "echo \$\$ >$CG/srv/jobs/cgroup.procs; exec pwload sleep 4242" &
 UNDER=$!
-sleep 4242 &
+pwload sleep 4242 &
 OUTSIDE=$!
 sh -c "echo \$\$ >$CG/app/cgroup.procs; exec $TOOL sleep 300" &
 APP=$!
@@ -80,7 +80,7 @@ while kill -0 $W 2>/dev/null; do
 done
 diag "the class's memory.current peaked at $((peak >> 20)) MiB while the job wrote 192 MiB"
 expect_le "and the class's memory.high binds it (MiB)" "$((peak >> 20))" 72
-sleep 4242 &
+pwload sleep 4242 &
 LATE=$!
 sleep 0.5
 expect_eq "a non-matching process is left alone" "$(in_cgroup $LATE)" /
@@ -102,6 +102,18 @@ expect_eq "none wrote a byte outside its job" "$(grep -vc '^escaped=0 ' /tmp/esc
 sort -t= -k2 -n /tmp/escape >/dev/null
 diag "escape before placement (bytes): $(sed 's/escaped=\([0-9]*\).*/\1/' /tmp/escape | sort -n | awk '{ a[NR] = $1 } END { printf "median %d, max %d", a[int((NR + 1) / 2)], a[NR] }')"
 diag "exec to inside the job (us): $(sed 's/.*usec=//' /tmp/escape | sort -n | awk '{ a[NR] = $1 } END { printf "median %d, max %d", a[int((NR + 1) / 2)], a[NR] }')"
+
+# Lost events: the daemon stopped while thousands of execs overflow its socket; a matching process started
+# then is found by the rescan that follows.
+kill -STOP $DAEMON
+pwload execloop 3000 3 /bin/true >/dev/null
+sh -c "echo \$\$ >$CG/srv/jobs/cgroup.procs; exec pwload sleep 4243" &
+LOST=$!
+sleep 0.2
+kill -CONT $DAEMON
+check "a process whose exec event was lost is placed by the rescan" wait_placed $LOST
+check "and the daemon said events were lost" grep -q "exec events were lost" /tmp/daemon.log
+kill $LOST
 
 # kill -9 and a restart: the rule-placed job is adopted, its origin kept.
 kill -9 $DAEMON
