@@ -4,6 +4,7 @@
  * host has what pagewarden needs, build the manager and run its loop.
  */
 #include <getopt.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -77,6 +78,20 @@ static int parse_argv(int argc, char *argv[]) {
         return 1;
 }
 
+/*
+ * A move holds a pidfd per process (1,024 at most) while it is worked on,
+ * beside the daemon's other fds: the soft limit of 1,024 is too low.  The
+ * hard limit is ours to take (up to 64 Ki).
+ */
+static void raise_fd_limit(void) {
+        struct rlimit rl;
+
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+                return;
+        rl.rlim_cur = rl.rlim_max < 65536 ? rl.rlim_max : 65536;
+        (void) setrlimit(RLIMIT_NOFILE, &rl);
+}
+
 static void log_diags(const struct diag_list *diags) {
         _cleanup_free_ char *text = diag_to_string(diags);
 
@@ -100,6 +115,7 @@ int main(int argc, char *argv[]) {
         if (r <= 0)
                 return r < 0 ? EXIT_USAGE : EXIT_OK;
 
+        raise_fd_limit();
         r = policy_context_default(&ctx);
         if (r < 0)
                 return log_error_errno(r, "Cannot read the machine's memory size: %m"), EXIT_FAILURE_RUNTIME;

@@ -66,6 +66,16 @@ int targets_add(struct targets *t, pid_t pid, char *why, size_t len) {
                 return refuse(pid, -E2BIG, why, len);
         }
         pidfd = proc_pidfd_open(pid);
+        if (pidfd == -EINVAL) {
+                /* Not a process: a thread's id (pidfds name processes).  Say which and why. */
+                r = proc_ids(t->procdir, pid, &ids);
+                if (r < 0)
+                        snprintf(why, len, "does not exist");
+                else if (auth_may_place(t->caller, pid, &ids, why, len))
+                        snprintf(why, len, "is a thread: name its process");
+                proc_ids_done(&ids);
+                return refuse(pid, -EPERM, why, len);
+        }
         if (pidfd < 0) {
                 if (pidfd == -ESRCH)
                         snprintf(why, len, "does not exist");

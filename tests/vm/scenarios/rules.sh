@@ -106,7 +106,11 @@ diag "exec to inside the job (us): $(sed 's/.*usec=//' /tmp/escape | sort -n | a
 # Lost events: the daemon stopped while thousands of execs overflow its socket; a matching process started
 # then is found by the rescan that follows.
 kill -STOP $DAEMON
-pwload execloop 3000 3 /bin/true >/dev/null
+pwload execloop 5000 8 /bin/true >/tmp/flood1 &
+FLOOD=$!
+pwload execloop 5000 8 /bin/true >/tmp/flood2
+wait $FLOOD
+diag "while the daemon was stopped: $(kv "$(cat /tmp/flood1)" execs) + $(kv "$(cat /tmp/flood2)" execs) execs (3 connector messages each)"
 sh -c "echo \$\$ >$CG/srv/jobs/cgroup.procs; exec pwload sleep 4243" &
 LOST=$!
 sleep 0.2
