@@ -9,7 +9,7 @@
 . /lib.sh
 MIB=1048576
 UNIT_CG=/sys/fs/cgroup/system.slice/backup.service
-RULES=/etc/pagewarden/policies.d/rules.yaml
+RULES=/etc/pagewarden/policies.d/jobs.yaml  # replaces the shipped classes
 
 mkdir -p /etc/pagewarden/policies.d /usr/local/bin
 cp "$(command -v pwload)" /usr/local/bin/dump-tool
@@ -70,7 +70,7 @@ systemctl start --no-block backup.service
 sleep 2
 json=$(pagewardenctl status --json)
 expect_eq "while it runs it is a job of class backup" "$(echo "$json" | jq -r '.jobs[] | select(.unit == "backup.service") | .class')" backup
-expect_eq "placed by its rule" "$(echo "$json" | jq -r '.jobs[] | select(.unit == "backup.service") | .placed_by')" "rule units backup.service (rules.yaml:4)"
+expect_eq "placed by its rule" "$(echo "$json" | jq -r '.jobs[] | select(.unit == "backup.service") | .placed_by')" "rule units backup.service (jobs.yaml:4)"
 expect_eq "memory.high in force in its cgroup" "$(cat $UNIT_CG/memory.high)" 268435456
 i=0
 while [ $i -lt 150 ] && [ "$(systemctl is-active backup.service)" != inactive ]; do sleep 0.1; i=$((i + 1)); done
