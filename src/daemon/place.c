@@ -203,7 +203,15 @@ void place_moves_free(struct manager *m) {
 
 /* Ends the move with resp (an error, or what was placed). */
 static void move_finish(struct move *mv, json_object *resp) {
-        (void) control_reply(mv->m->control, mv->client, resp);
+        json_object *err = NULL;
+        int r;
+
+        json_object_object_get_ex(resp, "error", &err);
+        log_debug("Move for uid %u: %zu process%s held, answering: %s", (unsigned) mv->uid, mv->t.n,
+                  mv->t.n == 1 ? "" : "es", err ? json_object_get_string(err) : "ok");
+        r = control_reply(mv->m->control, mv->client, resp);
+        if (r < 0)
+                log_debug("Move for uid %u: the caller could not be answered: %s", (unsigned) mv->uid, strerror(-r));
         mv->phase = MOVE_DONE;
         move_free(mv); /* its source too: sd-event frees it once this dispatch returns */
 }

@@ -108,7 +108,8 @@ systemctl stop pw-app.service
 systemctl daemon-reload
 
 # A program the policy names, run by another service: moved into a scope of its class.
-systemd-run --unit=pw-other.service -p Type=simple /usr/local/bin/dump-tool sleep 60 >/dev/null 2>&1
+# (a child of the service's main process: systemd signals a main process by its PID wherever it went)
+systemd-run --unit=pw-other.service -p Type=simple /bin/sh -c '/usr/local/bin/dump-tool sleep 60; sleep 60' >/dev/null 2>&1
 sleep 2
 job=$(pagewardenctl status --json | jq -r '.jobs[] | select(.name == "dump-tool") | .cgroup')
 pid=$(head -1 "/sys/fs/cgroup$job/cgroup.procs" 2>/dev/null)
