@@ -399,7 +399,9 @@ json_object *place_move(struct manager *m, uint64_t client, const struct ucred *
                 move_free(mv);
                 return control_error("cannot start the move: %s", strerror(-r));
         }
-        /* Others first: a move goes on only when nothing else is waiting. */
+        /* A slice at each turn of the loop (a defer source is ONESHOT by default), others first: a move goes
+         * on only when nothing else is waiting. */
+        (void) sd_event_source_set_enabled(mv->slice, SD_EVENT_ON);
         (void) sd_event_source_set_priority(mv->slice, SD_EVENT_PRIORITY_IDLE);
         (void) sd_event_source_set_description(mv->slice, "move-slice");
         return CONTROL_LATER;

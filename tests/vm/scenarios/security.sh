@@ -157,6 +157,7 @@ echo 1 >$CG$quiet/cgroup.kill
 # ---- 7. a job inotify cannot watch is still tracked --------------------------
 watches=$(cat /proc/sys/fs/inotify/max_user_watches)
 echo 1 >/proc/sys/fs/inotify/max_user_watches
+diag "max_user_watches $(cat /proc/sys/fs/inotify/max_user_watches) (was $watches); the daemon's watches: $(cat /proc/$DAEMON/fdinfo/* 2>/dev/null | grep -c '^inotify wd')"
 pagewardenctl run --job unwatched --name unwatched -- sleep 1
 expect_eq "a job runs when inotify watches are exhausted" "$?" 0
 i=0
