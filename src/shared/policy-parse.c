@@ -15,7 +15,7 @@ void pstate_init(struct pstate *st, const struct policy_context *ctx, const stru
         assert(ctx);
         assert(src);
         assert(diags);
-        *st = (struct pstate){ .ctx = ctx, .src = src, .diags = diags, .first_diag = diags->n };
+        *st = (struct pstate){ .ctx = ctx, .src = src, .diags = diags, .first_error = diags->n_errors };
 }
 
 void pstate_error(struct pstate *st, const struct ynode *n, const char *fmt, ...) {
@@ -31,7 +31,7 @@ void pstate_error(struct pstate *st, const struct ynode *n, const char *fmt, ...
 int pstate_result(const struct pstate *st) {
         if (st->oom || st->diags->oom)
                 return -ENOMEM;
-        return st->diags->n > st->first_diag ? -EINVAL : 0;
+        return st->diags->n_errors > st->first_error ? -EINVAL : 0;
 }
 
 bool pstate_account_known(struct pstate *st, const char *name, bool group) {

@@ -29,7 +29,7 @@ struct pstate {
         const struct policy_context *ctx;
         const struct source *src;
         struct diag_list *diags;
-        size_t first_diag; /* diags->n when this file started */
+        size_t first_error; /* diags->n_errors when this file started */
         bool oom;          /* an allocation failed: the result is -ENOMEM */
 };
 

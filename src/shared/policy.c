@@ -284,7 +284,7 @@ static void p_io(struct pstate *st, const struct ynode *val, void *target) {
                         .read_iops = UNITS_MAX,
                         .write_iops = UNITS_MAX,
                 };
-                size_t before = st->diags->n;
+                size_t before = st->diags->n_errors;
 
                 if (item->type != YNODE_MAP) {
                         pstate_error(st, item, "each io entry must be a mapping with device: and limits, not %s",
@@ -298,18 +298,18 @@ static void p_io(struct pstate *st, const struct ynode *val, void *target) {
                         return;
                 }
                 if (!io.device) {
-                        if (st->diags->n == before)
+                        if (st->diags->n_errors == before)
                                 pstate_error(st, item, "io entry needs a device:");
                         io_limit_done(&io);
                         continue;
                 }
                 resolve_io_device(st, dev, &io);
-                if (st->diags->n == before && io.read_bps == UNITS_MAX && io.write_bps == UNITS_MAX &&
+                if (st->diags->n_errors == before && io.read_bps == UNITS_MAX && io.write_bps == UNITS_MAX &&
                     io.read_iops == UNITS_MAX && io.write_iops == UNITS_MAX)
                         pstate_error(st, item,
                                      "io entry for '%s' sets no limit: give read_bps, write_bps, read_iops or write_iops",
                                      io.device);
-                if (st->diags->n != before || st->oom)
+                if (st->diags->n_errors != before || st->oom)
                         io_limit_done(&io);
                 else
                         add_io_limit(st, target, dev, &io);
@@ -639,7 +639,7 @@ static void parse_class(struct pstate *st, const struct ynode *key, const struct
                 .freeze_max_usec = PW_DEFAULT_FREEZE_MAX_USEC,
         };
         const char *why = policy_name_problem(key->value);
-        size_t before = st->diags->n;
+        size_t before = st->diags->n_errors;
 
         if (why)
                 pstate_error(st, key, "job class '%s': %s", key->value, why);
@@ -664,7 +664,7 @@ static void parse_class(struct pstate *st, const struct ynode *key, const struct
         if (!st->oom && val->type == YNODE_MAP)
                 check_match_conflicts(st, val, &c, p);
 
-        if (st->diags->n != before || st->oom)
+        if (st->diags->n_errors != before || st->oom)
                 class_done(&c);
         else
                 add_class(st, p, key, &c);
@@ -757,7 +757,7 @@ static void parse_protect(struct pstate *st, const struct ynode *key, const stru
         const struct pw_protect *other;
         struct pw_protect pr = {};
         const char *why = policy_name_problem(key->value);
-        size_t before = st->diags->n;
+        size_t before = st->diags->n_errors;
 
         if (why)
                 pstate_error(st, key, "protect entry '%s': %s", key->value, why);
@@ -779,7 +779,7 @@ static void parse_protect(struct pstate *st, const struct ynode *key, const stru
         if (!st->oom)
                 protect_finish(st, key, val, &pr, p);
 
-        if (st->diags->n != before || st->oom)
+        if (st->diags->n_errors != before || st->oom)
                 protect_done(&pr);
         else
                 add_protect(st, p, key, &pr);
