@@ -107,15 +107,22 @@ static int source_window(struct diag_list *l, const struct source *src, unsigned
         return *ret ? 0 : -ENOMEM;
 }
 
-/* Messages quote values from the file: a long one is cut (at a character's start) and ends with "...". */
-static void message_truncate(char *m) {
-        size_t cut = DIAG_MAX_MESSAGE - 4;
+/* The message, formatted; NULL when out of memory.  Messages quote values from the file: a long one is cut (at a
+ * character's start) and ends with "...", without ever being copied whole. */
+_printf_(1, 0) static char *message_format(const char *fmt, va_list ap) {
+        char buf[DIAG_MAX_MESSAGE];
+        int len = vsnprintf(buf, sizeof(buf), fmt, ap);
 
-        if (strlen(m) < DIAG_MAX_MESSAGE)
-                return;
-        while (cut > 0 && utf8_continuation(m[cut]))
-                cut--;
-        memcpy(m + cut, "...", 4);
+        if (len < 0)
+                return NULL;
+        if ((size_t) len >= sizeof(buf)) {
+                size_t cut = sizeof(buf) - 4;
+
+                while (cut > 0 && utf8_continuation(buf[cut]))
+                        cut--;
+                memcpy(buf + cut, "...", 4);
+        }
+        return strdup(buf);
 }
 
 /* Makes path the file being reported on (a new one starts its own count); false when out of memory. */
@@ -140,7 +147,6 @@ void diag_addv(struct diag_list *l, const struct source *src, unsigned line, uns
         _cleanup_free_ char *path = NULL, *message = NULL, *text = NULL;
         const char *file = src && src->path ? src->path : "?";
         unsigned text_column;
-        char *m;
 
         assert(l);
         assert(fmt);
@@ -156,10 +162,7 @@ void diag_addv(struct diag_list *l, const struct source *src, unsigned line, uns
                 return;
         }
         path = strdup(file);
-        if (vasprintf(&m, fmt, ap) >= 0) {
-                message = m;
-                message_truncate(message);
-        }
+        message = message_format(fmt, ap);
         if (!path || !message || source_window(l, src, line, column, &text, &text_column) < 0 ||
             GROW(l->items, l->allocated, l->n + 1) < 0) {
                 l->oom = true;
