@@ -404,7 +404,7 @@ int ytree_parse(const struct source *src, struct diag_list *diags, struct ynode 
         assert(ret);
         *ret = NULL;
         if (src->size > YTREE_MAX_FILE_SIZE) {
-                diag_add(diags, src, 0, 0, "file is larger than %d bytes", YTREE_MAX_FILE_SIZE);
+                diag_add(diags, src, 0, 0, "file is larger than 1 MiB (%d bytes)", YTREE_MAX_FILE_SIZE);
                 return diags->oom ? -ENOMEM : -EINVAL;
         }
         text = prescan(src, diags, &bad_bytes);

@@ -46,6 +46,7 @@ struct ynode {
 #define YTREE_MAX_FILE_SIZE (1024 * 1024)
 #define YTREE_MAX_DEPTH 32
 #define YTREE_MAX_NODES 65536 /* values, lists and mappings (keys are values) */
+_Static_assert(YTREE_MAX_FILE_SIZE == 1024 * 1024, "messages say 1 MiB");
 
 /*
  * Parses src.  Errors go to diags.  *ret is the document's root node, or NULL
