@@ -142,6 +142,11 @@ static bool diag_enter_file(struct diag_list *l, const char *path) {
         return true;
 }
 
+bool diag_would_record(const struct diag_list *l, const struct source *src) {
+        assert(l);
+        return !l->file || !streq(l->file, src && src->path ? src->path : "?") || l->file_errors < DIAG_MAX_PER_FILE;
+}
+
 void diag_addv(struct diag_list *l, const struct source *src, unsigned line, unsigned column, const char *fmt,
                va_list ap) {
         _cleanup_free_ char *path = NULL, *message = NULL, *text = NULL;

@@ -75,6 +75,9 @@ void diag_add(struct diag_list *l, const struct source *src, unsigned line, unsi
         _printf_(5, 6);
 void diag_addv(struct diag_list *l, const struct source *src, unsigned line, unsigned column, const char *fmt,
                va_list ap) _printf_(5, 0);
+/* Whether another error about src would be recorded, not only counted: when not, a caller may skip work that only
+ * makes a message more helpful. */
+bool diag_would_record(const struct diag_list *l, const struct source *src);
 /* An error about a path that could not be loaded at all.  Returns -EINVAL
  * (the path is invalid, and now the list says why), or -ENOMEM. */
 int diag_add_path(struct diag_list *l, const char *path, const char *fmt, ...) _printf_(3, 4);

@@ -45,8 +45,11 @@ START_TEST(test_diag_cap_per_file) {
         struct diag_list l = {};
         char *s;
 
+        ck_assert(diag_would_record(&l, &a));
         for (unsigned i = 0; i < 5000; i++)
                 diag_add(&l, &a, 1, 1, "error %u", i);
+        ck_assert(!diag_would_record(&l, &a));
+        ck_assert(diag_would_record(&l, &b));
         diag_add(&l, &b, 1, 4, "in the next file");
         ck_assert(!l.oom);
         ck_assert_uint_eq(l.n_errors, 5001);
