@@ -648,7 +648,7 @@ struct pattern_index {
                 size_t class, pattern; /* p->classes[class].match.LIST.v[pattern] */
         } *v;
         size_t n, allocated;
-        size_t list; /* offsetof(struct pw_match, LIST) */
+        const struct pw_patterns *(*list)(const struct pw_job_class *c); /* which list of a class */
 };
 
 /* What a policy file is parsed into: the policy, and the indexes of its classes' match lists. */
@@ -657,8 +657,12 @@ struct policy_parse {
         struct pattern_index exe, units;
 };
 
-static const struct pw_patterns *class_list(const struct pw_job_class *c, size_t list) {
-        return (const struct pw_patterns *) ((const char *) &c->match + list);
+static const struct pw_patterns *match_exe(const struct pw_job_class *c) {
+        return &c->match.exe;
+}
+
+static const struct pw_patterns *match_units(const struct pw_job_class *c) {
+        return &c->match.units;
 }
 
 static int pattern_ref_cmp(const void *a, const void *b) {
@@ -667,7 +671,7 @@ static int pattern_ref_cmp(const void *a, const void *b) {
 
 /* Adds the entries of class k of p; -ENOMEM. */
 static int pattern_index_add(struct pattern_index *idx, const struct pw_policy *p, size_t k) {
-        const struct pw_patterns *l = class_list(&p->classes[k], idx->list);
+        const struct pw_patterns *l = idx->list(&p->classes[k]);
 
         if (l->n == 0)
                 return 0;
@@ -679,7 +683,8 @@ static int pattern_index_add(struct pattern_index *idx, const struct pw_policy *
         return 0;
 }
 
-static int pattern_index_init(struct pattern_index *idx, const struct pw_policy *p, size_t list) {
+static int pattern_index_init(struct pattern_index *idx, const struct pw_policy *p,
+                              const struct pw_patterns *(*list)(const struct pw_job_class *c)) {
         *idx = (struct pattern_index){ .list = list };
         for (size_t k = 0; k < p->n_classes; k++)
                 if (pattern_index_add(idx, p, k) < 0)
@@ -701,7 +706,7 @@ static const struct pattern_ref *pattern_index_find(const struct pattern_index *
 /* The entries of c's list (match.exe or match.units) that another class of the policy has already. */
 static void check_list_conflicts(struct pstate *st, const struct ynode *entry, const struct pw_job_class *c,
                                  const struct pw_policy *p, const struct pattern_index *idx, const char *name) {
-        const struct pw_patterns *l = class_list(c, idx->list);
+        const struct pw_patterns *l = idx->list(c);
 
         for (size_t i = 0; i < l->n; i++) {
                 const struct pattern_ref *ref = pattern_index_find(idx, l->v[i].text);
@@ -711,7 +716,7 @@ static void check_list_conflicts(struct pstate *st, const struct ynode *entry, c
                         continue;
                 o = &p->classes[ref->class];
                 pstate_error(st, pattern_node(entry, name, l->v[i].text), "%s is matched by class '%s' already (%s:%u)",
-                             l->v[i].text, o->name, o->source, class_list(o, idx->list)->v[ref->pattern].line);
+                             l->v[i].text, o->name, o->source, idx->list(o)->v[ref->pattern].line);
         }
 }
 
@@ -948,8 +953,7 @@ int policy_parse_source(const struct policy_context *ctx, const struct source *s
                 pstate_error(&st, root, "a policy file must be a mapping with jobs: and protect:, not %s",
                              ynode_type_name(root->type));
         else if (root) {
-                if (pattern_index_init(&pp.exe, p, offsetof(struct pw_match, exe)) < 0 ||
-                    pattern_index_init(&pp.units, p, offsetof(struct pw_match, units)) < 0)
+                if (pattern_index_init(&pp.exe, p, match_exe) < 0 || pattern_index_init(&pp.units, p, match_units) < 0)
                         st.oom = true;
                 else
                         fields_parse(&st, root, "a policy file", policy_fields, &pp);

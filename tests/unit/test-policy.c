@@ -635,6 +635,40 @@ START_TEST(test_policy_max_match_total) {
 }
 END_TEST
 
+/* An executable or unit pattern named by two classes: found in the classes of earlier files, and of the same file. */
+START_TEST(test_policy_match_conflicts) {
+        static const char a[] = "jobs:\n"
+                                "  x:\n"
+                                "    match: {exe: [/usr/bin/a, /usr/bin/b], units: [u.service]}\n";
+        static const char b[] = "jobs:\n"
+                                "  y:\n"
+                                "    match: {exe: [/usr/bin/b, /usr/bin/c], units: [u.service, v.service]}\n"
+                                "  z:\n"
+                                "    match: {exe: [/usr/bin/d], units: ['w*.service']}\n"
+                                "  w:\n"
+                                "    match: {exe: [/usr/bin/d, /usr/bin/a], units: ['w*.service']}\n";
+        struct source sa = { .path = (char *) "a.yaml", .text = (char *) a, .size = strlen(a) };
+        struct source sb = { .path = (char *) "b.yaml", .text = (char *) b, .size = strlen(b) };
+        struct policy_context ctx = test_context();
+        struct pw_policy p = {};
+        struct diag_list d = {};
+        _cleanup_free_ char *text = NULL;
+
+        ck_assert_int_eq(policy_parse_source(&ctx, &sa, &p, &d), 0);
+        ck_assert_int_eq(policy_parse_source(&ctx, &sb, &p, &d), -EINVAL);
+        text = diag_to_string(&d);
+        ck_assert_msg(d.n_errors == 5, "%s", text);
+        ck_assert(has_diag(&d, 3, 19, "/usr/bin/b is matched by class 'x' already (a.yaml:3)"));
+        ck_assert(has_diag(&d, 3, 52, "u.service is matched by class 'x' already (a.yaml:3)"));
+        ck_assert(has_diag(&d, 7, 19, "/usr/bin/d is matched by class 'z' already (b.yaml:5)"));
+        ck_assert(has_diag(&d, 7, 31, "/usr/bin/a is matched by class 'x' already (a.yaml:3)"));
+        ck_assert(has_diag(&d, 7, 52, "w*.service is matched by class 'z' already (b.yaml:5)"));
+        ck_assert_uint_eq(p.n_classes, 2);
+        policy_done(&p);
+        diag_list_done(&d);
+}
+END_TEST
+
 /* Names looked up outside the file (NSS, sysfs) are looked up once each, and at most PW_MAX_LOOKUPS of them per
  * file: past that, -E2BIG. */
 START_TEST(test_policy_lookups) {
@@ -909,6 +943,7 @@ Suite *policy_suite(void) {
         tcase_add_test(tc, test_policy_max_protects);
         tcase_add_test(tc, test_policy_max_lists);
         tcase_add_test(tc, test_policy_max_match_total);
+        tcase_add_test(tc, test_policy_match_conflicts);
         tcase_add_test(tc, test_policy_lookups);
         tcase_add_test(tc, test_policy_lookups_in_policy);
         tcase_add_test(tc, test_policy_file_too_large);
