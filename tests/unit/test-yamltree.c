@@ -351,6 +351,19 @@ START_TEST(test_tree_duplicate_keys_many) {
         ck_assert(t.root->children[2 * n]->duplicate);
         ck_assert(t.root->children[2 * n + 2]->duplicate);
         tree_result_done(&t);
+
+        /* 1 MiB of them (100,000 keys; minutes before): the keys read until the node limit are checked. */
+        p = text = realloc(text, YTREE_MAX_FILE_SIZE + 64);
+        ck_assert_ptr_nonnull(text);
+        p += sprintf(p, "k-7: 1\n");
+        for (size_t i = 0; (size_t) (p - text) + 32 < YTREE_MAX_FILE_SIZE; i++)
+                p += sprintf(p, "k-%zu: 1\n", i);
+        parse_tree_timed("1 MiB of keys", text, (size_t) (p - text), &t);
+        ck_assert_int_eq(t.r, -EINVAL);
+        ck_assert(has_diag(&t.diags, 9, 1, "duplicate key 'k-7' (first given at line 1)"));
+        ck_assert(has_diag(&t.diags, YTREE_MAX_NODES / 2, 10, "more than 65536 values")); /* the value of line 32768 */
+        ck_assert_uint_eq(t.diags.n_errors, 2);
+        tree_result_done(&t);
         free(text);
 }
 END_TEST
