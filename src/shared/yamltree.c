@@ -161,7 +161,7 @@ struct builder {
         size_t nodes;
         unsigned documents;
         bool failed;
-        bool stop; /* nesting too deep: parsing stops */
+        bool stop; /* too deep, or too many nodes: parsing stops */
         bool oom;  /* out of memory: parsing stops */
 };
 
