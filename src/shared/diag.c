@@ -110,7 +110,7 @@ static int source_window(struct diag_list *l, const struct source *src, unsigned
 /* The message, formatted; NULL when out of memory.  Messages quote values from the file: a long one is cut (at a
  * character's start) and ends with "...", without ever being copied whole. */
 _printf_(1, 0) static char *message_format(const char *fmt, va_list ap) {
-        char buf[DIAG_MAX_MESSAGE];
+        char buf[DIAG_MAX_MESSAGE], *m;
         int len = vsnprintf(buf, sizeof(buf), fmt, ap);
 
         if (len < 0)
@@ -121,8 +121,10 @@ _printf_(1, 0) static char *message_format(const char *fmt, va_list ap) {
                 while (cut > 0 && utf8_continuation(buf[cut]))
                         cut--;
                 memcpy(buf + cut, "...", 4);
+                len = (int) cut + 3;
         }
-        return strdup(buf);
+        m = malloc((size_t) len + 1);
+        return m ? memcpy(m, buf, (size_t) len + 1) : NULL;
 }
 
 /* Makes path the file being reported on (a new one starts its own count); false when out of memory. */
