@@ -70,6 +70,8 @@ static void p_group(struct pstate *st, const struct ynode *val, void *target) {
                 field_string(st, val, target);
         else if (r == 0)
                 pstate_error(st, val, "unknown group '%s'", val->value);
+        else if (r == -E2BIG)
+                pstate_error(st, val, "'%s': %s", val->value, pstate_lookups_problem());
 }
 
 static void p_cgroup_root(struct pstate *st, const struct ynode *val, void *target) {
