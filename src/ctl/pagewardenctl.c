@@ -206,9 +206,10 @@ static int cmd_check(int argc, char *argv[]) {
                 n_sources++;
         }
 
-        if (diags.n > 0) {
+        if (diags.n_errors > 0) {
+                /* One write for the lot (stderr is unbuffered), however many errors. */
                 diag_print(&diags, stderr);
-                fprintf(stderr, "%zu error%s\n", diags.n, diags.n == 1 ? "" : "s");
+                fprintf(stderr, "%zu error%s\n", diags.n_errors, diags.n_errors == 1 ? "" : "s");
                 return EXIT_INVALID;
         }
         if (print) {

@@ -15,7 +15,7 @@ void pstate_init(struct pstate *st, const struct policy_context *ctx, const stru
         assert(ctx);
         assert(src);
         assert(diags);
-        *st = (struct pstate){ .ctx = ctx, .src = src, .diags = diags, .first_diag = diags->n };
+        *st = (struct pstate){ .ctx = ctx, .src = src, .diags = diags, .first_error = diags->n_errors };
 }
 
 void pstate_error(struct pstate *st, const struct ynode *n, const char *fmt, ...) {
@@ -31,20 +31,132 @@ void pstate_error(struct pstate *st, const struct ynode *n, const char *fmt, ...
 int pstate_result(const struct pstate *st) {
         if (st->oom || st->diags->oom)
                 return -ENOMEM;
-        return st->diags->n > st->first_diag ? -EINVAL : 0;
+        return st->diags->n_errors > st->first_error ? -EINVAL : 0;
 }
 
-bool pstate_account_known(struct pstate *st, const char *name, bool group) {
+void pstate_done(struct pstate *st) {
+        assert(st);
+        for (size_t i = 0; i < st->n_lookups; i++)
+                free(st->lookups[i].name);
+        free(st->lookups);
+        st->lookups = NULL;
+        st->n_lookups = st->allocated_lookups = 0;
+}
+
+/* ---- lookups outside the file ----------------------------------------------- */
+
+enum {
+        LOOKUP_USER,
+        LOOKUP_GROUP,
+        LOOKUP_DEVICE,
+};
+
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x) STRINGIFY_(x)
+
+const char *pstate_lookups_problem(void) {
+        return "more than " STRINGIFY(PW_MAX_LOOKUPS) " different user, group and device names to look up in one file";
+}
+
+/* Lookups are kept sorted by kind and name: a file may give thousands of names, each is looked for. */
+static int lookup_cmp(int kind, const char *name, const struct pstate_lookup *l) {
+        if (kind != l->kind)
+                return kind < l->kind ? -1 : 1;
+        return strcmp(name, l->name);
+}
+
+/* The index of the earlier lookup of name, or where it would go (then *ret_found is false). */
+static size_t lookup_search(const struct pstate *st, int kind, const char *name, bool *ret_found) {
+        size_t lo = 0, hi = st->n_lookups;
+
+        *ret_found = false;
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                int c = lookup_cmp(kind, name, &st->lookups[mid]);
+
+                if (c == 0) {
+                        *ret_found = true;
+                        return mid;
+                }
+                if (c < 0)
+                        hi = mid;
+                else
+                        lo = mid + 1;
+        }
+        return lo;
+}
+
+static const struct pstate_lookup *lookup_find(const struct pstate *st, int kind, const char *name) {
+        bool found;
+        size_t i = lookup_search(st, kind, name, &found);
+
+        return found ? &st->lookups[i] : NULL;
+}
+
+/* Remembers a lookup's result; -ENOMEM (st->oom set). */
+static int lookup_add(struct pstate *st, int kind, const char *name, int r, const struct device_info *device) {
+        char *copy = strdup(name);
+        bool found;
+        size_t i;
+
+        if (!copy || GROW(st->lookups, st->allocated_lookups, st->n_lookups + 1) < 0) {
+                free(copy);
+                st->oom = true;
+                return -ENOMEM;
+        }
+        i = lookup_search(st, kind, name, &found);
+        assert(!found);
+        memmove(st->lookups + i + 1, st->lookups + i, (st->n_lookups - i) * sizeof(*st->lookups));
+        st->n_lookups++;
+        st->lookups[i] = (struct pstate_lookup){
+                .name = copy,
+                .kind = kind,
+                .r = r,
+                .device = device ? *device : (struct device_info){},
+        };
+        return 0;
+}
+
+int pstate_account_known(struct pstate *st, const char *name, bool group) {
+        int kind = group ? LOOKUP_GROUP : LOOKUP_USER;
+        const struct pstate_lookup *old;
         bool known;
 
         assert(name);
         if (!st->ctx->resolve_users || strspn(name, "0123456789") == strlen(name))
-                return true;
+                return 1;
+        old = lookup_find(st, kind, name);
+        if (old)
+                return old->r;
+        if (st->n_lookups >= PW_MAX_LOOKUPS)
+                return -E2BIG;
         errno = 0;
         known = group ? getgrnam(name) != NULL : getpwnam(name) != NULL;
-        if (!known && errno == ENOMEM)
+        if (!known && errno == ENOMEM) {
                 st->oom = true;
-        return known;
+                return -ENOMEM;
+        }
+        return lookup_add(st, kind, name, known, NULL) ?: known;
+}
+
+int pstate_device_resolve(struct pstate *st, const char *device, struct device_info *ret) {
+        const struct pstate_lookup *old;
+        int r;
+
+        assert(device);
+        assert(ret);
+        old = lookup_find(st, LOOKUP_DEVICE, device);
+        if (old) {
+                *ret = old->device;
+                return old->r;
+        }
+        *ret = (struct device_info){};
+        if (st->n_lookups >= PW_MAX_LOOKUPS)
+                return -E2BIG;
+        r = device_resolve(device, st->ctx->sysfs, st->ctx->mountinfo, ret);
+        if (r == -ENOMEM)
+                return r;
+        return lookup_add(st, LOOKUP_DEVICE, device, r, ret) ?: r;
 }
 
 /* ---- unknown keys ----------------------------------------------------------- */
@@ -95,6 +207,11 @@ static void report_unknown_key(struct pstate *st, const struct ynode *key, const
         const char *best = NULL, *hint = misplaced_hint(key->value);
         unsigned best_d = 3;
 
+        if (!diag_would_record(st->diags, st->src)) {
+                /* Only counted: no suggestion to look for (thousands of unknown keys took 50 ms that way). */
+                pstate_error(st, key, "unknown key");
+                return;
+        }
         for (const struct field *f = fields; f->key; f++) {
                 unsigned d = edit_distance(key->value, f->key);
 

@@ -21,26 +21,49 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "device.h"
 #include "diag.h"
 #include "policy.h"
 #include "yamltree.h"
+
+/* A name looked up outside the file: a user or group (NSS), or a device (sysfs, mountinfo). */
+struct pstate_lookup {
+        char *name;
+        int kind; /* users, groups, devices */
+        int r;    /* users and groups: 1 known, 0 unknown; devices: device_resolve()'s result */
+        struct device_info device;
+};
 
 struct pstate {
         const struct policy_context *ctx;
         const struct source *src;
         struct diag_list *diags;
-        size_t first_diag; /* diags->n when this file started */
-        bool oom;          /* an allocation failed: the result is -ENOMEM */
+        size_t first_error; /* diags->n_errors when this file started */
+        bool oom;           /* an allocation failed: the result is -ENOMEM */
+        struct pstate_lookup *lookups; /* at most PW_MAX_LOOKUPS */
+        size_t n_lookups, allocated_lookups;
 };
 
 void pstate_init(struct pstate *st, const struct policy_context *ctx, const struct source *src,
                  struct diag_list *diags);
+void pstate_done(struct pstate *st);
 /* Records an error at node n (NULL: the whole file). */
 void pstate_error(struct pstate *st, const struct ynode *n, const char *fmt, ...) _printf_(3, 4);
 int pstate_result(const struct pstate *st);
-/* Whether a valid user (or group) name is a numeric id, or known to NSS when the context resolves names;
- * false also when the lookup ran out of memory (then st->oom is set). */
-bool pstate_account_known(struct pstate *st, const char *name, bool group);
+/*
+ * Lookups outside the file are remembered, so that a name given many times
+ * is looked up once, and at most PW_MAX_LOOKUPS different names are looked
+ * up per file: NSS may ask a network service, and a reload waits for it.
+ * Past that, -E2BIG, and pstate_lookups_problem() says why.
+ *
+ * pstate_account_known(): 1 if a valid user (or group) name is a numeric
+ * id, known to NSS, or not to be looked up (the context does not resolve
+ * names); 0 if unknown; -E2BIG; -ENOMEM (then st->oom is set).
+ * pstate_device_resolve(): device_resolve()'s result, or -E2BIG.
+ */
+int pstate_account_known(struct pstate *st, const char *name, bool group);
+int pstate_device_resolve(struct pstate *st, const char *device, struct device_info *ret);
+const char *pstate_lookups_problem(void);
 
 typedef void (*field_parser)(struct pstate *st, const struct ynode *val, void *target);
 

@@ -188,23 +188,38 @@ static void add_user(struct pstate *st, struct pw_job_class *c, const struct yno
         c->users[c->n_users++] = copy;
 }
 
+/* Whether item i of the list val is past max: then an error says so, and the rest of the list is not read. */
+static bool list_full(struct pstate *st, const struct ynode *val, size_t i, size_t max, const char *what) {
+        if (i < max)
+                return false;
+        pstate_error(st, val->children[i], "more than %zu %s (the rest of the list is not read)", max, what);
+        return true;
+}
+
 /* Target: the job class (these lists need their neighbours for duplicate checks). */
 static void p_users(struct pstate *st, const struct ynode *val, void *target) {
         for (size_t i = 0; i < val->n_children && !st->oom; i++) {
                 const struct ynode *u = val->children[i];
                 const char *why;
+                int r;
 
+                if (list_full(st, val, i, PW_MAX_USERS, "users in a job class"))
+                        break;
                 if (u->type != YNODE_SCALAR) {
                         pstate_error(st, u, "users must be a list of user names, not of %s", ynode_type_name(u->type));
                         continue;
                 }
                 why = policy_user_name_problem(u->value);
-                if (why)
+                if (why) {
                         pstate_error(st, u, "'%s': %s", u->value, why);
-                else if (!pstate_account_known(st, u->value, false)) {
-                        if (!st->oom)
-                                pstate_error(st, u, "unknown user '%s'", u->value);
-                } else
+                        continue;
+                }
+                r = pstate_account_known(st, u->value, false);
+                if (r == 0)
+                        pstate_error(st, u, "unknown user '%s'", u->value);
+                else if (r == -E2BIG)
+                        pstate_error(st, u, "'%s': %s", u->value, pstate_lookups_problem());
+                else if (r > 0)
                         add_user(st, target, u);
         }
 }
@@ -235,9 +250,11 @@ static void resolve_io_device(struct pstate *st, const struct ynode *where, stru
                              io->device);
                 return;
         }
-        r = device_resolve(io->device, st->ctx->sysfs, st->ctx->mountinfo, &di);
+        r = pstate_device_resolve(st, io->device, &di);
         if (r == -ENOMEM)
                 st->oom = true;
+        else if (r == -E2BIG)
+                pstate_error(st, where, "device '%s': %s", io->device, pstate_lookups_problem());
         else if (r == -ENODEV && di.fstype[0])
                 pstate_error(st, where, "'%s' is on a %s file system, which has no block device: io limits need a disk",
                              io->device, di.fstype);
@@ -284,8 +301,10 @@ static void p_io(struct pstate *st, const struct ynode *val, void *target) {
                         .read_iops = UNITS_MAX,
                         .write_iops = UNITS_MAX,
                 };
-                size_t before = st->diags->n;
+                size_t before = st->diags->n_errors;
 
+                if (list_full(st, val, i, PW_MAX_IO, "io entries in a job class"))
+                        break;
                 if (item->type != YNODE_MAP) {
                         pstate_error(st, item, "each io entry must be a mapping with device: and limits, not %s",
                                      ynode_type_name(item->type));
@@ -298,18 +317,18 @@ static void p_io(struct pstate *st, const struct ynode *val, void *target) {
                         return;
                 }
                 if (!io.device) {
-                        if (st->diags->n == before)
+                        if (st->diags->n_errors == before)
                                 pstate_error(st, item, "io entry needs a device:");
                         io_limit_done(&io);
                         continue;
                 }
                 resolve_io_device(st, dev, &io);
-                if (st->diags->n == before && io.read_bps == UNITS_MAX && io.write_bps == UNITS_MAX &&
+                if (st->diags->n_errors == before && io.read_bps == UNITS_MAX && io.write_bps == UNITS_MAX &&
                     io.read_iops == UNITS_MAX && io.write_iops == UNITS_MAX)
                         pstate_error(st, item,
                                      "io entry for '%s' sets no limit: give read_bps, write_bps, read_iops or write_iops",
                                      io.device);
-                if (st->diags->n != before || st->oom)
+                if (st->diags->n_errors != before || st->oom)
                         io_limit_done(&io);
                 else
                         add_io_limit(st, target, dev, &io);
@@ -397,9 +416,14 @@ static const char *user_problem(struct pstate *st, const char *v) {
 
         if (why)
                 return why;
-        if (!pstate_account_known(st, v, false))
-                return st->oom ? NULL : "unknown user";
-        return NULL;
+        switch (pstate_account_known(st, v, false)) {
+        case 0:
+                return "unknown user";
+        case -E2BIG:
+                return pstate_lookups_problem();
+        default:
+                return NULL; /* known, or out of memory (st->oom) */
+        }
 }
 
 static const char *under_problem(struct pstate *st, const char *v) {
@@ -412,6 +436,13 @@ static void parse_patterns(struct pstate *st, const struct ynode *val, struct pw
                 const struct ynode *v = val->children[i];
                 const char *why;
 
+                if (i >= PW_MAX_MATCH) {
+                        char entries[64];
+
+                        snprintf(entries, sizeof(entries), "entries in match.%s", what);
+                        list_full(st, val, i, PW_MAX_MATCH, entries);
+                        break;
+                }
                 if (v->type != YNODE_SCALAR) {
                         pstate_error(st, v, "match.%s must be a list of strings, not of %s", what,
                                      ynode_type_name(v->type));
@@ -444,11 +475,24 @@ static const struct field class_match_fields[] = {
         {},
 };
 
-static void match_finish(struct pstate *st, const struct ynode *entry, struct pw_job_class *c) {
+static size_t match_count(const struct pw_match *m) {
+        return m->units.n + m->exe.n + m->cmdline.n + m->user.n + m->under.n;
+}
+
+static void match_finish(struct pstate *st, const struct ynode *entry, struct pw_job_class *c,
+                         const struct pw_policy *p) {
         const struct ynode *m = ymap_where(entry, "match", NULL);
+        size_t total = match_count(&c->match);
 
         if (m && !policy_class_matches(c))
                 pstate_error(st, m, "match: needs units, exe or cmdline (user and under only narrow those)");
+        if (!m || total == 0)
+                return;
+        for (size_t i = 0; i < p->n_classes; i++)
+                total += match_count(&p->classes[i].match);
+        if (total > PW_MAX_MATCH_TOTAL)
+                pstate_error(st, m, "the job classes would have %zu match entries in all, more than %d", total,
+                             PW_MAX_MATCH_TOTAL);
 }
 
 static const struct field class_job_memory_fields[] = {
@@ -519,12 +563,13 @@ static void check_memory(struct pstate *st, const struct ynode *entry, const cha
         }
 }
 
-static void class_finish(struct pstate *st, const struct ynode *entry, struct pw_job_class *c) {
+static void class_finish(struct pstate *st, const struct ynode *entry, struct pw_job_class *c,
+                         const struct pw_policy *p) {
         char a[32], b[32];
         uint64_t min_bps = UNITS_MAX;
 
         check_memory(st, entry, "memory", c->memory_high, c->memory_max);
-        match_finish(st, entry, c);
+        match_finish(st, entry, c, p);
         check_memory(st, entry, "per_job.memory", c->per_job.memory_high, c->per_job.memory_max);
 
         if (!ymap_where(entry, "under_pressure.memory_high_floor", NULL)) {
@@ -581,7 +626,6 @@ static char *source_basename(const struct source *src) {
         return name;
 }
 
-/* Names c after key and adds it to p; takes c either way. */
 /* The node of list (match.exe, ...) in entry that holds text. */
 static const struct ynode *pattern_node(const struct ynode *entry, const char *list, const char *text) {
         const struct ynode *seq = ymap_where(entry, list, entry);
@@ -592,30 +636,101 @@ static const struct ynode *pattern_node(const struct ynode *entry, const char *l
         return seq;
 }
 
-/* An executable or a unit pattern names one class only: which would win would not be obvious. */
-static void check_match_conflicts(struct pstate *st, const struct ynode *entry, const struct pw_job_class *c,
-                                  const struct pw_policy *p) {
-        for (size_t k = 0; k < p->n_classes; k++) {
-                const struct pw_job_class *o = &p->classes[k];
+/*
+ * The executables (or unit patterns) of the policy's classes, sorted, to
+ * find which class names one already: comparing each new entry with all
+ * the others made checking a policy of many classes slow.  Entries point
+ * to texts that the policy owns and does not move.
+ */
+struct pattern_index {
+        struct pattern_ref {
+                const char *text;
+                size_t class, pattern; /* p->classes[class].match.LIST.v[pattern] */
+        } *v;
+        size_t n, allocated;
+        const struct pw_patterns *(*list)(const struct pw_job_class *c); /* which list of a class */
+};
 
-                for (size_t i = 0; i < c->match.exe.n; i++)
-                        for (size_t j = 0; j < o->match.exe.n; j++)
-                                if (streq(c->match.exe.v[i].text, o->match.exe.v[j].text))
-                                        pstate_error(st, pattern_node(entry, "match.exe", c->match.exe.v[i].text),
-                                                     "%s is matched by class '%s' already (%s:%u)",
-                                                     c->match.exe.v[i].text, o->name, o->source,
-                                                     o->match.exe.v[j].line);
-                for (size_t i = 0; i < c->match.units.n; i++)
-                        for (size_t j = 0; j < o->match.units.n; j++)
-                                if (streq(c->match.units.v[i].text, o->match.units.v[j].text))
-                                        pstate_error(st, pattern_node(entry, "match.units", c->match.units.v[i].text),
-                                                     "%s is matched by class '%s' already (%s:%u)",
-                                                     c->match.units.v[i].text, o->name, o->source,
-                                                     o->match.units.v[j].line);
+/* What a policy file is parsed into: the policy, and the indexes of its classes' match lists. */
+struct policy_parse {
+        struct pw_policy *p;
+        struct pattern_index exe, units;
+};
+
+static const struct pw_patterns *match_exe(const struct pw_job_class *c) {
+        return &c->match.exe;
+}
+
+static const struct pw_patterns *match_units(const struct pw_job_class *c) {
+        return &c->match.units;
+}
+
+static int pattern_ref_cmp(const void *a, const void *b) {
+        return strcmp(((const struct pattern_ref *) a)->text, ((const struct pattern_ref *) b)->text);
+}
+
+/* Adds the entries of class k of p; -ENOMEM. */
+static int pattern_index_add(struct pattern_index *idx, const struct pw_policy *p, size_t k) {
+        const struct pw_patterns *l = idx->list(&p->classes[k]);
+
+        if (l->n == 0)
+                return 0;
+        if (GROW(idx->v, idx->allocated, idx->n + l->n) < 0)
+                return -ENOMEM;
+        for (size_t j = 0; j < l->n; j++)
+                idx->v[idx->n++] = (struct pattern_ref){ .text = l->v[j].text, .class = k, .pattern = j };
+        qsort(idx->v, idx->n, sizeof(*idx->v), pattern_ref_cmp);
+        return 0;
+}
+
+static int pattern_index_init(struct pattern_index *idx, const struct pw_policy *p,
+                              const struct pw_patterns *(*list)(const struct pw_job_class *c)) {
+        *idx = (struct pattern_index){ .list = list };
+        for (size_t k = 0; k < p->n_classes; k++)
+                if (pattern_index_add(idx, p, k) < 0)
+                        return -ENOMEM;
+        return 0;
+}
+
+static void pattern_index_done(struct pattern_index *idx) {
+        free(idx->v);
+        *idx = (struct pattern_index){};
+}
+
+static const struct pattern_ref *pattern_index_find(const struct pattern_index *idx, const char *text) {
+        struct pattern_ref key = { .text = text };
+
+        return idx->n ? bsearch(&key, idx->v, idx->n, sizeof(*idx->v), pattern_ref_cmp) : NULL;
+}
+
+/* The entries of c's list (match.exe or match.units) that another class of the policy has already. */
+static void check_list_conflicts(struct pstate *st, const struct ynode *entry, const struct pw_job_class *c,
+                                 const struct pw_policy *p, const struct pattern_index *idx, const char *name) {
+        const struct pw_patterns *l = idx->list(c);
+
+        for (size_t i = 0; i < l->n; i++) {
+                const struct pattern_ref *ref = pattern_index_find(idx, l->v[i].text);
+                const struct pw_job_class *o;
+
+                if (!ref)
+                        continue;
+                o = &p->classes[ref->class];
+                pstate_error(st, pattern_node(entry, name, l->v[i].text), "%s is matched by class '%s' already (%s:%u)",
+                             l->v[i].text, o->name, o->source, idx->list(o)->v[ref->pattern].line);
         }
 }
 
-static void add_class(struct pstate *st, struct pw_policy *p, const struct ynode *key, struct pw_job_class *c) {
+/* An executable or a unit pattern names one class only: which would win would not be obvious. */
+static void check_match_conflicts(struct pstate *st, const struct ynode *entry, const struct pw_job_class *c,
+                                  const struct policy_parse *pp) {
+        check_list_conflicts(st, entry, c, pp->p, &pp->exe, "match.exe");
+        check_list_conflicts(st, entry, c, pp->p, &pp->units, "match.units");
+}
+
+/* Names c after key and adds it to the policy (and its match entries to the indexes); takes c either way. */
+static void add_class(struct pstate *st, struct policy_parse *pp, const struct ynode *key, struct pw_job_class *c) {
+        struct pw_policy *p = pp->p;
+
         c->name = strdup(key->value);
         c->source = source_basename(st->src);
         c->line = key->line;
@@ -625,9 +740,12 @@ static void add_class(struct pstate *st, struct pw_policy *p, const struct ynode
                 return;
         }
         p->classes[p->n_classes++] = *c;
+        if (pattern_index_add(&pp->exe, p, p->n_classes - 1) < 0 ||
+            pattern_index_add(&pp->units, p, p->n_classes - 1) < 0)
+                st->oom = true;
 }
 
-static void parse_class(struct pstate *st, const struct ynode *key, const struct ynode *val, struct pw_policy *p) {
+static void parse_class(struct pstate *st, const struct ynode *key, const struct ynode *val, struct policy_parse *pp) {
         _cleanup_free_ char *where = NULL;
         const struct pw_job_class *other;
         struct pw_job_class c = {
@@ -639,11 +757,11 @@ static void parse_class(struct pstate *st, const struct ynode *key, const struct
                 .freeze_max_usec = PW_DEFAULT_FREEZE_MAX_USEC,
         };
         const char *why = policy_name_problem(key->value);
-        size_t before = st->diags->n;
+        size_t before = st->diags->n_errors;
 
         if (why)
                 pstate_error(st, key, "job class '%s': %s", key->value, why);
-        other = policy_find_class(p, key->value);
+        other = policy_find_class(pp->p, key->value);
         if (other)
                 pstate_error(st, key, "job class '%s' is already defined at %s:%u", key->value, other->source,
                              other->line);
@@ -660,22 +778,37 @@ static void parse_class(struct pstate *st, const struct ynode *key, const struct
         if (val->type == YNODE_MAP)
                 fields_parse(st, val, where, class_fields, &c);
         if (!st->oom)
-                class_finish(st, val->type == YNODE_MAP ? val : key, &c);
+                class_finish(st, val->type == YNODE_MAP ? val : key, &c, pp->p);
         if (!st->oom && val->type == YNODE_MAP)
-                check_match_conflicts(st, val, &c, p);
+                check_match_conflicts(st, val, &c, pp);
 
-        if (st->diags->n != before || st->oom)
+        if (st->diags->n_errors != before || st->oom)
                 class_done(&c);
         else
-                add_class(st, p, key, &c);
+                add_class(st, pp, key, &c);
 }
 
+/* Whether the policy, with n entries before this file's, has read its fill of max entries: then an error at key says
+ * so, and the rest of the section is not read. */
+static bool section_full(struct pstate *st, const struct ynode *key, size_t before, size_t i, size_t max,
+                         const char *what, const char *section) {
+        if (before + i / 2 < max)
+                return false;
+        pstate_error(st, key, "more than %zu %s in the policy (the rest of %s: is not read)", max, what, section);
+        return true;
+}
+
+/* Target: the struct policy_parse. */
 static void p_jobs(struct pstate *st, const struct ynode *val, void *target) {
+        struct policy_parse *pp = target;
+        size_t before = pp->p->n_classes;
         const struct ynode *k, *v;
 
-        YMAP_FOREACH(k, v, val, i)
-                if (!st->oom)
-                        parse_class(st, k, v, target);
+        YMAP_FOREACH(k, v, val, i) {
+                if (st->oom || section_full(st, k, before, i, PW_MAX_CLASSES, "job classes", "jobs"))
+                        break;
+                parse_class(st, k, v, pp);
+        }
 }
 
 /* ---- protected applications -------------------------------------------- */
@@ -757,7 +890,7 @@ static void parse_protect(struct pstate *st, const struct ynode *key, const stru
         const struct pw_protect *other;
         struct pw_protect pr = {};
         const char *why = policy_name_problem(key->value);
-        size_t before = st->diags->n;
+        size_t before = st->diags->n_errors;
 
         if (why)
                 pstate_error(st, key, "protect entry '%s': %s", key->value, why);
@@ -779,18 +912,23 @@ static void parse_protect(struct pstate *st, const struct ynode *key, const stru
         if (!st->oom)
                 protect_finish(st, key, val, &pr, p);
 
-        if (st->diags->n != before || st->oom)
+        if (st->diags->n_errors != before || st->oom)
                 protect_done(&pr);
         else
                 add_protect(st, p, key, &pr);
 }
 
+/* Target: the struct policy_parse. */
 static void p_protect(struct pstate *st, const struct ynode *val, void *target) {
+        struct pw_policy *p = ((struct policy_parse *) target)->p;
+        size_t before = p->n_protects;
         const struct ynode *k, *v;
 
-        YMAP_FOREACH(k, v, val, i)
-                if (!st->oom)
-                        parse_protect(st, k, v, target);
+        YMAP_FOREACH(k, v, val, i) {
+                if (st->oom || section_full(st, k, before, i, PW_MAX_PROTECTS, "protected applications", "protect"))
+                        break;
+                parse_protect(st, k, v, p);
+        }
 }
 
 static const struct field policy_fields[] = {
@@ -802,7 +940,8 @@ static const struct field policy_fields[] = {
 int policy_parse_source(const struct policy_context *ctx, const struct source *src, struct pw_policy *p,
                         struct diag_list *diags) {
         _cleanup_(ynode_freep) struct ynode *root = NULL;
-        struct pstate st;
+        _cleanup_(pstate_done) struct pstate st = {};
+        struct policy_parse pp = { .p = p };
         int r;
 
         assert(p);
@@ -813,8 +952,14 @@ int policy_parse_source(const struct policy_context *ctx, const struct source *s
         if (root && root->type != YNODE_MAP)
                 pstate_error(&st, root, "a policy file must be a mapping with jobs: and protect:, not %s",
                              ynode_type_name(root->type));
-        else if (root)
-                fields_parse(&st, root, "a policy file", policy_fields, p);
+        else if (root) {
+                if (pattern_index_init(&pp.exe, p, match_exe) < 0 || pattern_index_init(&pp.units, p, match_units) < 0)
+                        st.oom = true;
+                else
+                        fields_parse(&st, root, "a policy file", policy_fields, &pp);
+                pattern_index_done(&pp.exe);
+                pattern_index_done(&pp.units);
+        }
         return pstate_result(&st);
 }
 
@@ -904,7 +1049,7 @@ int policy_read_source(const struct policy_context *ctx, const char *path, struc
         if (r < 0)
                 return r;
         if (st.st_size > YTREE_MAX_FILE_SIZE)
-                return diag_add_path(diags, path, "file is larger than %d bytes", YTREE_MAX_FILE_SIZE);
+                return diag_add_path(diags, path, "file is larger than 1 MiB (%d bytes)", YTREE_MAX_FILE_SIZE);
         r = read_full_fd(fd, YTREE_MAX_FILE_SIZE, &text, &size);
         if (r == -ENOMEM)
                 return r;

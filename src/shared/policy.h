@@ -125,6 +125,21 @@ struct pw_policy {
         size_t n_protects, allocated_protects;
 };
 
+/*
+ * Bounds on a policy, as documented in pagewarden.yaml(5), LIMITS.  Each is
+ * far beyond what one machine needs; together with the bounds on a file
+ * (yamltree.h) they keep checking any policy fast (the duplicate checks
+ * compare an entry with the others of its kind), and the daemon's work per
+ * program started (it looks through every match entry) small.
+ */
+#define PW_MAX_CLASSES 256      /* job classes in the whole policy (all its files) */
+#define PW_MAX_PROTECTS 256     /* protected applications in the whole policy */
+#define PW_MAX_IO 16            /* io entries of a job class: one per disk */
+#define PW_MAX_USERS 64         /* users of a job class */
+#define PW_MAX_MATCH 64         /* entries of each list of a job class's match: */
+#define PW_MAX_MATCH_TOTAL 1024 /* match entries of all job classes together */
+#define PW_MAX_LOOKUPS 256      /* different user, group and device names looked up per file */
+
 /* Defaults of a job class, as documented in pagewarden.yaml(5). */
 #define PW_DEFAULT_CPU_WEIGHT 100
 #define PW_DEFAULT_MEMORY_HIGH_FLOOR (UINT64_C(64) << 20)

@@ -163,11 +163,13 @@ int protocol_parse_request(const char *buf, size_t len, struct pw_request *ret, 
                 *ret_error = "request is larger than 64 KiB";
                 return -EINVAL;
         }
-        if (memchr(buf, '\0', len)) {
+        /* Escaped too: json-c cuts strings and keys there ("backup\u0000x" would be read as "backup"). No name
+         * holds a backslash, so refusing the escape refuses nothing valid. */
+        if (memchr(buf, '\0', len) || memmem(buf, len, "\\u0000", 6)) {
                 *ret_error = "request contains a NUL byte";
                 return -EINVAL;
         }
-        tok = json_tokener_new_ex(8);
+        tok = json_tokener_new_ex(PROTOCOL_MAX_DEPTH);
         if (!tok)
                 return -ENOMEM;
         obj = json_tokener_parse_ex(tok, buf, (int) len);

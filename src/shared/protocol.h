@@ -29,7 +29,14 @@
 
 #include "policy.h"
 
+/*
+ * Bounds on a request, whatever the client sends: its size (checked before
+ * parsing), its nesting (json-c stops there: a request needs 2 levels, 7
+ * are parsed), the pids of a move.  Parsing a request is linear in its
+ * size (at most a few milliseconds).
+ */
 #define PROTOCOL_MAX_MESSAGE (64 * 1024)
+#define PROTOCOL_MAX_DEPTH 8 /* json-c's depth: objects and arrays nested at most 7 deep */
 #define PROTOCOL_MAX_PIDS 1024
 
 enum pw_command {
@@ -59,8 +66,9 @@ int pw_command_from_string(const char *s);
 
 /*
  * Parses one request (without its '\n').  On -EINVAL, *ret_error is a
- * static sentence for the client.  Everything is checked: types, names,
- * pid ranges, the fields each command takes.
+ * static sentence for the client.  Everything is checked: size, nesting,
+ * NUL bytes (raw or escaped), types, names, pid ranges, the fields each
+ * command takes.
  */
 int protocol_parse_request(const char *buf, size_t len, struct pw_request *ret, const char **ret_error);
 /* The request as a line of JSON (with '\n'); the caller frees it. */

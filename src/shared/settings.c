@@ -59,12 +59,19 @@ static void p_socket(struct pstate *st, const struct ynode *val, void *target) {
 }
 
 static void p_group(struct pstate *st, const struct ynode *val, void *target) {
-        if (policy_user_name_problem(val->value))
+        int r;
+
+        if (policy_user_name_problem(val->value)) {
                 pstate_error(st, val, "'%s' is not a valid group name", val->value);
-        else if (pstate_account_known(st, val->value, true))
+                return;
+        }
+        r = pstate_account_known(st, val->value, true);
+        if (r > 0)
                 field_string(st, val, target);
-        else if (!st->oom)
+        else if (r == 0)
                 pstate_error(st, val, "unknown group '%s'", val->value);
+        else if (r == -E2BIG)
+                pstate_error(st, val, "'%s': %s", val->value, pstate_lookups_problem());
 }
 
 static void p_cgroup_root(struct pstate *st, const struct ynode *val, void *target) {
@@ -190,7 +197,7 @@ static void check_pressure(struct pstate *st, const struct ynode *root, const st
 int settings_parse_source(const struct policy_context *ctx, const struct source *src, struct pw_settings *s,
                           struct diag_list *diags) {
         _cleanup_(ynode_freep) struct ynode *root = NULL;
-        struct pstate st;
+        _cleanup_(pstate_done) struct pstate st = {};
         int r;
 
         assert(s);

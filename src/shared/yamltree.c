@@ -156,12 +156,13 @@ struct builder {
         const struct source *src;
         struct diag_list *diags;
         struct ynode *root;
-        struct ynode *stack[YTREE_MAX_DEPTH + 1];
+        struct ynode *stack[YTREE_MAX_DEPTH];
         unsigned depth;
-        unsigned skip; /* depth of a collection being skipped (too deep) */
+        size_t nodes;
         unsigned documents;
         bool failed;
-        bool oom; /* out of memory: parsing stops */
+        bool stop; /* too deep, or too many nodes: parsing stops */
+        bool oom;  /* out of memory: parsing stops */
 };
 
 _printf_(3, 4) static void builder_error(struct builder *b, const yaml_mark_t *m, const char *fmt, ...) {
@@ -169,6 +170,15 @@ _printf_(3, 4) static void builder_error(struct builder *b, const yaml_mark_t *m
 
         va_start(ap, fmt);
         diag_addv(b->diags, b->src, (unsigned) m->line + 1, (unsigned) m->column + 1, fmt, ap);
+        va_end(ap);
+        b->failed = true;
+}
+
+_printf_(3, 4) static void builder_error_at(struct builder *b, const struct ynode *n, const char *fmt, ...) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        diag_addv(b->diags, b->src, n->line, n->column, fmt, ap);
         va_end(ap);
         b->failed = true;
 }
@@ -214,25 +224,12 @@ static bool builder_attach(struct builder *b, struct ynode *n) {
                 return true;
         }
         parent = b->stack[b->depth - 1];
-        if (parent->type == YNODE_MAP && parent->n_children % 2 == 0) {
-                /* n is a key. */
-                if (n->type != YNODE_SCALAR) {
-                        diag_add(b->diags, b->src, n->line, n->column, "mapping keys must be plain names, not %s",
-                                 ynode_type_name(n->type));
-                        b->failed = true;
-                        n->duplicate = true; /* ignore this pair */
-                } else
-                        for (size_t i = 0; i < parent->n_children; i += 2) {
-                                const struct ynode *k = parent->children[i];
-
-                                if (!k->duplicate && streq(k->value, n->value)) {
-                                        diag_add(b->diags, b->src, n->line, n->column,
-                                                 "duplicate key '%s' (first given at line %u)", n->value, k->line);
-                                        b->failed = true;
-                                        n->duplicate = true;
-                                        break;
-                                }
-                        }
+        if (parent->type == YNODE_MAP && parent->n_children % 2 == 0 && n->type != YNODE_SCALAR) {
+                /* n is a key (duplicates are found when the map ends). */
+                diag_add(b->diags, b->src, n->line, n->column, "mapping keys must be plain names, not %s",
+                         ynode_type_name(n->type));
+                b->failed = true;
+                n->duplicate = true; /* ignore this pair */
         }
         if (GROW(parent->children, parent->allocated, parent->n_children + 1) < 0) {
                 ynode_free(n);
@@ -241,6 +238,61 @@ static bool builder_attach(struct builder *b, struct ynode *n) {
         }
         parent->children[parent->n_children++] = n;
         return true;
+}
+
+/* Keys by name, then in the order they were written (positions grow through the document). */
+static int key_cmp(const void *a, const void *b) {
+        const struct ynode *x = *(const struct ynode *const *) a, *y = *(const struct ynode *const *) b;
+        int c = strcmp(x->value, y->value);
+
+        if (c != 0)
+                return c;
+        if (x->line != y->line)
+                return x->line < y->line ? -1 : 1;
+        return x->column < y->column ? -1 : x->column > y->column;
+}
+
+/*
+ * Marks (and reports) every key of map that an earlier key of it has
+ * already given.  Sorted, not compared pairwise: a map of 100,000 keys
+ * took minutes that way.
+ */
+static void map_check_duplicates(struct builder *b, struct ynode *map) {
+        struct ynode *small[16], **keys = small;
+        size_t n = 0;
+
+        if (map->n_children <= 2)
+                return;
+        if ((map->n_children + 1) / 2 > ELEMENTSOF(small)) {
+                keys = malloc((map->n_children + 1) / 2 * sizeof(*keys));
+                if (!keys) {
+                        b->oom = true;
+                        return;
+                }
+        }
+        for (size_t i = 0; i < map->n_children; i += 2)
+                if (!map->children[i]->duplicate) /* not a scalar: reported already */
+                        keys[n++] = map->children[i];
+        qsort(keys, n, sizeof(*keys), key_cmp);
+        for (size_t i = 1, first = 0; i < n; i++) {
+                if (!streq(keys[i]->value, keys[first]->value)) {
+                        first = i;
+                        continue;
+                }
+                builder_error_at(b, keys[i], "duplicate key '%s' (first given at line %u)", keys[i]->value,
+                                 keys[first]->line);
+                keys[i]->duplicate = true;
+        }
+        if (keys != small)
+                free(keys);
+}
+
+/* A collection ends: maps are checked for duplicate keys. */
+static void builder_close(struct builder *b) {
+        struct ynode *n = b->stack[--b->depth];
+
+        if (n->type == YNODE_MAP)
+                map_check_duplicates(b, n);
 }
 
 static bool builder_check_properties(struct builder *b, const yaml_event_t *e, const unsigned char *anchor,
@@ -259,16 +311,29 @@ static bool builder_check_properties(struct builder *b, const yaml_event_t *e, c
         return ok;
 }
 
+/* Counts a node about to be read; false (and parsing stops) past YTREE_MAX_NODES. */
+static bool builder_count(struct builder *b, const yaml_event_t *e) {
+        if (++b->nodes <= YTREE_MAX_NODES)
+                return true;
+        builder_error(b, &e->start_mark, "more than %d values, lists and mappings in one file (reading stops here)",
+                      YTREE_MAX_NODES);
+        b->stop = true;
+        return false;
+}
+
 static void builder_event(struct builder *b, const yaml_event_t *e) {
         struct ynode *n;
+
+        if ((e->type == YAML_SCALAR_EVENT || e->type == YAML_SEQUENCE_START_EVENT ||
+             e->type == YAML_MAPPING_START_EVENT || e->type == YAML_ALIAS_EVENT) &&
+            !builder_count(b, e))
+                return;
 
         switch (e->type) {
         case YAML_DOCUMENT_START_EVENT:
                 break;
 
         case YAML_SCALAR_EVENT:
-                if (b->skip)
-                        break;
                 builder_check_properties(b, e, e->data.scalar.anchor,
                                          e->data.scalar.plain_implicit || e->data.scalar.quoted_implicit
                                                  ? NULL
@@ -288,18 +353,18 @@ static void builder_event(struct builder *b, const yaml_event_t *e) {
         case YAML_MAPPING_START_EVENT: {
                 bool map = e->type == YAML_MAPPING_START_EVENT;
 
-                if (b->skip) {
-                        b->skip++;
+                if (b->depth >= YTREE_MAX_DEPTH) {
+                        /* Stop at once: libyaml's cost grows with the square of the depth of flow collections
+                         * ("[[[[..."), and nothing deeper is worth reading. */
+                        builder_error(b, &e->start_mark,
+                                      "nesting is too deep: at most %d levels of mappings and lists (reading stops here)",
+                                      YTREE_MAX_DEPTH);
+                        b->stop = true;
                         break;
                 }
                 builder_check_properties(b, e, map ? e->data.mapping_start.anchor : e->data.sequence_start.anchor,
                                          map ? (e->data.mapping_start.implicit ? NULL : e->data.mapping_start.tag)
                                              : (e->data.sequence_start.implicit ? NULL : e->data.sequence_start.tag));
-                if (b->depth >= YTREE_MAX_DEPTH) {
-                        builder_error(b, &e->start_mark, "%s", "nesting is too deep");
-                        b->skip = 1;
-                        break;
-                }
                 n = ynode_new(b, map ? YNODE_MAP : YNODE_SEQ, &e->start_mark);
                 if (!n || !builder_attach(b, n))
                         break;
@@ -309,22 +374,18 @@ static void builder_event(struct builder *b, const yaml_event_t *e) {
 
         case YAML_SEQUENCE_END_EVENT:
         case YAML_MAPPING_END_EVENT:
-                if (b->skip)
-                        b->skip--;
-                else if (b->depth > 0)
-                        b->depth--;
+                if (b->depth > 0)
+                        builder_close(b);
                 break;
 
         case YAML_ALIAS_EVENT:
                 /* Aliases allow documents that expand exponentially: refuse them. */
                 builder_error(b, &e->start_mark, "YAML aliases ('*%s') are not allowed in policy files",
                               (const char *) e->data.alias.anchor);
-                if (!b->skip) {
-                        /* Keep the structure (a map needs its value) with an empty scalar. */
-                        n = scalar_new(b, &e->start_mark, "", 0);
-                        if (n)
-                                builder_attach(b, n);
-                }
+                /* Keep the structure (a map needs its value) with an empty scalar. */
+                n = scalar_new(b, &e->start_mark, "", 0);
+                if (n)
+                        builder_attach(b, n);
                 break;
 
         default:
@@ -343,7 +404,7 @@ int ytree_parse(const struct source *src, struct diag_list *diags, struct ynode 
         assert(ret);
         *ret = NULL;
         if (src->size > YTREE_MAX_FILE_SIZE) {
-                diag_add(diags, src, 0, 0, "file is larger than %d bytes", YTREE_MAX_FILE_SIZE);
+                diag_add(diags, src, 0, 0, "file is larger than 1 MiB (%d bytes)", YTREE_MAX_FILE_SIZE);
                 return diags->oom ? -ENOMEM : -EINVAL;
         }
         text = prescan(src, diags, &bad_bytes);
@@ -385,13 +446,16 @@ int ytree_parse(const struct source *src, struct diag_list *diags, struct ynode 
                         break;
                 }
                 builder_event(&b, &e);
-                if (e.type == YAML_STREAM_END_EVENT || b.oom) {
+                if (e.type == YAML_STREAM_END_EVENT || b.oom || b.stop) {
                         yaml_event_delete(&e);
                         break;
                 }
                 yaml_event_delete(&e);
         }
         yaml_parser_delete(&parser);
+        /* Parsing stopped early: the collections still open are checked as they are. */
+        while (b.depth > 0 && !b.oom)
+                builder_close(&b);
 
         if (b.oom || diags->oom) {
                 ynode_free(b.root);

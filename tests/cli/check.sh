@@ -77,6 +77,56 @@ run "$CTL" check --print --ram 8G "$TMP/pct.yaml"
 expect_status 0 "--ram resolves percentages"
 expect_in "$OUT" "high: 2147483648  # 2 GiB" "25% of 8G is 2 GiB"
 
+# Bounds (pagewarden.yaml(5), LIMITS): any file is checked at once, and at most 100 errors of a file are shown.
+head -c 100000 /dev/zero | tr '\0' '[' >"$TMP/deep.yaml"
+run timeout 5 "$CTL" check "$TMP/deep.yaml"
+expect_status 1 "100,000 nested lists are refused at once (they took 88 s)"
+expect_in "$ERR" "$TMP/deep.yaml:1:33: error: nesting is too deep: at most 32 levels of mappings and lists (reading stops here)" \
+        "the nesting error says where"
+# That, and that a policy is not a list: nothing about the rest (which ends without its ']').
+expect_in "$(printf '%s\n' "$ERR" | tail -n 1)" "2 errors" "reading stops at the first level too deep"
+
+{ echo 'jobs:'; echo '  c:'; seq 5000 | sed 's/.*/    k&: 1/'; } >"$TMP/many.yaml"
+run "$CTL" check "$TMP/many.yaml"
+expect_status 1 "a file with 5,000 errors is invalid"
+expect_in "$ERR" "$TMP/many.yaml: ... and 4900 more errors (at most 100 are shown per file)
+5000 errors" "after 100 errors, the others are counted"
+[ "$(printf '%s\n' "$ERR" | wc -l)" -le 302 ]
+ok $? "100 errors of 3 lines each, and 2 lines more"
+if command -v strace >/dev/null && strace -o /dev/null true 2>/dev/null; then
+        # LeakSanitizer cannot work under ptrace, and says so in writes of its own.
+        ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+                strace -f -e trace=write -o "$TMP/strace" "$CTL" check "$TMP/many.yaml" 2>/dev/null
+        writes=$(grep -c '^[0-9]* *write(' "$TMP/strace")
+        [ "$writes" -le 4 ]
+        ok $? "the errors are written at once, not a character at a time ($writes writes)"
+else
+        TAP_N=$((TAP_N + 1))
+        echo "ok $TAP_N - the errors are written at once # SKIP strace is not usable here"
+fi
+
+awk 'BEGIN { printf "jobs: {c: {"; for (i = 0; i < 16000; i++) printf "a: 1, "; print "a: 1}}" }' >"$TMP/line.yaml"
+run "$CTL" check "$TMP/line.yaml"
+expect_status 1 "a line of 99 KB with 16,000 errors is invalid"
+expect_in "$ERR" "$TMP/line.yaml:1:18: error: duplicate key 'a' (first given at line 1)
+    jobs: {c: {a: 1, a: 1, a: 1, a: 1, a: 1, a: 1, a: 1, a: 1, a: 1, a: 1, a: 1, a: ...
+                     ^
+$TMP/line.yaml:1:24: error: duplicate key 'a' (first given at line 1)" "a long line is quoted as 80 characters around the column"
+longest=$(printf '%s\n' "$ERR" | awk '{ if (length > m) m = length } END { print m }')
+[ "$longest" -le 200 ]
+ok $? "no line of the report is long ($longest characters)"
+
+head -c 1048577 /dev/zero | tr '\0' '#' >"$TMP/huge.yaml"
+run "$CTL" check "$TMP/huge.yaml"
+expect_status 1 "a file larger than 1 MiB is refused"
+expect_in "$ERR" "$TMP/huge.yaml: error: file is larger than 1 MiB (1048576 bytes)" "the size is the reason given"
+
+{ echo 'jobs:'; seq 0 256 | sed 's/.*/  c&: {}/'; } >"$TMP/classes.yaml"
+run "$CTL" check "$TMP/classes.yaml"
+expect_status 1 "257 job classes are too many"
+expect_in "$ERR" "$TMP/classes.yaml:258:3: error: more than 256 job classes in the policy (the rest of jobs: is not read)" \
+        "the class past the limit is named"
+
 # Ownership, like sudoers: only enforced for root.
 if need_root "a policy file writable by others is refused"; then
         cp "$CONF/policies.d/jobs.yaml" "$TMP/open.yaml"

@@ -2,7 +2,8 @@
 /*
  * libFuzzer target for the policy and settings parsers: any input must give
  * either a policy or diagnostics, never a crash, a leak or undefined
- * behaviour; a valid policy must print to a file that parses to the same
+ * behaviour; the diagnostics of a file are bounded (at most 100, each
+ * short); a valid policy must print to a file that parses to the same
  * policy again.
  *
  *   CC=clang ./configure --enable-fuzzing && make tests/fuzz/fuzz-policy
@@ -68,7 +69,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 check_reprint(&p);
         else if (diags.n == 0)
                 abort(); /* invalid, but nothing says why */
+        if (diags.n > DIAG_MAX_PER_FILE || diags.n > diags.n_errors)
+                abort(); /* the report of one file is bounded, and counts what it does not show */
         errors = diag_to_string(&diags); /* exercises the caret printer */
+        if (errors && strlen(errors) > (DIAG_MAX_PER_FILE + 1) * (size_t) (DIAG_MAX_MESSAGE + 4 * DIAG_LINE_WINDOW))
+                abort();
         free(errors);
         policy_done(&p);
         diag_list_done(&diags);

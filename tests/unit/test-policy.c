@@ -3,6 +3,8 @@
 
 #include "common.h"
 #include "fail-alloc.h"
+#include "policy-parse.h"
+#include "yamltree.h"
 
 #define MiB (UINT64_C(1) << 20)
 
@@ -464,6 +466,459 @@ START_TEST(test_policy_conf_examples) {
 }
 END_TEST
 
+/* ---- limits ---------------------------------------------------------------- */
+
+/* A text built with stdio. */
+struct gen {
+        char *text;
+        size_t size;
+        FILE *f;
+};
+
+static FILE *gen_open(struct gen *g) {
+        *g = (struct gen){};
+        g->f = open_memstream(&g->text, &g->size);
+        ck_assert_ptr_nonnull(g->f);
+        return g->f;
+}
+
+static char *gen_close(struct gen *g) {
+        ck_assert_int_eq(fclose(g->f), 0);
+        return g->text;
+}
+
+/* "jobs:" and n classes, each "  cNNN: BODY". */
+static char *gen_classes(size_t first, size_t n, const char *body) {
+        struct gen g;
+        FILE *f = gen_open(&g);
+
+        fputs("jobs:\n", f);
+        for (size_t i = first; i < first + n; i++)
+                fprintf(f, "  c%03zu: %s\n", i, body);
+        return gen_close(&g);
+}
+
+/* 256 job classes are fine; the 257th is refused there, and the rest of jobs: is not read. */
+START_TEST(test_policy_max_classes) {
+        _cleanup_free_ char *ok = gen_classes(0, PW_MAX_CLASSES, "{}");
+        _cleanup_free_ char *over = gen_classes(0, PW_MAX_CLASSES + 50, "{}");
+        struct parse_result res;
+
+        parse_policy(ok, &res);
+        ck_assert_msg(res.r == 0, "%s", res.errors);
+        ck_assert_uint_eq(res.policy.n_classes, PW_MAX_CLASSES);
+        parse_result_done(&res);
+
+        parse_policy(over, &res);
+        ck_assert_int_eq(res.r, -EINVAL);
+        ck_assert_msg(has_diag(&res.diags, 2 + PW_MAX_CLASSES, 3,
+                               "more than 256 job classes in the policy (the rest of jobs: is not read)"),
+                      "%s", res.errors);
+        ck_assert_uint_eq(res.diags.n_errors, 1);
+        parse_result_done(&res);
+}
+END_TEST
+
+/* The limit is the whole policy's: classes of the files read before count. */
+START_TEST(test_policy_max_classes_across_files) {
+        _cleanup_free_ char *a = gen_classes(0, 200, "{}"), *b = gen_classes(200, 60, "{}");
+        struct source sa = { .path = (char *) "a.yaml", .text = a, .size = strlen(a) };
+        struct source sb = { .path = (char *) "b.yaml", .text = b, .size = strlen(b) };
+        struct policy_context ctx = test_context();
+        struct pw_policy p = {};
+        struct diag_list d = {};
+
+        ck_assert_int_eq(policy_parse_source(&ctx, &sa, &p, &d), 0);
+        ck_assert_int_eq(policy_parse_source(&ctx, &sb, &p, &d), -EINVAL);
+        ck_assert(has_diag(&d, 2 + 56, 3, "more than 256 job classes in the policy"));
+        ck_assert_uint_eq(p.n_classes, PW_MAX_CLASSES);
+        policy_done(&p);
+        diag_list_done(&d);
+}
+END_TEST
+
+START_TEST(test_policy_max_protects) {
+        struct parse_result res;
+        struct gen g;
+        FILE *f = gen_open(&g);
+        _cleanup_free_ char *text = NULL;
+
+        fputs("protect:\n", f);
+        for (size_t i = 0; i < PW_MAX_PROTECTS + 1; i++)
+                fprintf(f, "  p%03zu: {cgroup: /p%03zu}\n", i, i);
+        text = gen_close(&g);
+        parse_policy(text, &res);
+        ck_assert_int_eq(res.r, -EINVAL);
+        ck_assert_msg(has_diag(&res.diags, 2 + PW_MAX_PROTECTS, 3,
+                               "more than 256 protected applications in the policy (the rest of protect: is not read)"),
+                      "%s", res.errors);
+        ck_assert_uint_eq(res.diags.n_errors, 1);
+        ck_assert_uint_eq(res.policy.n_protects, PW_MAX_PROTECTS);
+        parse_result_done(&res);
+}
+END_TEST
+
+/* A block list of n items "- PREFIX<index>SUFFIX" under "jobs: c: KEY:" (items at column strlen(indent) + 3). */
+static char *gen_class_list(const char *key, const char *indent, size_t n, const char *prefix, const char *suffix) {
+        struct gen g;
+        FILE *f = gen_open(&g);
+
+        fprintf(f, "jobs:\n  c:\n    %s:\n", key);
+        for (size_t i = 0; i < n; i++)
+                fprintf(f, "%s- %s%zu%s\n", indent, prefix, i, suffix);
+        return gen_close(&g);
+}
+
+/* Lists of a job class: past their limit, an error at the first entry too many, and the rest is not read. */
+START_TEST(test_policy_max_lists) {
+        static const struct {
+                const char *key, *indent, *prefix, *suffix;
+                size_t max;
+                const char *needle;
+        } cases[] = {
+                { "users", "      ", "", "", PW_MAX_USERS, "more than 64 users in a job class" },
+                { "io", "      ", "{device: /dev/null", ", read_bps: 1M}", PW_MAX_IO,
+                  "more than 16 io entries in a job class" },
+                { "match:\n      exe", "        ", "/usr/bin/x", "", PW_MAX_MATCH, "more than 64 entries in match.exe" },
+                { "match:\n      units", "        ", "u", ".service", PW_MAX_MATCH,
+                  "more than 64 entries in match.units" },
+                { "match:\n      cmdline", "        ", "'x ", "'", PW_MAX_MATCH, "more than 64 entries in match.cmdline" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                unsigned first = strchr(cases[i].key, '\n') ? 5 : 4, column = (unsigned) strlen(cases[i].indent) + 3;
+                unsigned limit_line = first + (unsigned) cases[i].max;
+                _cleanup_free_ char *ok = gen_class_list(cases[i].key, cases[i].indent, cases[i].max, cases[i].prefix,
+                                                         cases[i].suffix);
+                _cleanup_free_ char *over = gen_class_list(cases[i].key, cases[i].indent, cases[i].max + 5,
+                                                           cases[i].prefix, cases[i].suffix);
+                struct parse_result res;
+
+                parse_policy(ok, &res);
+                ck_assert_msg(!strstr(res.errors, "more than"), "%s", res.errors);
+                parse_result_done(&res);
+                parse_policy(over, &res);
+                ck_assert_int_eq(res.r, -EINVAL);
+                ck_assert_msg(has_diag(&res.diags, limit_line, column, cases[i].needle), "%s", res.errors);
+                /* The rest is not read. */
+                for (size_t j = 0; j < res.diags.n; j++)
+                        ck_assert_uint_le(res.diags.items[j].line, limit_line);
+                parse_result_done(&res);
+        }
+}
+END_TEST
+
+/* The match entries of all classes together: the class that would pass the limit is refused. */
+START_TEST(test_policy_max_match_total) {
+        struct gen g;
+        FILE *f = gen_open(&g);
+        _cleanup_free_ char *text = NULL;
+        struct parse_result res;
+        size_t n = PW_MAX_MATCH_TOTAL / PW_MAX_MATCH + 1;
+
+        fputs("jobs:\n", f);
+        for (size_t c = 0; c < n; c++) {
+                fprintf(f, "  c%02zu: {match: {exe: [", c);
+                for (size_t i = 0; i < PW_MAX_MATCH; i++)
+                        fprintf(f, "%s/x/%zu/%zu", i ? ", " : "", c, i);
+                fputs("]}}\n", f);
+        }
+        text = gen_close(&g);
+        parse_policy(text, &res);
+        ck_assert_int_eq(res.r, -EINVAL);
+        ck_assert_msg(has_diag(&res.diags, 1 + (unsigned) n, 16,
+                               "the job classes would have 1088 match entries in all, more than 1024"),
+                      "%s", res.errors);
+        ck_assert_uint_eq(res.diags.n_errors, 1);
+        ck_assert_uint_eq(res.policy.n_classes, n - 1);
+        parse_result_done(&res);
+}
+END_TEST
+
+/* An executable or unit pattern named by two classes: found in the classes of earlier files, and of the same file. */
+START_TEST(test_policy_match_conflicts) {
+        static const char a[] = "jobs:\n"
+                                "  x:\n"
+                                "    match: {exe: [/usr/bin/a, /usr/bin/b], units: [u.service]}\n";
+        static const char b[] = "jobs:\n"
+                                "  y:\n"
+                                "    match: {exe: [/usr/bin/b, /usr/bin/c], units: [u.service, v.service]}\n"
+                                "  z:\n"
+                                "    match: {exe: [/usr/bin/d], units: ['w*.service']}\n"
+                                "  w:\n"
+                                "    match: {exe: [/usr/bin/d, /usr/bin/a], units: ['w*.service']}\n";
+        struct source sa = { .path = (char *) "a.yaml", .text = (char *) a, .size = strlen(a) };
+        struct source sb = { .path = (char *) "b.yaml", .text = (char *) b, .size = strlen(b) };
+        struct policy_context ctx = test_context();
+        struct pw_policy p = {};
+        struct diag_list d = {};
+        _cleanup_free_ char *text = NULL;
+
+        ck_assert_int_eq(policy_parse_source(&ctx, &sa, &p, &d), 0);
+        ck_assert_int_eq(policy_parse_source(&ctx, &sb, &p, &d), -EINVAL);
+        text = diag_to_string(&d);
+        ck_assert_msg(d.n_errors == 5, "%s", text);
+        ck_assert(has_diag(&d, 3, 19, "/usr/bin/b is matched by class 'x' already (a.yaml:3)"));
+        ck_assert(has_diag(&d, 3, 52, "u.service is matched by class 'x' already (a.yaml:3)"));
+        ck_assert(has_diag(&d, 7, 19, "/usr/bin/d is matched by class 'z' already (b.yaml:5)"));
+        ck_assert(has_diag(&d, 7, 31, "/usr/bin/a is matched by class 'x' already (a.yaml:3)"));
+        ck_assert(has_diag(&d, 7, 52, "w*.service is matched by class 'z' already (b.yaml:5)"));
+        ck_assert_uint_eq(p.n_classes, 2);
+        policy_done(&p);
+        diag_list_done(&d);
+}
+END_TEST
+
+/* Names looked up outside the file (NSS, sysfs) are looked up once each, and at most PW_MAX_LOOKUPS of them per
+ * file: past that, -E2BIG. */
+START_TEST(test_policy_lookups) {
+        struct policy_context ctx = test_context();
+        struct source src = { .path = (char *) "t.yaml", .text = (char *) "", .size = 0 };
+        struct diag_list d = {};
+        struct device_info di;
+        struct pstate st;
+        char name[64];
+
+        ctx.resolve_users = true;
+        pstate_init(&st, &ctx, &src, &d);
+        for (unsigned i = 0; i < PW_MAX_LOOKUPS - 1; i++) {
+                snprintf(name, sizeof(name), "pagewarden-no-such-user-%u", i);
+                ck_assert_int_eq(pstate_account_known(&st, name, false), 0);
+        }
+        ck_assert_int_eq(pstate_account_known(&st, "root", false), 1);
+        ck_assert_uint_eq(st.n_lookups, PW_MAX_LOOKUPS);
+        /* Full: names seen before are still answered, numeric ids need no lookup, new names are refused. */
+        ck_assert_int_eq(pstate_account_known(&st, "pagewarden-no-such-user-7", false), 0);
+        ck_assert_int_eq(pstate_account_known(&st, "root", false), 1);
+        ck_assert_int_eq(pstate_account_known(&st, "1000", false), 1);
+        ck_assert_int_eq(pstate_account_known(&st, "root", true), -E2BIG); /* a group is another name */
+        ck_assert_int_eq(pstate_account_known(&st, "daemon", false), -E2BIG);
+        ck_assert_int_eq(pstate_device_resolve(&st, "/", &di), -E2BIG);
+        ck_assert_uint_eq(st.n_lookups, PW_MAX_LOOKUPS);
+        ck_assert(!st.oom);
+        pstate_done(&st);
+        ck_assert_uint_eq(d.n_errors, 0);
+        diag_list_done(&d);
+}
+END_TEST
+
+/* The same user in every class is looked up once; different ones past the limit are errors. */
+START_TEST(test_policy_lookups_in_policy) {
+        struct gen g;
+        FILE *f = gen_open(&g);
+        _cleanup_free_ char *same = gen_classes(0, 200, "{users: [pagewarden-no-such-user]}"), *text = NULL;
+        struct parse_result res;
+
+        parse_policy(same, &res);
+        ck_assert_uint_eq(res.diags.n_errors, 200);
+        ck_assert_ptr_null(strstr(res.errors, "more than 256"));
+        parse_result_done(&res);
+
+        /* 260 different names: 256 unknown users, then 4 that are not looked up. */
+        fputs("jobs:\n", f);
+        for (size_t c = 0; c < 5; c++) {
+                fprintf(f, "  c%zu:\n    users:\n", c);
+                for (size_t i = 0; i < 52; i++)
+                        fprintf(f, "      - pagewarden-no-such-user-%zu\n", c * 52 + i);
+        }
+        text = gen_close(&g);
+        parse_policy(text, &res);
+        ck_assert_int_eq(res.r, -EINVAL);
+        ck_assert_uint_eq(res.diags.n_errors, 260);
+        ck_assert_msg(strstr(res.errors, "test.yaml: ... and 160 more errors"), "%s", res.errors);
+        parse_result_done(&res);
+}
+END_TEST
+
+/* Files larger than 1 MiB are refused before they are read. */
+START_TEST(test_policy_file_too_large) {
+        char *dir = tmpdir_new();
+        struct policy_context ctx = test_context();
+        struct pw_policy p = {};
+        struct diag_list d = {};
+        _cleanup_free_ char *big = malloc(YTREE_MAX_FILE_SIZE + 2), *path = NULL, *path2 = NULL, *text = NULL;
+
+        ck_assert_ptr_nonnull(big);
+        memset(big, '#', YTREE_MAX_FILE_SIZE);
+        big[YTREE_MAX_FILE_SIZE - 1] = '\n';
+        big[YTREE_MAX_FILE_SIZE] = '\0';
+        path = write_file(dir, "exactly.yaml", big); /* 1 MiB of comments: fine */
+        ck_assert_int_eq(policy_load_path(&ctx, path, &p, &d), 0);
+        memcpy(big + YTREE_MAX_FILE_SIZE - 1, "#\n", 3);
+        path2 = write_file(dir, "over.yaml", big);
+        ck_assert_int_eq(policy_load_path(&ctx, path2, &p, &d), -EINVAL);
+        text = diag_to_string(&d);
+        ck_assert_msg(strstr(text, "over.yaml: error: file is larger than 1 MiB (1048576 bytes)\n"), "%s", text);
+        policy_done(&p);
+        diag_list_done(&d);
+        tmpdir_cleanup(dir);
+}
+END_TEST
+
+/* ---- adversarial files: bounded time, memory and output ---------------------- */
+
+static uint64_t cpu_usec(void) {
+        return now_usec(CLOCK_PROCESS_CPUTIME_ID);
+}
+
+/* What the tests assert, generous for a loaded machine and a sanitizer build; the figures printed are what it
+ * takes (pagewardenctl check and a reload should take at most 100 ms for any file under 1 MiB). */
+#define TIME_BOUND_USEC (2 * 1000000)
+
+static char *adv_nested(void) {
+        char *s = malloc(100000 + 1);
+
+        ck_assert_ptr_nonnull(s);
+        memset(s, '[', 100000);
+        s[100000] = '\0';
+        return s;
+}
+
+/* One line of 99 KB, a duplicate key every 6 bytes. */
+static char *adv_one_line(void) {
+        struct gen g;
+        FILE *f = gen_open(&g);
+
+        fputs("{jobs: {c: {", f);
+        for (size_t i = 0; i < 99 * 1024 / 6 - 4; i++)
+                fputs("a: 1, ", f);
+        fputs("a: 1}}}\n", f);
+        return gen_close(&g);
+}
+
+static char *adv_many_classes(void) {
+        struct gen g;
+        FILE *f = gen_open(&g);
+
+        fputs("jobs:\n", f);
+        for (size_t i = 0; i < 90909; i++)
+                fprintf(f, "  c%05zu: \n", i); /* 11 bytes: 1 MB in all */
+        return gen_close(&g);
+}
+
+static char *adv_5000_errors(void) {
+        struct gen g;
+        FILE *f = gen_open(&g);
+
+        fputs("jobs:\n  c:\n", f);
+        for (size_t i = 0; i < 5000; i++)
+                fprintf(f, "    k%zu: 1\n", i);
+        return gen_close(&g);
+}
+
+static char *adv_many_values(void) {
+        struct gen g;
+        FILE *f = gen_open(&g);
+
+        fputs("jobs: [", f);
+        while (g.size < YTREE_MAX_FILE_SIZE - 16) {
+                fputs("1,", f);
+                fflush(f);
+        }
+        fputs("1]\n", f);
+        return gen_close(&g);
+}
+
+/* As many match entries as fit, long and alike (slow to compare), in classes most of which are refused. */
+static char *adv_match(void) {
+        struct gen g;
+        FILE *f = gen_open(&g);
+
+        fputs("jobs:\n", f);
+        for (size_t c = 0; c < PW_MAX_CLASSES && g.size < YTREE_MAX_FILE_SIZE - 8000; c++) {
+                fprintf(f, "  c%zu:\n%s    match:\n      exe: [", c, c >= 7 ? "    cpu: {weight: 0}\n" : "");
+                for (size_t i = 0; i < PW_MAX_MATCH; i++)
+                        fprintf(f, "%s/opt/pppppppppppppppppppppppppppppppppppppppp/%zu-%zu", i ? "," : "", c, i);
+                fputs("]\n      units: [", f);
+                for (size_t i = 0; i < PW_MAX_MATCH; i++)
+                        fprintf(f, "%su%zu-%zu.service", i ? "," : "", c, i);
+                fputs("]\n", f);
+                fflush(f);
+        }
+        return gen_close(&g);
+}
+
+/* Every user unknown, every name different: each one a lookup. */
+static char *adv_users(void) {
+        struct gen g;
+        FILE *f = gen_open(&g);
+
+        fputs("jobs:\n", f);
+        for (size_t c = 0; c < PW_MAX_CLASSES; c++) {
+                fprintf(f, "  c%zu:\n    users: [", c);
+                for (size_t i = 0; i < PW_MAX_USERS; i++)
+                        fprintf(f, "%snouser%zu-%zu", i ? "," : "", c, i);
+                fputs("]\n    match: {exe: [/x], user: [", f);
+                for (size_t i = 0; i < PW_MAX_MATCH; i++)
+                        fprintf(f, "%snomatch%zu-%zu", i ? "," : "", c, i);
+                fputs("]}\n", f);
+        }
+        return gen_close(&g);
+}
+
+/* Every class with all the io entries it may have. */
+static char *adv_io(void) {
+        struct gen g;
+        FILE *f = gen_open(&g);
+
+        fputs("jobs:\n", f);
+        for (size_t c = 0; c < PW_MAX_CLASSES; c++) {
+                fprintf(f, "  c%zu:\n    io:\n", c);
+                for (size_t i = 0; i < PW_MAX_IO; i++)
+                        fprintf(f, "      - {device: /%zu, read_bps: 1M}\n", i);
+        }
+        return gen_close(&g);
+}
+
+/* A class with a name of half a megabyte, quoted in the message of each of its errors. */
+static char *adv_long_name(void) {
+        struct gen g;
+        FILE *f = gen_open(&g);
+
+        fputs("jobs:\n  ", f);
+        for (size_t i = 0; i < 500000; i++)
+                fputc('n', f);
+        fputs(":\n", f);
+        for (size_t i = 0; i < 20000; i++)
+                fprintf(f, "    k%zu: 1\n", i);
+        return gen_close(&g);
+}
+
+static const struct {
+        const char *what;
+        char *(*generate)(void);
+} adversarial[] = {
+        { "100,000 nested '['", adv_nested },
+        { "a 99 KB line of duplicate keys", adv_one_line },
+        { "90,909 classes", adv_many_classes },
+        { "5,000 unknown keys", adv_5000_errors },
+        { "1 MiB of '1,'", adv_many_values },
+        { "long match entries", adv_match },
+        { "unknown users", adv_users },
+        { "io entries", adv_io },
+        { "a 500 KB class name", adv_long_name },
+};
+
+START_TEST(test_policy_adversarial) {
+        _cleanup_free_ char *text = adversarial[_i].generate();
+        struct policy_context ctx = test_context();
+        struct parse_result res;
+        uint64_t t0, t;
+
+        ck_assert_uint_le(strlen(text), YTREE_MAX_FILE_SIZE);
+        t0 = cpu_usec();
+        parse_policy_ctx(&ctx, text, &res);
+        t = cpu_usec() - t0;
+        fprintf(stderr, "policy: %s (%zu bytes): %.1f ms of CPU, %zu errors, %zu bytes of messages\n",
+                adversarial[_i].what, strlen(text), (double) t / 1000, res.diags.n_errors, strlen(res.errors));
+        ck_assert_int_eq(res.r, -EINVAL);
+        ck_assert_uint_le(res.diags.n, DIAG_MAX_PER_FILE);
+        ck_assert_uint_lt(strlen(res.errors), DIAG_MAX_PER_FILE * (DIAG_MAX_MESSAGE + 3 * DIAG_LINE_WINDOW));
+        ck_assert_uint_lt(t, TIME_BOUND_USEC);
+        parse_result_done(&res);
+}
+END_TEST
+
 Suite *policy_suite(void) {
         Suite *s = suite_create("policy");
         TCase *tc = tcase_create("parse");
@@ -480,6 +935,19 @@ Suite *policy_suite(void) {
         tcase_add_test(tc, test_policy_conf_examples);
         tcase_add_test(tc, test_policy_enomem);
         tcase_add_test(tc, test_policy_load_enomem);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("limits");
+        tcase_add_test(tc, test_policy_max_classes);
+        tcase_add_test(tc, test_policy_max_classes_across_files);
+        tcase_add_test(tc, test_policy_max_protects);
+        tcase_add_test(tc, test_policy_max_lists);
+        tcase_add_test(tc, test_policy_max_match_total);
+        tcase_add_test(tc, test_policy_match_conflicts);
+        tcase_add_test(tc, test_policy_lookups);
+        tcase_add_test(tc, test_policy_lookups_in_policy);
+        tcase_add_test(tc, test_policy_file_too_large);
+        tcase_add_loop_test(tc, test_policy_adversarial, 0, ELEMENTSOF(adversarial));
         suite_add_tcase(s, tc);
         return s;
 }

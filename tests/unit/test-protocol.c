@@ -52,6 +52,13 @@ static const struct {
         { "{\"command\":\"move\",\"class\":\"b\",\"pids\":[5,\"x\"]}", "\"pids\" holds something that is not a process id" },
         { "{\"command\":\"move\",\"class\":\"b\",\"pids\":[5],\"tree\":1}", "\"tree\" must be true or false" },
         { "{\"command\":\"show\",\"job\":{\"a\":[[[[[[[[[[1]]]]]]]]]]}}", "request is not valid JSON" },
+        /* json-c cuts strings and keys at an escaped NUL: "backup\u0000x" would be read as "backup". */
+        { "{\"command\":\"run\",\"class\":\"backup\\u0000x\",\"pid\":5}", "request contains a NUL byte" },
+        { "{\"command\":\"status\\u0000\"}", "request contains a NUL byte" },
+        { "{\"command\":\"run\",\"class\\u0000x\":\"backup\",\"pid\":5}", "request contains a NUL byte" },
+        /* Nesting: 7 levels are parsed (and then refused for what they are), 8 are not. */
+        { "{\"command\":\"show\",\"job\":[[[[[[1]]]]]]}", "\"job\" is not a job id or name" },
+        { "{\"command\":\"show\",\"job\":[[[[[[[1]]]]]]]}", "request is not valid JSON" },
 };
 
 START_TEST(test_protocol_invalid) {
@@ -77,6 +84,112 @@ START_TEST(test_protocol_limits) {
         free(big);
         ck_assert_int_eq(protocol_parse_request(nul, sizeof(nul) - 1, &req, &why), -EINVAL);
         ck_assert_str_eq(why, "request contains a NUL byte");
+}
+END_TEST
+
+static uint64_t cpu_usec(void) {
+        return now_usec(CLOCK_PROCESS_CPUTIME_ID);
+}
+
+/* A request of about size bytes: head, then unit repeated, then tail. */
+static char *big_request(const char *head, const char *unit, const char *tail, size_t size) {
+        size_t lh = strlen(head), lu = strlen(unit), lt = strlen(tail), n = (size - lh - lt) / lu;
+        char *s = malloc(lh + n * lu + lt + 1), *p = s;
+
+        ck_assert_ptr_nonnull(s);
+        p = mempcpy(p, head, lh);
+        for (size_t i = 0; i < n; i++)
+                p = mempcpy(p, unit, lu);
+        p = mempcpy(p, tail, lt);
+        *p = '\0';
+        return s;
+}
+
+/* The largest requests of every shape are refused, in little time: the daemon parses them on its loop. */
+START_TEST(test_protocol_adversarial) {
+        static const struct {
+                const char *what, *head, *unit, *tail, *why;
+        } cases[] = {
+                { "30,000 pids", "{\"command\":\"move\",\"class\":\"b\",\"pids\":[2", ",2", "]}",
+                  "\"pids\" must be a list of 1 to 1024 process ids" },
+                { "16,000 duplicate keys", "{\"command\":\"status\"", ",\"a\":1", "}",
+                  "the request has a field its command does not take" },
+                { "a long name", "{\"command\":\"show\",\"job\":\"", "a", "\"}", "\"job\" is not a job id or name" },
+                { "escapes", "{\"command\":\"show\",\"job\":\"", "\\u00e9", "\"}", "\"job\" is not a job id or name" },
+                { "a long number", "{\"command\":\"run\",\"class\":\"b\",\"pid\":1", "0", "}",
+                  "\"pid\" is not a process id" },
+                { "nested lists", "{\"command\":\"show\",\"job\":[", "[[[[[1]]]]],", "1]}",
+                  "\"job\" is not a job id or name" },
+        };
+        struct pw_request *req = malloc(sizeof(*req));
+
+        ck_assert_ptr_nonnull(req);
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                char *s = big_request(cases[i].head, cases[i].unit, cases[i].tail, PROTOCOL_MAX_MESSAGE);
+                const char *why = NULL;
+                uint64_t t0 = cpu_usec(), t;
+                int r = protocol_parse_request(s, strlen(s), req, &why);
+
+                t = cpu_usec() - t0;
+                fprintf(stderr, "protocol: %s (%zu bytes): %.2f ms of CPU\n", cases[i].what, strlen(s),
+                        (double) t / 1000);
+                ck_assert_uint_le(strlen(s), PROTOCOL_MAX_MESSAGE);
+                ck_assert_int_eq(r, -EINVAL);
+                ck_assert_msg(streq(why, cases[i].why), "%s: %s", cases[i].what, why);
+                ck_assert_uint_lt(t, 2 * 1000000);
+                free(s);
+        }
+        free(req);
+}
+END_TEST
+
+/* As many different keys as fit: json-c hashes them all before the first is looked at. */
+START_TEST(test_protocol_many_keys) {
+        char *s = malloc(PROTOCOL_MAX_MESSAGE + 1), *p = s;
+        struct pw_request *req = malloc(sizeof(*req));
+        const char *why = NULL;
+        uint64_t t0, t;
+        size_t n = 0;
+
+        ck_assert_ptr_nonnull(s);
+        ck_assert_ptr_nonnull(req);
+        p += sprintf(p, "{\"command\":\"status\"");
+        while ((size_t) (p - s) + 16 < PROTOCOL_MAX_MESSAGE)
+                p += sprintf(p, ",\"k%zu\":1", n++);
+        strcpy(p, "}");
+        t0 = cpu_usec();
+        ck_assert_int_eq(protocol_parse_request(s, strlen(s), req, &why), -EINVAL);
+        t = cpu_usec() - t0;
+        fprintf(stderr, "protocol: %zu different keys (%zu bytes): %.2f ms of CPU\n", n, strlen(s), (double) t / 1000);
+        ck_assert_str_eq(why, "the request has a field its command does not take");
+        ck_assert_uint_lt(t, 2 * 1000000);
+        free(req);
+        free(s);
+}
+END_TEST
+
+/* 1024 pids are taken; 1025 are not. */
+START_TEST(test_protocol_max_pids) {
+        struct pw_request *req = malloc(sizeof(*req));
+        const char *why = NULL;
+        char *s;
+
+        ck_assert_ptr_nonnull(req);
+        for (size_t n = PROTOCOL_MAX_PIDS; n <= PROTOCOL_MAX_PIDS + 1; n++) {
+                char *p;
+
+                s = malloc(64 + 8 * n);
+                ck_assert_ptr_nonnull(s);
+                p = s + sprintf(s, "{\"command\":\"move\",\"class\":\"b\",\"pids\":[");
+                for (size_t i = 0; i < n; i++)
+                        p += sprintf(p, "%s%zu", i ? "," : "", i + 2);
+                strcpy(p, "]}");
+                ck_assert_int_eq(protocol_parse_request(s, strlen(s), req, &why), n > PROTOCOL_MAX_PIDS ? -EINVAL : 0);
+                if (n <= PROTOCOL_MAX_PIDS)
+                        ck_assert_int_eq(req->pids[n - 1], (pid_t) n + 1);
+                free(s);
+        }
+        free(req);
 }
 END_TEST
 
@@ -107,6 +220,9 @@ Suite *protocol_suite(void) {
         tcase_add_test(tc, test_protocol_valid);
         tcase_add_loop_test(tc, test_protocol_invalid, 0, ELEMENTSOF(bad_requests));
         tcase_add_test(tc, test_protocol_limits);
+        tcase_add_test(tc, test_protocol_adversarial);
+        tcase_add_test(tc, test_protocol_many_keys);
+        tcase_add_test(tc, test_protocol_max_pids);
         tcase_add_test(tc, test_protocol_roundtrip);
         suite_add_tcase(s, tc);
         return s;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "common.h"
 #include "fail-alloc.h"
+#include "yamltree.h"
 
 START_TEST(test_settings_defaults) {
         struct settings_result r;
@@ -132,6 +133,74 @@ START_TEST(test_config_load) {
 }
 END_TEST
 
+/* The settings file has the bounds of every file: size, nesting, nodes; errors capped per file. */
+START_TEST(test_settings_limits) {
+        char *dir = tmpdir_new();
+        struct policy_context ctx = test_context();
+        struct pw_settings s = {};
+        struct pw_policy p = {};
+        struct diag_list d = {};
+        char *big = malloc(YTREE_MAX_FILE_SIZE + 2), *text;
+        _cleanup_free_ char *conf = NULL, *pol = NULL;
+        struct settings_result r;
+        uint64_t t0, t;
+        size_t n = 0;
+
+        /* Larger than 1 MiB: refused before it is read. */
+        ck_assert_ptr_nonnull(big);
+        memset(big, '#', YTREE_MAX_FILE_SIZE + 1);
+        big[YTREE_MAX_FILE_SIZE] = '\n';
+        big[YTREE_MAX_FILE_SIZE + 1] = '\0';
+        conf = write_file(dir, "pw.yaml", big);
+        ck_assert_int_eq(settings_load(&ctx, conf, false, &s, &d), -EINVAL);
+        text = diag_to_string(&d);
+        ck_assert_msg(strstr(text, "pw.yaml: error: file is larger than 1 MiB (1048576 bytes)\n"), "%s", text);
+        free(text);
+        settings_done(&s);
+        diag_list_done(&d);
+
+        /* 100,000 nested '[' and then 1 MiB of unknown keys: refused at once, at most 100 errors shown. */
+        memset(big, '[', 100000);
+        big[100000] = '\0';
+        t0 = now_usec(CLOCK_PROCESS_CPUTIME_ID);
+        parse_settings("/etc/pagewarden/pagewarden.yaml", big, &r);
+        t = now_usec(CLOCK_PROCESS_CPUTIME_ID) - t0;
+        fprintf(stderr, "settings: 100,000 nested '[': %.1f ms of CPU\n", (double) t / 1000);
+        ck_assert_int_eq(r.r, -EINVAL);
+        ck_assert(has_diag(&r.diags, 1, YTREE_MAX_DEPTH + 1, "nesting is too deep"));
+        ck_assert_uint_lt(t, 2 * 1000000);
+        settings_result_done(&r);
+
+        while (n + 16 < YTREE_MAX_FILE_SIZE)
+                n += (size_t) sprintf(big + n, "k%zu: 1\n", n);
+        t0 = now_usec(CLOCK_PROCESS_CPUTIME_ID);
+        parse_settings("/etc/pagewarden/pagewarden.yaml", big, &r);
+        t = now_usec(CLOCK_PROCESS_CPUTIME_ID) - t0;
+        fprintf(stderr, "settings: 1 MiB of unknown keys: %.1f ms of CPU, %zu errors\n", (double) t / 1000,
+                r.diags.n_errors);
+        ck_assert_int_eq(r.r, -EINVAL);
+        ck_assert_uint_eq(r.diags.n, DIAG_MAX_PER_FILE);
+        /* Line L holds nodes 2L and 2L + 1 (the map is node 1): node 65537 is the value of line 32768. */
+        ck_assert(strstr(r.errors, "pagewarden.yaml:32768:10: error: more than 65536 values, lists and mappings in one "
+                                   "file (reading stops here)\n"));
+        ck_assert_ptr_nonnull(strstr(r.errors, "pagewarden.yaml: ... and "));
+        ck_assert_uint_lt(t, 2 * 1000000);
+        settings_result_done(&r);
+
+        /* Each file has its own 100: the policies' errors are reported after those of the settings. */
+        pol = write_file(dir, "policies.d/a.yaml", "jobs: {backup: {memory: {high: 1X}}}\n");
+        free(write_file(dir, "pw.yaml", big));
+        ck_assert_int_eq(config_load(&ctx, conf, false, &s, &p, &d), -EINVAL);
+        ck_assert_uint_eq(d.n, DIAG_MAX_PER_FILE + 1);
+        ck_assert(has_diag(&d, 1, 32, "expected a size"));
+        settings_done(&s);
+        policy_done(&p);
+        diag_list_done(&d);
+        free(big);
+        tmpdir_cleanup(dir);
+}
+END_TEST
+
 struct config_run {
         const char *path;
         struct fail_alloc_ref ref;
@@ -179,6 +248,7 @@ Suite *settings_suite(void) {
         tcase_add_test(tc, test_settings_values);
         tcase_add_loop_test(tc, test_settings_errors, 0, ELEMENTSOF(settings_errors));
         tcase_add_test(tc, test_config_load);
+        tcase_add_test(tc, test_settings_limits);
         tcase_add_test(tc, test_config_load_enomem);
         suite_add_tcase(s, tc);
         return s;
