@@ -102,7 +102,7 @@ int manager_reload(struct manager *m, char **ret_errors) {
                 policy_done(&policy);
                 action_log_add(&m->log, LOG_LEVEL_ERR,
                                "Reload of %s failed (%zu error%s): the running policy stays in force", m->config_path,
-                               diags.n, diags.n == 1 ? "" : "s");
+                               diags.n_errors, diags.n_errors == 1 ? "" : "s");
                 log_diags(&diags);
                 if (ret_errors)
                         *ret_errors = diag_to_string(&diags);

@@ -123,7 +123,7 @@ int main(int argc, char *argv[]) {
         if (r == -ENOMEM)
                 return log_error("Out of memory"), EXIT_FAILURE_RUNTIME;
         if (r < 0) {
-                log_error("Invalid configuration (%zu error%s):", diags.n, diags.n == 1 ? "" : "s");
+                log_error("Invalid configuration (%zu error%s):", diags.n_errors, diags.n_errors == 1 ? "" : "s");
                 log_diags(&diags);
                 return EXIT_CONFIG;
         }
