@@ -15,7 +15,8 @@
  *   pwload sleep SECONDS           sleep (a program of its own, unlike busybox's applets)
  *   pwload execloop RATE SECONDS PROGRAM [ARG...]
  *                                  fork and exec PROGRAM RATE times a second for SECONDS; print
- *                                  "execs=N seconds=S cpu_us=C" (the loop's CPU and its children's)
+ *                                  "execs=N seconds=S cpu_us=C" (the loop's CPU and its children's);
+ *                                  PROGRAM "-": fork and exit, without an exec (the cheapest event)
  *
  * Prints "bytes=N seconds=S mib_per_s=R" on stdout.
  */
@@ -71,7 +72,8 @@ static int execloop_cmd(int argc, char *argv[]) {
                 pid_t pid = fork();
 
                 if (pid == 0) {
-                        execv(argv[4], argv + 4);
+                        if (strcmp(argv[4], "-") != 0)
+                                execv(argv[4], argv + 4);
                         _exit(127);
                 }
                 if (pid > 0) {

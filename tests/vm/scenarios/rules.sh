@@ -106,10 +106,10 @@ diag "exec to inside the job (us): $(sed 's/.*usec=//' /tmp/escape | sort -n | a
 # Lost events: the daemon stopped while thousands of execs overflow its socket; a matching process started
 # then is found by the rescan that follows.
 kill -STOP $DAEMON
-for f in 1 2 3; do pwload execloop 5000 10 /bin/true >/tmp/flood$f & done
-pwload execloop 5000 10 /bin/true >/tmp/flood4
+pwload execloop 100000 10 - >/tmp/flood1 &
+pwload execloop 100000 10 - >/tmp/flood2
 sleep 1
-diag "while the daemon was stopped: $(cat /tmp/flood? | sed -n 's/execs=\([0-9]*\).*/\1/p' | awk '{ n += $1 } END { print n }') execs (3 connector messages each)"
+diag "while the daemon was stopped: $(cat /tmp/flood? | sed -n 's/execs=\([0-9]*\).*/\1/p' | awk '{ n += $1 } END { print n }') forks (2 connector messages each)"
 sh -c "echo \$\$ >$CG/srv/jobs/cgroup.procs; exec pwload sleep 4243" &
 LOST=$!
 sleep 0.2
