@@ -284,17 +284,7 @@ static int write_class(struct backend *b, const char *unit, const struct pw_job_
 
         r = sysd_new_set_properties(b, unit, &m);
         if (r >= 0)
-                r = sd_bus_message_append(m, "(sv)(sv)", "MemoryAccounting", "b", 1, "IOAccounting", "b", 1);
-        if (r >= 0)
-                r = sysd_append_u64(m, "MemoryHigh", c->memory_high);
-        if (r >= 0)
-                r = sysd_append_u64(m, "MemoryMax", c->memory_max);
-        if (r >= 0)
-                r = sysd_append_u64(m, "MemorySwapMax", c->memory_swap_max);
-        if (r >= 0)
-                r = sysd_append_u64(m, "CPUWeight", c->cpu_weight);
-        if (r >= 0)
-                r = sysd_append_io_all(m, c->io, c->n_io);
+                r = sysd_append_class_properties(m, c);
         if (r >= 0)
                 r = sd_bus_message_close_container(m);
         return r < 0 ? r : sysd_call(b, m, NULL);

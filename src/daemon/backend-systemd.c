@@ -213,7 +213,7 @@ int sysd_append_io_all(sd_bus_message *m, const struct pw_io_limit *io, size_t n
         return r;
 }
 
-static int append_class_properties(sd_bus_message *m, const struct pw_job_class *c) {
+int sysd_append_class_properties(sd_bus_message *m, const struct pw_job_class *c) {
         int r;
 
         r = sd_bus_message_append(m, "(sv)", "MemoryAccounting", "b", 1);
@@ -364,7 +364,7 @@ static int sysd_class_apply(struct backend *b, const struct pw_job_class *c) {
         if (r >= 0)
                 r = sd_bus_message_append(m, "(sv)", "Description", "s", desc);
         if (r >= 0)
-                r = append_class_properties(m, c);
+                r = sysd_append_class_properties(m, c);
         if (r >= 0)
                 r = finish_start_transient(m);
         if (r < 0)
@@ -376,7 +376,7 @@ static int sysd_class_apply(struct backend *b, const struct pw_job_class *c) {
         m = sd_bus_message_unref(m);
         r = sysd_new_set_properties(b, slice, &m);
         if (r >= 0)
-                r = append_class_properties(m, c);
+                r = sysd_append_class_properties(m, c);
         if (r >= 0)
                 r = sd_bus_message_close_container(m);
         return r < 0 ? r : sysd_call(b, m, NULL);

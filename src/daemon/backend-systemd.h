@@ -49,6 +49,8 @@ int sysd_new_set_properties(struct backend *b, const char *unit, sd_bus_message 
 int sysd_append_u64(sd_bus_message *m, const char *name, uint64_t v);
 /* IOReadBandwidthMax, IOWriteBandwidthMax, IOReadIOPSMax, IOWriteIOPSMax: each reset, then one entry per disk. */
 int sysd_append_io_all(sd_bus_message *m, const struct pw_io_limit *io, size_t n);
+/* A class's limits as unit properties (MemoryHigh ... IO*Max, with accounting on). */
+int sysd_append_class_properties(sd_bus_message *m, const struct pw_job_class *c);
 int sysd_call(struct backend *b, sd_bus_message *m, sd_bus_message **ret_reply);
 /* For calls the loop must not wait for: userdata names the call for the log. */
 int sysd_on_async_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error);
