@@ -10,6 +10,7 @@
  * systemd has no way to unset a runtime property, so they stay as runtime
  * properties of equal value until the next boot.
  */
+#include <ctype.h>
 #include <inttypes.h>
 #include <libgen.h>
 
@@ -155,6 +156,7 @@ void sysd_units_done(struct backend *b) {
 
         d->unit_new = sd_bus_slot_unref(d->unit_new);
         d->job_removed = sd_bus_slot_unref(d->job_removed);
+        d->unit_changed = sd_bus_slot_unref(d->unit_changed);
         for (size_t i = 0; i < d->n_saved; i++)
                 limits_done(&d->saved[i]);
         d->saved = mfree(d->saved);
@@ -416,6 +418,38 @@ static int on_job_done(sd_bus_message *m, void *userdata, sd_bus_error *ret_erro
         return 0;
 }
 
+/* "/org/freedesktop/systemd1/unit/backup_2eservice" is backup.service (sd_bus_path_encode's escaping). */
+static int unit_from_path(const char *path, char *buf, size_t len) {
+        const char *p = startswith(path, SD_PATH "/unit/");
+        size_t n = 0;
+
+        if (!p)
+                return -EINVAL;
+        for (; *p && n + 1 < len; n++) {
+                unsigned hex;
+
+                if (*p == '_' && sscanf(p + 1, "%2x", &hex) == 1 && isxdigit((unsigned char) p[1]) &&
+                    isxdigit((unsigned char) p[2])) {
+                        buf[n] = (char) hex;
+                        p += 3;
+                } else
+                        buf[n] = *p++;
+        }
+        buf[n] = '\0';
+        return *p ? -ENAMETOOLONG : 0;
+}
+
+/* A unit's state changed (it started, or stopped): what a JobRemoved does not tell of a unit that runs
+ * between its start job and its end (ExecStartPost=, a oneshot). */
+static int on_unit_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        struct systemd_data *d = userdata;
+        char unit[256];
+
+        if (d->unit_event && unit_from_path(sd_bus_message_get_path(m), unit, sizeof(unit)) >= 0)
+                d->unit_event(d->unit_event_userdata, unit);
+        return 0;
+}
+
 int sysd_units_watch(struct backend *b, void (*fn)(void *userdata, const char *unit), void *userdata) {
         struct systemd_data *d = sysd_data(b);
         int r;
@@ -429,6 +463,11 @@ int sysd_units_watch(struct backend *b, void (*fn)(void *userdata, const char *u
         if (r >= 0)
                 r = sd_bus_match_signal_async(d->bus, &d->job_removed, SD_DEST, SD_PATH, SD_MANAGER, "JobRemoved",
                                               on_job_done, NULL, d);
+        if (r >= 0)
+                r = sd_bus_add_match_async(d->bus, &d->unit_changed,
+                                           "type='signal',sender='" SD_DEST "',interface='org.freedesktop.DBus.Properties',"
+                                           "member='PropertiesChanged',arg0='org.freedesktop.systemd1.Unit'",
+                                           on_unit_changed, NULL, d);
         /* systemd sends UnitNew and JobRemoved for every unit only to subscribers. */
         if (r >= 0)
                 r = sd_bus_call_method_async(d->bus, NULL, SD_DEST, SD_PATH, SD_MANAGER, "Subscribe",

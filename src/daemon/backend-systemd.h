@@ -28,7 +28,7 @@ struct systemd_data {
         char *units_state;        /* where the units' own values are kept across restarts */
         struct unit_limits *saved;
         size_t n_saved, allocated_saved;
-        sd_bus_slot *unit_new, *job_removed;
+        sd_bus_slot *unit_new, *job_removed, *unit_changed;
         void (*unit_event)(void *userdata, const char *unit);
         void *unit_event_userdata;
 };

@@ -89,7 +89,7 @@ struct backend_ops {
         int (*unit_apply)(struct backend *b, const char *unit, const struct pw_job_class *c);
         /* unit gets its own values back. */
         int (*unit_restore)(struct backend *b, const char *unit);
-        /* fn(unit) whenever a unit is loaded or a job of a unit ends (it may have started or stopped). */
+        /* fn(unit) whenever a unit is loaded, changes state or a job of a unit ends. */
         int (*units_watch)(struct backend *b, void (*fn)(void *userdata, const char *unit), void *userdata);
         /* The unit's cgroup while it runs, or -ENOENT. */
         int (*unit_path)(struct backend *b, const char *unit, char **ret_path);
