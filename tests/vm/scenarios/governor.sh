@@ -8,6 +8,8 @@
 # gives no size, and gives the backup class half of the RAM.
 # With systemd as PID 1 (the systemd test bed) the application is a service,
 # protected by unit:, and pagewarden runs as pagewarden.service.
+# PW_PLACE=rule: the backup is not wrapped in pagewardenctl run but started
+# as it is, and the policy's match: rule names its program.
 . /lib.sh
 SYSTEMD=
 [ -d /run/systemd/system ] && SYSTEMD=yes # as sd_booted(3) tells
@@ -15,6 +17,13 @@ MIB=1048576
 APPCG=$CG/apps/app
 CONF=/etc/pw/pagewarden.yaml
 BACKUP="pwload write $PW_DATA_MNT/big.dat 3072 && pwload read $PW_DATA_MNT/big.dat"
+TOOL=/usr/local/bin/backup-tool
+if [ "${PW_PLACE:-run}" = rule ]; then
+	mkdir -p /usr/local/bin
+	cp "$(command -v pwload)" $TOOL
+	BACKUP="$TOOL write $PW_DATA_MNT/big.dat 3072 && $TOOL read $PW_DATA_MNT/big.dat"
+	MATCH="match: {exe: [$TOOL]}"
+fi
 
 # Debian's 6.12 enables the multi-generational LRU, which in this scenario
 # keeps the unprotected application's pages by itself (measured: 100% kept);
@@ -43,6 +52,7 @@ cat >"$POLICY_DIR/policy.yaml" <<YAML
 jobs:
   backup:
     memory: {high: 50%}
+    ${MATCH:-}
 protect:
   app:
     $TARGET
@@ -113,7 +123,9 @@ run_case() { # run_case busy|idle off|on
 	swap0=$(cat $APPCG/memory.swap.current)
 	[ "$mode" = idle ] && echo idle >/tmp/mode
 	t0=$(date +%s)
-	if [ "$prot" = on ]; then
+	if [ "$prot" = on ] && [ "${PW_PLACE:-run}" = rule ]; then
+		sh -c "$BACKUP" >/dev/null # placed by the policy's rule, not wrapped
+	elif [ "$prot" = on ]; then
 		pagewardenctl run --job backup --name nightly -- sh -c "$BACKUP" >/dev/null
 	elif [ -n "$SYSTEMD" ]; then
 		sh -c "$BACKUP" >/dev/null # in the scenario's own service, beside the application
@@ -140,6 +152,7 @@ run_case() { # run_case busy|idle off|on
 		ACTED=$(echo "$json" | jq '.governor.actions')
 		LAT=$(echo "$json" | jq -c '.governor.reaction_latency')
 		diag "governor: $ACTED actions; reaction latency $LAT"
+		[ "${PW_PLACE:-run}" = rule ] && diag "placed by: $(echo "$json" | jq -r '[.actions[].message | select(test("placed by rule"))] | length') jobs placed by the rule"
 		echo "$json" | jq -r '.actions[].message' | grep Governor | head -8 | sed 's/^/#   /'
 		stop_daemon
 	fi
