@@ -42,7 +42,8 @@ int ctl_connect(const char *path, int *ret_fd) {
         /* Bounds connect() (a full backlog) and send(); ctl_exchange() bounds the wait for the answer. */
         if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout)) < 0)
                 return -errno;
-        if (connect(fd, (const struct sockaddr *) &sa, (socklen_t) (offsetof(struct sockaddr_un, sun_path) + l + 1)) < 0)
+        if (connect(fd, (const struct sockaddr *) &sa, (socklen_t) (offsetof(struct sockaddr_un, sun_path) + l + 1)) <
+            0)
                 return errno == EAGAIN ? -ETIMEDOUT : -errno;
         *ret_fd = TAKE_FD(fd);
         return 0;
@@ -100,7 +101,8 @@ static int receive_line(int fd, int cancel_fd, char **ret, size_t *ret_len) {
                         return -EINTR;
 
                 /* Room for one byte more than the limit (to tell a full line from a longer one) and a NUL. */
-                if (GROW(buf, allocated, len + 64 * 1024 < CTL_MAX_RESPONSE + 2 ? len + 64 * 1024 : CTL_MAX_RESPONSE + 2) < 0)
+                if (GROW(buf, allocated,
+                         len + 64 * 1024 < CTL_MAX_RESPONSE + 2 ? len + 64 * 1024 : CTL_MAX_RESPONSE + 2) < 0)
                         return -ENOMEM;
                 n = recv(fd, buf + len, allocated - len - 1, 0);
                 if (n < 0) {

@@ -21,9 +21,8 @@ static json_object *field(json_object *o, const char *key) {
 static const char *str_field(json_object *o, const char *key) {
         json_object *v = field(o, key);
 
-        return json_object_is_type(v, json_type_string) && json_object_get_string_len(v) > 0
-                       ? json_object_get_string(v)
-                       : NULL;
+        return json_object_is_type(v, json_type_string) && json_object_get_string_len(v) > 0 ? json_object_get_string(v)
+                                                                                             : NULL;
 }
 
 static bool uint_value(json_object *v, uint64_t *ret) {
@@ -284,8 +283,9 @@ static void io_cell(struct table *t, json_object *configured, json_object *in_fo
 /* ---- sections ---- */
 
 static int print_classes(FILE *f, json_object *classes) {
-        static const char *const header[] = { "NAME", "JOBS", "MEMORY", "HIGH", "MAX", "SWAP MAX", "CPU", "IO",
-                                              "STATE" };
+        static const char *const header[] = {
+                "NAME", "JOBS", "MEMORY", "HIGH", "MAX", "SWAP MAX", "CPU", "IO", "STATE"
+        };
         _cleanup_(table_done) struct table t = {};
         size_t n = array_length(classes);
 
@@ -344,7 +344,7 @@ static void job_by_cell(struct table *t, json_object *j) {
 }
 
 static int print_jobs(FILE *f, json_object *jobs, const char *indent) {
-        static const char *const header[] = { "ID",   "NAME",   "CLASS", "BY",    "USER",
+        static const char *const header[] = { "ID",      "NAME", "CLASS",  "BY",    "USER",
                                               "STARTED", "PIDS", "MEMORY", "CACHE", "CGROUP" };
         _cleanup_(table_done) struct table t = {};
         size_t n = array_length(jobs);
@@ -405,8 +405,8 @@ static void psi_cell(struct table *t, json_object *psi) {
 }
 
 static int print_protected(FILE *f, json_object *prots) {
-        static const char *const header[] = { "NAME", "TARGET", "MEMORY", "MIN", "LOW", "SWAP", "SWAP USED",
-                                              "PRESSURE 10s/60s", "STATE" };
+        static const char *const header[] = { "NAME", "TARGET",    "MEMORY",           "MIN",  "LOW",
+                                              "SWAP", "SWAP USED", "PRESSURE 10s/60s", "STATE" };
         _cleanup_(table_done) struct table t = {};
         size_t n = array_length(prots);
 

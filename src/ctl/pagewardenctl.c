@@ -135,6 +135,7 @@ static void print_summary(FILE *f, const char *prefix, const struct pw_policy *p
 }
 
 static int cmd_check(int argc, char *argv[]) {
+        /* clang-format off */
         static const struct option options[] = {
                 { "print", no_argument, NULL, 'p' },
                 { "ram", required_argument, NULL, 'r' },
@@ -143,6 +144,7 @@ static int cmd_check(int argc, char *argv[]) {
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
+        /* clang-format on */
         _cleanup_(diag_list_done) struct diag_list diags = {};
         _cleanup_(policy_done) struct pw_policy policy = {};
         _cleanup_(settings_done) struct pw_settings settings = {};
@@ -395,6 +397,7 @@ static int cmd_version(int argc, char *argv[]) {
 }
 
 static int cmd_move(int argc, char *argv[]) {
+        /* clang-format off */
         static const struct option options[] = {
                 { "job", required_argument, NULL, ARG_JOB },
                 { "name", required_argument, NULL, ARG_NAME },
@@ -403,6 +406,7 @@ static int cmd_move(int argc, char *argv[]) {
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
+        /* clang-format on */
         struct pw_request req = { .command = PW_CMD_MOVE };
         const char *class = NULL, *name = NULL;
         int c, r;
@@ -452,6 +456,7 @@ static int cmd_move(int argc, char *argv[]) {
 }
 
 static int cmd_run(int argc, char *argv[]) {
+        /* clang-format off */
         static const struct option options[] = {
                 { "job", required_argument, NULL, ARG_JOB },
                 { "name", required_argument, NULL, ARG_NAME },
@@ -460,6 +465,7 @@ static int cmd_run(int argc, char *argv[]) {
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
+        /* clang-format on */
         struct ctl_run_options o = { .socket = ctl_socket_path(arg_socket) };
         int c, r;
 
@@ -514,11 +520,13 @@ int main(int argc, char *argv[]) {
         static const struct {
                 const char *name;
                 int (*run)(int argc, char *argv[]);
+                /* clang-format off */
         } commands[] = {
                 { "run", cmd_run },       { "move", cmd_move },     { "status", cmd_status },
                 { "list", cmd_list },     { "show", cmd_show },     { "reload", cmd_reload },
                 { "check", cmd_check },   { "version", cmd_version }, { "help", cmd_help },
         };
+        /* clang-format on */
         const char *cmd;
         int c;
 

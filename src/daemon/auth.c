@@ -76,8 +76,7 @@ bool auth_may_place(const struct auth_caller *c, pid_t pid, const struct proc_id
         else if (c->child_only && ids->ppid != c->pid)
                 snprintf(why, len, "is not a child of the caller");
         else if (c->uid != 0 && !source_allowed(c, ids->cgroup))
-                snprintf(why, len,
-                         "is in /%s: uid %u may only place processes from its own user slice or its own jobs",
+                snprintf(why, len, "is in /%s: uid %u may only place processes from its own user slice or its own jobs",
                          ids->cgroup, (unsigned) c->uid);
         else
                 return true;

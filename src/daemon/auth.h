@@ -29,8 +29,8 @@ bool auth_owns_process(const struct proc_ids *ids, uid_t uid);
 struct auth_caller {
         uid_t uid;
         pid_t pid;
-        pid_t self;            /* pagewardend's own pid */
-        bool child_only;       /* run: the process must be the caller's child */
+        pid_t self;                  /* pagewardend's own pid */
+        bool child_only;             /* run: the process must be the caller's child */
         const char *const *own_jobs; /* the cgroups of the caller's jobs (relative to the mount) */
         size_t n_own_jobs;
         const char *const *protected; /* the cgroups of protected applications */

@@ -99,8 +99,7 @@ static bool candidate_read(struct autoplace *a, pid_t pid, const char *exe, stru
                 c->have_cmdline = false;
         } else {
                 c->have_exe = a->need_exe && read_exe(a->procdir, pid, c->exe, sizeof(c->exe)) >= 0;
-                c->have_cmdline = a->need_cmdline &&
-                                  read_cmdline(a->procdir, pid, c->cmdline, sizeof(c->cmdline)) >= 0;
+                c->have_cmdline = a->need_cmdline && read_cmdline(a->procdir, pid, c->cmdline, sizeof(c->cmdline)) >= 0;
         }
         return rules_candidate(a->policy, c->have_exe ? c->exe : NULL, c->have_cmdline ? c->cmdline : NULL);
 }
@@ -135,7 +134,8 @@ static bool parent_matches(struct autoplace *a, pid_t ppid) {
                 return false;
         {
                 struct rules_process p = candidate_process(a, &parent);
-                const struct rules_exclusions x = { .self = getpid(), .job_root = a->backend->root,
+                const struct rules_exclusions x = { .self = getpid(),
+                                                    .job_root = a->backend->root,
                                                     .protected = (const char *const *) a->protected,
                                                     .n_protected = a->n_protected };
 
@@ -167,8 +167,8 @@ static void place(struct autoplace *a, struct candidate *c, const struct rules_p
         if (r == -ESRCH || r == -ENOENT)
                 return; /* it exited first */
         if (r < 0) {
-                action_log_add(a->log, LOG_LEVEL_WARNING, "Cannot place process %d (%s) by %s: %s", (int) c->pid,
-                               name, by, strerror(-r));
+                action_log_add(a->log, LOG_LEVEL_WARNING, "Cannot place process %d (%s) by %s: %s", (int) c->pid, name,
+                               by, strerror(-r));
                 return;
         }
         a->placed++;
@@ -178,8 +178,7 @@ static void place(struct autoplace *a, struct candidate *c, const struct rules_p
 /* A program an exe: rule names ran outside a job: its mark is stale (an upgrade replaced the file). */
 static void remark(struct autoplace *a, const struct rules_match *m) {
         if (a->perm && streq(m->kind, "exe") && execperm_mark(a->perm, m->rule->text) >= 0)
-                log_info("%s was replaced since it was marked: marked again for exec permission events",
-                         m->rule->text);
+                log_info("%s was replaced since it was marked: marked again for exec permission events", m->rule->text);
 }
 
 static void consider(struct autoplace *a, pid_t pid, const char *exe, bool scan) {
@@ -188,7 +187,8 @@ static void consider(struct autoplace *a, pid_t pid, const char *exe, bool scan)
         struct rules_process p;
         struct rules_match m;
         const char *why;
-        const struct rules_exclusions x = { .self = getpid(), .job_root = a->backend->root,
+        const struct rules_exclusions x = { .self = getpid(),
+                                            .job_root = a->backend->root,
                                             .protected = (const char *const *) a->protected,
                                             .n_protected = a->n_protected };
 
@@ -322,8 +322,8 @@ static void unit_consider(struct autoplace *a, const char *unit) {
                         unit_forget(a, u);
                         return;
                 }
-                action_log_add(a->log, LOG_LEVEL_INFO, "Unit %s carries the limits of class %s (rule %s, %s:%u)",
-                               unit, m.class->name, m.rule->text, m.class->source, m.rule->line);
+                action_log_add(a->log, LOG_LEVEL_INFO, "Unit %s carries the limits of class %s (rule %s, %s:%u)", unit,
+                               m.class->name, m.rule->text, m.class->source, m.rule->line);
         }
         unit_check(a, unit, &m);
 }
@@ -400,7 +400,8 @@ static void protected_find(struct autoplace *a) {
         a->protected = calloc(a->policy->n_protects + 1, sizeof(char *));
         for (size_t i = 0; a->protected && i < a->policy->n_protects; i++) {
                 const struct pw_protect *pr = &a->policy->protects[i];
-                struct backend_protect bp = { .name = pr->name, .unit = pr->unit,
+                struct backend_protect bp = { .name = pr->name,
+                                              .unit = pr->unit,
                                               .cgroup = pr->cgroup ? pr->cgroup + 1 : NULL };
 
                 if (a->backend->ops->protect_path(a->backend, &bp, &a->protected[a->n_protected]) >= 0)
@@ -420,9 +421,10 @@ static void perm_update(struct autoplace *a) {
         if (!a->perm) {
                 r = execperm_new(a->event, on_exec_held, a, &a->perm);
                 if (r < 0) {
-                        log_info("Exec permission events cannot be used (%s; they need CAP_SYS_ADMIN): programs "
-                                 "named by exe: are placed just after their exec",
-                                 strerror(-r));
+                        log_info(
+                                "Exec permission events cannot be used (%s; they need CAP_SYS_ADMIN): programs "
+                                "named by exe: are placed just after their exec",
+                                strerror(-r));
                         return;
                 }
         }

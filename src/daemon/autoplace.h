@@ -35,9 +35,9 @@
 
 #include "actions.h"
 #include "backend.h"
+#include "execperm.h"
 #include "jobs.h"
 #include "policy.h"
-#include "execperm.h"
 #include "procevents.h"
 
 struct autoplace {
@@ -52,15 +52,15 @@ struct autoplace {
         struct procevents *events; /* while some class has exe: or cmdline: rules */
         struct execperm *perm;     /* while some class has exe: rules, where fanotify may be used */
         bool need_exe, need_cmdline;
-        char **protected;          /* cgroups of protected applications, found at the last update */
+        char **protected; /* cgroups of protected applications, found at the last update */
         size_t n_protected;
-        uint64_t cgroup_ns;        /* the daemon's cgroup namespace (inode) */
-        sd_event_source *rescan;   /* after lost events */
-        uint64_t placed, lost;     /* for status */
-        struct autoplace_unit {    /* units given a class's limits */
+        uint64_t cgroup_ns;      /* the daemon's cgroup namespace (inode) */
+        sd_event_source *rescan; /* after lost events */
+        uint64_t placed, lost;   /* for status */
+        struct autoplace_unit {  /* units given a class's limits */
                 char *unit;
                 char *class;
-        } *units;
+        } * units;
         size_t n_units, allocated_units;
         bool watching_units;
 };

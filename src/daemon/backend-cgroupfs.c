@@ -113,8 +113,9 @@ static int cgfs_protect_set(struct backend *b, const struct backend_protect *req
                 if (!req[i].cgroup)
                         continue; /* unit: needs systemd */
                 index[k] = i;
-                cp[k++] = (struct cgroup_protect){ .path = req[i].cgroup, .min = req[i].min, .low = req[i].low,
-                                                   .swap_deny = req[i].swap_deny };
+                cp[k++] = (struct cgroup_protect){
+                        .path = req[i].cgroup, .min = req[i].min, .low = req[i].low, .swap_deny = req[i].swap_deny
+                };
         }
         r = cgroup_protect_set(b->engine, cp, k, cres);
         for (size_t j = 0; res && j < k; j++)

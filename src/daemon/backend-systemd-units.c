@@ -458,14 +458,15 @@ int sysd_units_watch(struct backend *b, void (*fn)(void *userdata, const char *u
         d->unit_event_userdata = userdata;
         if (d->unit_new)
                 return 0;
-        r = sd_bus_match_signal_async(d->bus, &d->unit_new, SD_DEST, SD_PATH, SD_MANAGER, "UnitNew", on_unit_new,
-                                      NULL, d);
+        r = sd_bus_match_signal_async(d->bus, &d->unit_new, SD_DEST, SD_PATH, SD_MANAGER, "UnitNew", on_unit_new, NULL,
+                                      d);
         if (r >= 0)
                 r = sd_bus_match_signal_async(d->bus, &d->job_removed, SD_DEST, SD_PATH, SD_MANAGER, "JobRemoved",
                                               on_job_done, NULL, d);
         if (r >= 0)
                 r = sd_bus_add_match_async(d->bus, &d->unit_changed,
-                                           "type='signal',sender='" SD_DEST "',interface='org.freedesktop.DBus.Properties',"
+                                           "type='signal',sender='" SD_DEST
+                                           "',interface='org.freedesktop.DBus.Properties',"
                                            "member='PropertiesChanged',arg0='org.freedesktop.systemd1.Unit'",
                                            on_unit_changed, NULL, d);
         /* systemd sends UnitNew and JobRemoved for every unit only to subscribers. */

@@ -183,8 +183,10 @@ static int append_io(sd_bus_message *m, const char *name, const struct pw_io_lim
                 if (r >= 0)
                         r = sd_bus_message_open_container(m, 'a', "(st)");
                 for (size_t i = 0; pass == 1 && r >= 0 && i < n; i++) {
-                        uint64_t v = which == 0 ? io[i].read_bps : which == 1 ? io[i].write_bps
-                                   : which == 2 ? io[i].read_iops : io[i].write_iops;
+                        uint64_t v = which == 0   ? io[i].read_bps
+                                     : which == 1 ? io[i].write_bps
+                                     : which == 2 ? io[i].read_iops
+                                                  : io[i].write_iops;
                         char dev[64];
 
                         if (v == UNITS_MAX)
@@ -205,7 +207,8 @@ static int append_io(sd_bus_message *m, const char *name, const struct pw_io_lim
 }
 
 int sysd_append_io_all(sd_bus_message *m, const struct pw_io_limit *io, size_t n) {
-        static const char *const names[] = { "IOReadBandwidthMax", "IOWriteBandwidthMax", "IOReadIOPSMax", "IOWriteIOPSMax" };
+        static const char *const names[] = { "IOReadBandwidthMax", "IOWriteBandwidthMax", "IOReadIOPSMax",
+                                             "IOWriteIOPSMax" };
         int r = 0;
 
         for (int k = 0; r >= 0 && k < 4; k++)
@@ -300,7 +303,8 @@ static int start_transient(struct backend *b, sd_bus_message *m) {
         uint64_t deadline = now_usec(CLOCK_MONOTONIC) + BUS_TIMEOUT_USEC;
         int r;
 
-        r = sd_bus_match_signal(sysd_data(b)->bus, &slot, SD_DEST, SD_PATH, SD_MANAGER, "JobRemoved", on_job_removed, &w);
+        r = sd_bus_match_signal(sysd_data(b)->bus, &slot, SD_DEST, SD_PATH, SD_MANAGER, "JobRemoved", on_job_removed,
+                                &w);
         if (r < 0)
                 return r;
         r = sysd_call(b, m, &reply);
@@ -396,7 +400,8 @@ static int sysd_class_set_memory_high(struct backend *b, const char *class, uint
                 r = sd_bus_message_close_container(m);
         /* systemd lowers memory.high itself, reclaiming: do not wait for it. */
         if (r >= 0)
-                r = sd_bus_call_async(sysd_data(b)->bus, NULL, m, sysd_on_async_reply, (void *) "setting MemoryHigh", BUS_TIMEOUT_USEC);
+                r = sd_bus_call_async(sysd_data(b)->bus, NULL, m, sysd_on_async_reply, (void *) "setting MemoryHigh",
+                                      BUS_TIMEOUT_USEC);
         return r < 0 ? r : 1;
 }
 
@@ -413,7 +418,8 @@ static int sysd_class_set_io(struct backend *b, const char *class, const struct 
         if (r >= 0)
                 r = sd_bus_message_close_container(m);
         if (r >= 0)
-                r = sd_bus_call_async(sysd_data(b)->bus, NULL, m, sysd_on_async_reply, (void *) "setting io limits", BUS_TIMEOUT_USEC);
+                r = sd_bus_call_async(sysd_data(b)->bus, NULL, m, sysd_on_async_reply, (void *) "setting io limits",
+                                      BUS_TIMEOUT_USEC);
         return r;
 }
 
@@ -422,8 +428,9 @@ static int sysd_class_freeze(struct backend *b, const char *class, bool frozen) 
 
         if (!slice)
                 return -ENOMEM;
-        return sd_bus_call_method_async(sysd_data(b)->bus, NULL, SD_DEST, SD_PATH, SD_MANAGER, frozen ? "FreezeUnit" : "ThawUnit",
-                                        sysd_on_async_reply, (void *) (frozen ? "FreezeUnit" : "ThawUnit"), "s", slice);
+        return sd_bus_call_method_async(sysd_data(b)->bus, NULL, SD_DEST, SD_PATH, SD_MANAGER,
+                                        frozen ? "FreezeUnit" : "ThawUnit", sysd_on_async_reply,
+                                        (void *) (frozen ? "FreezeUnit" : "ThawUnit"), "s", slice);
 }
 
 static int sysd_class_remove(struct backend *b, const char *class) {
@@ -431,14 +438,14 @@ static int sysd_class_remove(struct backend *b, const char *class) {
 
         if (!slice)
                 return -ENOMEM;
-        return sd_bus_call_method_async(sysd_data(b)->bus, NULL, SD_DEST, SD_PATH, SD_MANAGER, "StopUnit", sysd_on_async_reply,
-                                        (void *) "StopUnit", "ss", slice, "fail");
+        return sd_bus_call_method_async(sysd_data(b)->bus, NULL, SD_DEST, SD_PATH, SD_MANAGER, "StopUnit",
+                                        sysd_on_async_reply, (void *) "StopUnit", "ss", slice, "fail");
 }
 
 /* Units matching a pattern: (name, description, active state). */
 int sysd_list_units(struct backend *b, const char *pattern,
-                      int (*fn)(struct backend *b, const char *name, const char *desc, const char *active, void *ud),
-                      void *ud) {
+                    int (*fn)(struct backend *b, const char *name, const char *desc, const char *active, void *ud),
+                    void *ud) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
         const char *name, *desc, *load, *active;
         int r;
@@ -507,10 +514,11 @@ static int sysd_job_place(struct backend *b, const char *class, const struct pw_
         _cleanup_free_ char *slice = class_slice(b, class), *eclass = escape(class), *scope = NULL, *desc = NULL;
         int r;
 
-        if (!slice || !eclass || asprintf(&scope, "%s-%s-%" PRIu64 ".scope", sysd_data(b)->prefix, eclass, label->id) < 0 ||
-            asprintf(&desc, "pagewarden job %" PRIu64 " (%s) of class %s for uid %u, started %" PRIu64 "%s%s", label->id,
-                     label->name, class, (unsigned) label->uid, label->started_usec, label->by[0] ? ", placed by " : "",
-                     label->by) < 0)
+        if (!slice || !eclass ||
+            asprintf(&scope, "%s-%s-%" PRIu64 ".scope", sysd_data(b)->prefix, eclass, label->id) < 0 ||
+            asprintf(&desc, "pagewarden job %" PRIu64 " (%s) of class %s for uid %u, started %" PRIu64 "%s%s",
+                     label->id, label->name, class, (unsigned) label->uid, label->started_usec,
+                     label->by[0] ? ", placed by " : "", label->by) < 0)
                 return -ENOMEM;
         r = new_start_transient(b, scope, &m);
         if (r >= 0)
@@ -549,7 +557,8 @@ static int sysd_job_attach(struct backend *b, const char *path, const pid_t *pid
         const char *scope = strrchr(path, '/');
         int r;
 
-        r = sd_bus_message_new_method_call(sysd_data(b)->bus, &m, SD_DEST, SD_PATH, SD_MANAGER, "AttachProcessesToUnit");
+        r = sd_bus_message_new_method_call(sysd_data(b)->bus, &m, SD_DEST, SD_PATH, SD_MANAGER,
+                                           "AttachProcessesToUnit");
         if (r >= 0)
                 r = sd_bus_message_append(m, "ss", scope ? scope + 1 : path, "");
         if (r >= 0)
@@ -720,8 +729,10 @@ static int sysd_protect_set(struct backend *b, const struct backend_protect *req
                         res[i] = (struct cgroup_protect_result){};
                 if (!unit) {
                         dindex[n_direct] = i;
-                        direct[n_direct++] = (struct cgroup_protect){ .path = req[i].cgroup, .min = req[i].min,
-                                                                      .low = req[i].low, .swap_deny = req[i].swap_deny };
+                        direct[n_direct++] = (struct cgroup_protect){ .path = req[i].cgroup,
+                                                                      .min = req[i].min,
+                                                                      .low = req[i].low,
+                                                                      .swap_deny = req[i].swap_deny };
                         continue;
                 }
                 k = sysd_unit_cgroup(b, unit, &cg);
@@ -810,8 +821,10 @@ int backend_systemd_new(struct cgroup_engine *engine, struct worker *worker, sd_
         root += root[0] == '/';
         /* The root must be a top-level slice, such as pagewarden.slice: its name is the prefix of the others. */
         if (!endswith(root, ".slice") || strchr(root, '/') || strchr(root, '-') || strlen(root) <= strlen(".slice"))
-                return log_error_errno(EINVAL, "cgroup_root '%s': the systemd backend needs a top-level slice name "
-                                               "without '-', such as pagewarden.slice", root);
+                return log_error_errno(EINVAL,
+                                       "cgroup_root '%s': the systemd backend needs a top-level slice name "
+                                       "without '-', such as pagewarden.slice",
+                                       root);
         b = calloc(1, sizeof(*b));
         d = calloc(1, sizeof(*d));
         if (!b || !d) {

@@ -25,7 +25,7 @@ struct systemd_data {
         char *prefix;             /* "pagewarden" for ROOT pagewarden.slice */
         struct ledger protection; /* keys: unit names */
         /* Placement of units by rule (backend-systemd-units.c). */
-        char *units_state;        /* where the units' own values are kept across restarts */
+        char *units_state; /* where the units' own values are kept across restarts */
         struct unit_limits *saved;
         size_t n_saved, allocated_saved;
         sd_bus_slot *unit_new, *job_removed, *unit_changed;

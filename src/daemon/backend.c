@@ -25,10 +25,11 @@ static void log_choice(const struct backend *b, const char *mount) {
         const struct cgroup_features *f = cgroup_engine_features(b->engine);
 
         if (b->ops->caps.releases_jobs)
-                log_info("cgroup2 at %s, jobs below /%s (%s backend); memory.reclaim %s, swap accounting %s, "
-                         "freezer %s, cpu %s",
-                         mount, b->root, b->ops->name, f->memory_reclaim ? "yes" : "no", f->swap ? "yes" : "no",
-                         f->freeze ? "yes" : "no", f->cpu ? "yes" : "no");
+                log_info(
+                        "cgroup2 at %s, jobs below /%s (%s backend); memory.reclaim %s, swap accounting %s, "
+                        "freezer %s, cpu %s",
+                        mount, b->root, b->ops->name, f->memory_reclaim ? "yes" : "no", f->swap ? "yes" : "no",
+                        f->freeze ? "yes" : "no", f->cpu ? "yes" : "no");
         else
                 log_info("cgroup2 at %s, jobs in %s (%s backend: transient slices and scopes)", mount, b->root,
                          b->ops->name);

@@ -114,7 +114,7 @@ struct backend_setup {
         const char *root;      /* settings cgroup_root */
         const char *state_dir; /* where originals of protection are kept (NULL: in memory) */
         enum pw_backend want;
-        worker_done_fn done;   /* the worker's finished tasks, on the loop */
+        worker_done_fn done; /* the worker's finished tasks, on the loop */
         void *userdata;
 };
 

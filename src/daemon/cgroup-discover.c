@@ -34,9 +34,9 @@ static bool has_word(const char *list, const char *word, const char *sep) {
 }
 
 struct mountinfo_scan {
-        char cgroup2[PATH_MAX];     /* the preferred cgroup2 mount, "" if none */
-        char v1_memory[PATH_MAX];   /* a cgroup v1 hierarchy holding memory, "" if none */
-        char v1_io[PATH_MAX];       /* ... holding blkio (io on v1) */
+        char cgroup2[PATH_MAX];   /* the preferred cgroup2 mount, "" if none */
+        char v1_memory[PATH_MAX]; /* a cgroup v1 hierarchy holding memory, "" if none */
+        char v1_io[PATH_MAX];     /* ... holding blkio (io on v1) */
 };
 
 static int cgroup2_preference(const char *path) {
@@ -81,7 +81,8 @@ static int scan_mountinfo(const char *mountinfo, struct mountinfo_scan *s) {
         return 0;
 }
 
-int cgroup_discover(const char *root, const char *mountinfo, const char *pressure_dir, struct cgroup_mount *ret, char **ret_error) {
+int cgroup_discover(const char *root, const char *mountinfo, const char *pressure_dir, struct cgroup_mount *ret,
+                    char **ret_error) {
         _cleanup_free_ char *controllers_path = NULL, *controllers = NULL, *psi = NULL;
         struct mountinfo_scan s;
         bool memory, io;
@@ -100,9 +101,10 @@ int cgroup_discover(const char *root, const char *mountinfo, const char *pressur
                                      "boot with systemd.unified_cgroup_hierarchy=1",
                                      s.v1_memory);
                 else
-                        k = asprintf(ret_error, "no cgroup2 file system is mounted; boot with "
-                                                "systemd.unified_cgroup_hierarchy=1 or mount it: "
-                                                "mount -t cgroup2 cgroup2 /sys/fs/cgroup");
+                        k = asprintf(ret_error,
+                                     "no cgroup2 file system is mounted; boot with "
+                                     "systemd.unified_cgroup_hierarchy=1 or mount it: "
+                                     "mount -t cgroup2 cgroup2 /sys/fs/cgroup");
                 return k < 0 ? -ENOMEM : -ENOENT;
         }
 
@@ -115,7 +117,9 @@ int cgroup_discover(const char *root, const char *mountinfo, const char *pressur
         io = has_word(controllers, "io", " ");
 
         if (!memory || !io) {
-                const char *what = !memory && !io ? "memory and io controllers are" : !memory ? "memory controller is" : "io controller is";
+                const char *what = !memory && !io ? "memory and io controllers are"
+                                   : !memory      ? "memory controller is"
+                                                  : "io controller is";
                 const char *v1a = !memory ? s.v1_memory : s.v1_io;
                 const char *v1b = !memory && !io ? s.v1_io : "";
                 int k;

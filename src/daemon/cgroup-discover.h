@@ -24,7 +24,8 @@ struct cgroup_mount {
  * the cause and the remedy (the caller frees it): -ENOENT when no cgroup2 is
  * mounted, -ENODEV when memory or io is not available to it, -ENOMEM.
  */
-int cgroup_discover(const char *root, const char *mountinfo, const char *pressure_dir, struct cgroup_mount *ret, char **ret_error);
+int cgroup_discover(const char *root, const char *mountinfo, const char *pressure_dir, struct cgroup_mount *ret,
+                    char **ret_error);
 
 /* Decodes the octal escapes (\040 for a space) of a mountinfo path, in place. */
 void mountinfo_unescape(char *s);

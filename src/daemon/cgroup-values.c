@@ -176,7 +176,8 @@ int cgv_parse_psi(const char *text, struct cgv_psi *ret) {
                         ret->some_avg60 = a60;
                         ret->some_total = total;
                         some = true;
-                } else if (sscanf(p, "full avg10=%lf avg60=%lf avg300=%lf total=%llu", &a10, &a60, &a300, &total) == 4) {
+                } else if (sscanf(p, "full avg10=%lf avg60=%lf avg300=%lf total=%llu", &a10, &a60, &a300, &total) ==
+                           4) {
                         ret->full_avg10 = a10;
                         ret->full_avg60 = a60;
                         ret->full_total = total;
@@ -205,8 +206,7 @@ static uint64_t sat_add(uint64_t a, uint64_t b) {
         return __builtin_add_overflow(a, b, &s) ? UNITS_MAX : s;
 }
 
-int cgv_protect_plan(const struct cgv_protect_request *req, size_t n, struct cgv_protect_need **ret,
-                     size_t *ret_n) {
+int cgv_protect_plan(const struct cgv_protect_request *req, size_t n, struct cgv_protect_need **ret, size_t *ret_n) {
         struct cgv_protect_need *needs = NULL;
         size_t n_needs = 0, allocated = 0;
 

@@ -69,6 +69,5 @@ struct cgv_protect_need {
  * and memory.low.  A cgroup's protection only works when every ancestor
  * carries at least as much.  Sorted so that parents come before children.
  */
-int cgv_protect_plan(const struct cgv_protect_request *req, size_t n, struct cgv_protect_need **ret,
-                     size_t *ret_n);
+int cgv_protect_plan(const struct cgv_protect_request *req, size_t n, struct cgv_protect_need **ret, size_t *ret_n);
 void cgv_protect_needs_free(struct cgv_protect_need *needs, size_t n);

@@ -440,7 +440,8 @@ static int label_parse(const char *s, struct cgroup_job_label *ret) {
         int n = 0;
 
         *ret = (struct cgroup_job_label){};
-        if (sscanf(s, "id=%" SCNu64 " uid=%u started=%" SCNu64 " name=%n", &ret->id, &uid, &ret->started_usec, &n) != 3 ||
+        if (sscanf(s, "id=%" SCNu64 " uid=%u started=%" SCNu64 " name=%n", &ret->id, &uid, &ret->started_usec, &n) !=
+                    3 ||
             n == 0)
                 return -EINVAL;
         ret->uid = (uid_t) uid;
@@ -835,8 +836,7 @@ int cgroup_class_remove(struct cgroup_engine *e, const char *class) {
 
 /* ---- pressure ---- */
 
-int cgroup_psi_trigger(struct cgroup_engine *e, const char *path, const char *resource, const char *spec,
-                       int *ret_fd) {
+int cgroup_psi_trigger(struct cgroup_engine *e, const char *path, const char *resource, const char *spec, int *ret_fd) {
         _cleanup_free_ char *file = NULL, *p = NULL;
         _cleanup_close_ int fd = -1;
 
@@ -922,7 +922,8 @@ int cgroup_protect_read(struct cgroup_engine *e, const char *path, struct cgroup
         *res = (struct cgroup_protect_result){ .effective_min = UNITS_MAX, .effective_low = UNITS_MAX };
         if (!p)
                 return -ENOMEM;
-        if (cgroup_read_u64(e, path, "memory.min", &res->min) < 0 || cgroup_read_u64(e, path, "memory.low", &res->low) < 0) {
+        if (cgroup_read_u64(e, path, "memory.min", &res->min) < 0 ||
+            cgroup_read_u64(e, path, "memory.low", &res->low) < 0) {
                 *res = (struct cgroup_protect_result){ .error = -ENOENT };
                 return -ENOENT;
         }

@@ -179,8 +179,7 @@ size_t cgroup_protect_saved(const struct cgroup_engine *e);
  * trigger lives while *ret_fd is open; the fd polls POLLPRI when it fires
  * and POLLERR when the cgroup is removed.
  */
-int cgroup_psi_trigger(struct cgroup_engine *e, const char *path, const char *resource, const char *spec,
-                       int *ret_fd);
+int cgroup_psi_trigger(struct cgroup_engine *e, const char *path, const char *resource, const char *spec, int *ret_fd);
 
 /* ---- low-level, for status and tests ---- */
 

@@ -125,7 +125,8 @@ static void client_handle_line(struct client *c, size_t len) {
         json_object *resp;
 
         if (protocol_parse_request(c->in, len, &req, &why) < 0) {
-                log_debug("Control: bad request from pid %d uid %u: %s", (int) c->peer.pid, (unsigned) c->peer.uid, why);
+                log_debug("Control: bad request from pid %d uid %u: %s", (int) c->peer.pid, (unsigned) c->peer.uid,
+                          why);
                 client_respond(c, control_error("%s", why));
                 return;
         }
@@ -505,7 +506,8 @@ int control_new(sd_event *event, const char *path, const char *group, control_ha
                 return log_error_errno(EINVAL, "Control: systemd passed %d sockets, expected one", n);
         if (n == 1) {
                 if (sd_is_socket_unix(SD_LISTEN_FDS_START, SOCK_STREAM, 1, NULL, 0) <= 0)
-                        return log_error_errno(EINVAL, "Control: the socket systemd passed is not a listening Unix stream socket");
+                        return log_error_errno(
+                                EINVAL, "Control: the socket systemd passed is not a listening Unix stream socket");
                 c->fd = SD_LISTEN_FDS_START;
                 c->activated = true;
                 if (fcntl(c->fd, F_SETFL, O_NONBLOCK) < 0 || fcntl(c->fd, F_SETFD, FD_CLOEXEC) < 0)

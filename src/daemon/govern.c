@@ -23,7 +23,8 @@ void govern_write_done(struct govern *g, const struct worker_task *t) {
                 uint64_t lat = t->start_usec - t->wake_usec;
 
                 record_latency(g, lat);
-                log_info("Governor: reaction latency %" PRIu64 " us from the trigger's wake-up to writing %s of /%s; "
+                log_info("Governor: reaction latency %" PRIu64
+                         " us from the trigger's wake-up to writing %s of /%s; "
                          "the write (reclaim down to the new limit) took %" PRIu64 " us",
                          lat, t->file, t->path, t->end_usec - t->start_usec);
         }
@@ -39,9 +40,12 @@ static size_t io_limits(const struct govern *g, const struct governor_class *c, 
         const struct pw_job_class *pc = policy_find_class(g->policy, c->name);
 
         for (size_t k = 0; k < c->n_io; k++) {
-                io[k] = (struct pw_io_limit){ .major = c->io[k].major, .minor = c->io[k].minor,
-                                              .read_bps = c->io[k].rbps, .write_bps = c->io[k].wbps,
-                                              .read_iops = UNITS_MAX, .write_iops = UNITS_MAX };
+                io[k] = (struct pw_io_limit){ .major = c->io[k].major,
+                                              .minor = c->io[k].minor,
+                                              .read_bps = c->io[k].rbps,
+                                              .write_bps = c->io[k].wbps,
+                                              .read_iops = UNITS_MAX,
+                                              .write_iops = UNITS_MAX };
                 for (size_t j = 0; pc && j < pc->n_io; j++)
                         if (pc->io[j].major == io[k].major && pc->io[j].minor == io[k].minor) {
                                 io[k].read_iops = pc->io[j].read_iops;
@@ -123,7 +127,8 @@ static void apply_actions(struct govern *g, const struct governor_action *a, siz
                         uint64_t lat = now_usec(CLOCK_MONOTONIC) - wake_usec;
 
                         record_latency(g, lat);
-                        log_info("Governor: reaction latency %" PRIu64 " us from the trigger's wake-up to %s of class %s",
+                        log_info("Governor: reaction latency %" PRIu64
+                                 " us from the trigger's wake-up to %s of class %s",
                                  lat, governor_action_name(a[i].type), c->name);
                 }
                 if (a[i].type == GOV_SET_MEMORY_HIGH || a[i].type == GOV_SET_IO)
@@ -200,7 +205,8 @@ static void apply_auto(struct govern *g) {
                         continue;
                 units_format_human(w->auto_bytes, v, sizeof(v));
                 action_log_add(g->log, LOG_LEVEL_NOTICE,
-                               "Governor: protect %s (/%s) with %s while jobs run (auto: its usage)", w->name, w->path, v);
+                               "Governor: protect %s (/%s) with %s while jobs run (auto: its usage)", w->name, w->path,
+                               v);
                 g->actions++;
                 if (protect_set_auto(g->protect, w->name, w->auto_bytes) < 0)
                         log_error("Governor: out of memory");
@@ -314,7 +320,9 @@ static int arm(struct govern *g, const char *path, const char *resource, const c
 
 /* Finds a protected application's cgroup and arms its triggers; false if it is not there (yet). */
 static bool watch_open(struct govern *g, const struct pw_protect *pr, struct govern_watch *w) {
-        struct backend_protect bp = { .name = pr->name, .unit = pr->unit, .cgroup = pr->cgroup ? pr->cgroup + 1 : NULL };
+        struct backend_protect bp = { .name = pr->name,
+                                      .unit = pr->unit,
+                                      .cgroup = pr->cgroup ? pr->cgroup + 1 : NULL };
         int r;
 
         *w = (struct govern_watch){ .fd = { -1, -1 } };

@@ -32,7 +32,7 @@
 /* A protected application watched while the governor runs. */
 struct govern_watch {
         char *name;
-        char *path; /* relative to the mount */
+        char *path;          /* relative to the mount */
         bool auto_size;      /* min: or low: auto */
         uint64_t auto_bytes; /* what "auto" protects now */
         int fd[2];           /* PSI triggers: memory.pressure, io.pressure */

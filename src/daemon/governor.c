@@ -162,11 +162,13 @@ static void relax(struct governor *g, struct governor_class *c, uint64_t now, st
         }
         for (size_t i = 0; i < c->n_io; i++) {
                 if (c->io[i].rbps != c->io[i].configured_rbps) {
-                        c->io[i].rbps = step_up(c->io[i].rbps, c->io_floor, c->io[i].configured_rbps, c->io[i].configured_rbps);
+                        c->io[i].rbps =
+                                step_up(c->io[i].rbps, c->io_floor, c->io[i].configured_rbps, c->io[i].configured_rbps);
                         io = true;
                 }
                 if (c->io[i].wbps != c->io[i].configured_wbps) {
-                        c->io[i].wbps = step_up(c->io[i].wbps, c->io_floor, c->io[i].configured_wbps, c->io[i].configured_wbps);
+                        c->io[i].wbps =
+                                step_up(c->io[i].wbps, c->io_floor, c->io[i].configured_wbps, c->io[i].configured_wbps);
                         io = true;
                 }
         }

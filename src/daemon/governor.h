@@ -41,12 +41,12 @@ struct governor_class {
          * that left the policy). */
         char name[POLICY_NAME_MAX + 1];
         uint64_t configured_high, floor_high; /* UNITS_MAX: max */
-        size_t n_io; /* as many as the policy names */
+        size_t n_io;                          /* as many as the policy names */
         struct governor_io {
                 unsigned major, minor;
                 uint64_t configured_rbps, configured_wbps; /* UNITS_MAX: no limit */
                 uint64_t rbps, wbps;                       /* in force */
-        } *io;
+        } * io;
         uint64_t io_floor;
         bool freeze_allowed;
         uint64_t freeze_max_usec;
@@ -56,7 +56,7 @@ struct governor_class {
         uint64_t memory_current;
 
         /* The governor's state. */
-        uint64_t high;              /* memory.high in force */
+        uint64_t high; /* memory.high in force */
         bool frozen;
         uint64_t frozen_since, thawed_at;
         uint64_t last_action_usec;
@@ -77,9 +77,9 @@ struct governor {
 
 struct governor_reading {
         uint64_t now_usec;
-        bool pressure;       /* a trigger fired or an early signal was seen */
-        const char *why;     /* which group and reading, for the log */
-        double psi_avg10;    /* the highest some avg10 of the protected groups, in % */
+        bool pressure;    /* a trigger fired or an early signal was seen */
+        const char *why;  /* which group and reading, for the log */
+        double psi_avg10; /* the highest some avg10 of the protected groups, in % */
 };
 
 enum governor_action_type {
@@ -92,7 +92,7 @@ enum governor_action_type {
 struct governor_action {
         enum governor_action_type type;
         struct governor_class *class;
-        uint64_t value;   /* SET_MEMORY_HIGH */
+        uint64_t value; /* SET_MEMORY_HIGH */
         char reason[160];
 };
 
@@ -155,8 +155,7 @@ void governor_class_done(struct governor_class *c);
  * One step: returns the number of actions written to actions (at most
  * max).  The class state is updated as if every action succeeded.
  */
-size_t governor_step(struct governor *g, const struct governor_reading *r, struct governor_action *actions,
-                     size_t max);
+size_t governor_step(struct governor *g, const struct governor_reading *r, struct governor_action *actions, size_t max);
 
 /* Every class has its configured limits and is thawed: nothing to undo. */
 bool governor_at_rest(const struct governor *g);

@@ -12,8 +12,9 @@
 
 void jobs_init(struct jobs *js, sd_event *event, struct backend *backend, struct action_log *log,
                jobs_changed_fn changed, void *userdata) {
-        *js = (struct jobs){ .event = event, .backend = backend, .log = log, .changed = changed,
-                             .userdata = userdata, .next_id = 1 };
+        *js = (struct jobs){
+                .event = event, .backend = backend, .log = log, .changed = changed, .userdata = userdata, .next_id = 1
+        };
 }
 
 struct job *jobs_find(const struct jobs *js, const char *id_or_name) {
@@ -196,7 +197,8 @@ void jobs_release_done(struct jobs *js, const struct worker_task *t) {
         }
         if (t->r < 0)
                 action_log_add(js->log, LOG_LEVEL_WARNING,
-                               "Job %" PRIu64 " (%s) of class %s ended; releasing /%s failed: %s (retried at the next "
+                               "Job %" PRIu64
+                               " (%s) of class %s ended; releasing /%s failed: %s (retried at the next "
                                "start)",
                                j->id, j->name, j->class, j->path, strerror(-t->r));
         else {

@@ -32,8 +32,8 @@ struct job {
         char name[POLICY_NAME_MAX + 1];
         char class[POLICY_NAME_MAX + 1];
         char by[CGROUP_JOB_BY_MAX + 1]; /* how it was placed ("" if unknown: adopted from an old daemon) */
-        char *path; /* its cgroup, relative to the cgroup2 mount */
-        char *unit; /* a unit placed by rule: the unit (its cgroup is systemd's), else NULL */
+        char *path;                     /* its cgroup, relative to the cgroup2 mount */
+        char *unit;                     /* a unit placed by rule: the unit (its cgroup is systemd's), else NULL */
         uid_t uid;
         uint64_t started_usec;        /* CLOCK_REALTIME */
         sd_event_source *watch;       /* inotify on cgroup.events (or a timer) */

@@ -25,8 +25,8 @@ static void apply_classes(struct manager *m) {
                 int r = m->backend->ops->class_apply(m->backend, c);
 
                 if (r < 0)
-                        action_log_add(&m->log, LOG_LEVEL_ERR, "Class %s: cannot apply its limits to /%s: %s",
-                                       c->name, strempty(path), strerror(-r));
+                        action_log_add(&m->log, LOG_LEVEL_ERR, "Class %s: cannot apply its limits to /%s: %s", c->name,
+                                       strempty(path), strerror(-r));
                 else
                         log_debug("Class %s: limits applied to /%s", c->name, strempty(path));
         }
@@ -127,7 +127,8 @@ int manager_reload(struct manager *m, char **ret_errors) {
         policy_done(&old);
         for (struct job *j = m->jobs.list; j; j = j->next)
                 if (!policy_find_class(&m->policy, j->class))
-                        log_notice("Job %" PRIu64 " (%s): class %s is no longer in the policy; the job keeps its last "
+                        log_notice("Job %" PRIu64
+                                   " (%s): class %s is no longer in the policy; the job keeps its last "
                                    "limits until it ends",
                                    j->id, j->name, j->class);
         action_log_add(&m->log, LOG_LEVEL_INFO, "Reloaded %s: %zu job class%s, %zu protected application%s",

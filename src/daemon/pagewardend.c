@@ -4,9 +4,9 @@
  * host has what pagewarden needs, build the manager and run its loop.
  */
 #include <getopt.h>
-#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 
 #include "cgroup-discover.h"
 #include "log.h"

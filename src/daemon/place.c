@@ -84,8 +84,9 @@ static void context_done(struct context *x) {
 }
 
 static int context_init(struct manager *m, const struct ucred *peer, bool child_only, struct context *x) {
-        *x = (struct context){ .caller = { .uid = peer->uid, .pid = peer->pid, .self = getpid(),
-                                            .child_only = child_only } };
+        *x = (struct context){
+                .caller = { .uid = peer->uid, .pid = peer->pid, .self = getpid(), .child_only = child_only }
+        };
         x->own_jobs = calloc(m->jobs.n + 1, sizeof(char *));
         x->protected = calloc(m->policy.n_protects + 1, sizeof(char *));
         if (!x->own_jobs || !x->protected)
@@ -95,7 +96,8 @@ static int context_init(struct manager *m, const struct ucred *peer, bool child_
                         x->caller.n_own_jobs++;
         for (size_t i = 0; i < m->policy.n_protects; i++) {
                 const struct pw_protect *pr = &m->policy.protects[i];
-                struct backend_protect bp = { .name = pr->name, .unit = pr->unit,
+                struct backend_protect bp = { .name = pr->name,
+                                              .unit = pr->unit,
                                               .cgroup = pr->cgroup ? pr->cgroup + 1 : NULL };
 
                 /* A unit that does not run has no process to protect. */
@@ -169,10 +171,10 @@ struct move {
         struct context x;
         struct targets t;
         enum move_phase phase;
-        size_t cursor;        /* CHECK: the next named pid; WALK, ROUND: the next process to walk */
-        pid_t *pending;       /* ATTACH: what is still to move */
+        size_t cursor;  /* CHECK: the next named pid; WALK, ROUND: the next process to walk */
+        pid_t *pending; /* ATTACH: what is still to move */
         size_t n_pending, next;
-        size_t round_first;   /* ROUND: the first process this round found */
+        size_t round_first; /* ROUND: the first process this round found */
         unsigned rounds;
         uint64_t job_id;
         sd_event_source *slice;

@@ -69,8 +69,7 @@ static void log_result(struct protect *p, const struct backend_protect *req, con
                                "backend: cgroupfs is set); give its cgroup: instead",
                                req->name, what);
         else if (res->error < 0)
-                action_log_add(p->log, LOG_LEVEL_WARNING, "Protect %s: %s: %s", req->name, what,
-                               strerror(-res->error));
+                action_log_add(p->log, LOG_LEVEL_WARNING, "Protect %s: %s: %s", req->name, what, strerror(-res->error));
         else {
                 units_format_human(res->min, min, sizeof(min));
                 units_format_human(res->effective_min, eff, sizeof(eff));

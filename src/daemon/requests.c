@@ -37,8 +37,8 @@ static json_object *find_job(struct manager *m, const struct ucred *peer, const 
                 return NULL;
         if (n_any == 0)
                 return control_error("no job '%s'", id_or_name);
-        return control_error("%u jobs are named '%s': give the job's id (see pagewardenctl list)",
-                             n_own ?: n_any, id_or_name);
+        return control_error("%u jobs are named '%s': give the job's id (see pagewardenctl list)", n_own ?: n_any,
+                             id_or_name);
 }
 
 static json_object *handle_reload(struct manager *m, const struct ucred *peer) {
@@ -61,8 +61,7 @@ static json_object *handle_reload(struct manager *m, const struct ucred *peer) {
         return o;
 }
 
-json_object *requests_handle(void *userdata, uint64_t client, const struct ucred *peer,
-                             const struct pw_request *req) {
+json_object *requests_handle(void *userdata, uint64_t client, const struct ucred *peer, const struct pw_request *req) {
         struct manager *m = userdata;
         json_object *o;
         struct job *j;

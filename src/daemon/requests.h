@@ -14,5 +14,4 @@
 #include "protocol.h"
 
 /* A control_handler; userdata is the struct manager. */
-json_object *requests_handle(void *userdata, uint64_t client, const struct ucred *peer,
-                             const struct pw_request *req);
+json_object *requests_handle(void *userdata, uint64_t client, const struct ucred *peer, const struct pw_request *req);

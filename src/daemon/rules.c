@@ -9,11 +9,10 @@
 
 /* Where container managers put their containers: by default not ours to touch. */
 static const char *const container_roots[] = {
-        "machine.slice", /* systemd-nspawn, machinectl, libvirt */
-        "lxc.payload",   /* LXC */
-        "kubepods",      /* kubelet (cgroupfs driver) */
-        "kubepods.slice",
-        "docker",        /* docker (cgroupfs driver) */
+        "machine.slice",            /* systemd-nspawn, machinectl, libvirt */
+        "lxc.payload",              /* LXC */
+        "kubepods",                 /* kubelet (cgroupfs driver) */
+        "kubepods.slice", "docker", /* docker (cgroupfs driver) */
 };
 /* Scope names of container runtimes under the systemd driver. */
 static const char *const container_scopes[] = { "docker-", "libpod-", "cri-containerd-", "crio-" };
@@ -80,7 +79,8 @@ static bool class_matches(const struct pw_job_class *c, const struct rules_proce
 
 bool rules_candidate(const struct pw_policy *policy, const char *exe, const char *cmdline) {
         for (size_t i = 0; i < policy->n_classes; i++)
-                if (find_exact(&policy->classes[i].match.exe, exe) || find_glob(&policy->classes[i].match.cmdline, cmdline))
+                if (find_exact(&policy->classes[i].match.exe, exe) ||
+                    find_glob(&policy->classes[i].match.cmdline, cmdline))
                         return true;
         return false;
 }

@@ -25,19 +25,19 @@
 /* What is known of a process that executed a program. */
 struct rules_process {
         pid_t pid, tgid, ppid;
-        uid_t uid;             /* effective */
-        const char *user;      /* its name, or NULL */
-        const char *exe;       /* the program, as /proc/PID/exe names it (NULL: unknown) */
-        const char *cmdline;   /* its arguments joined by spaces (NULL: unknown) */
-        const char *cgroup;    /* relative to the mount, "" for the root */
+        uid_t uid;           /* effective */
+        const char *user;    /* its name, or NULL */
+        const char *exe;     /* the program, as /proc/PID/exe names it (NULL: unknown) */
+        const char *cmdline; /* its arguments joined by spaces (NULL: unknown) */
+        const char *cgroup;  /* relative to the mount, "" for the root */
         bool kernel_thread;
-        bool other_cgroup_ns;  /* it lives in another cgroup namespace (a container) */
+        bool other_cgroup_ns; /* it lives in another cgroup namespace (a container) */
 };
 
 struct rules_match {
         const struct pw_job_class *class;
-        const char *kind;               /* "exe", "cmdline" or "units" */
-        const struct pw_pattern *rule;  /* the entry that matched */
+        const char *kind;              /* "exe", "cmdline" or "units" */
+        const struct pw_pattern *rule; /* the entry that matched */
 };
 
 /* Whether any class could match a program with this exe or command line (user: and under: aside): the cheap
@@ -54,8 +54,8 @@ bool rules_match_unit(const struct pw_policy *policy, const char *unit, struct r
 /* What is never touched, and what the daemon knows to decide it. */
 struct rules_exclusions {
         pid_t self;
-        const char *job_root;                /* the job tree: processes already in a job */
-        const char *const *protected;        /* cgroups of protected applications */
+        const char *job_root;         /* the job tree: processes already in a job */
+        const char *const *protected; /* cgroups of protected applications */
         size_t n_protected;
 };
 

@@ -93,7 +93,8 @@ json_object *status_job_json(struct manager *m, const struct job *j) {
         json_object_object_add(o, "pids", have ? json_object_new_int64(s.n_procs) : NULL);
         json_object_object_add(o, "memory_current", have ? json_object_new_uint64(s.memory_current) : NULL);
         json_object_object_add(o, "memory_file", have ? json_object_new_uint64(s.memory_file) : NULL);
-        json_object_object_add(o, "class_in_policy", json_object_new_boolean(policy_find_class(&m->policy, j->class) != NULL));
+        json_object_object_add(o, "class_in_policy",
+                               json_object_new_boolean(policy_find_class(&m->policy, j->class) != NULL));
         json_object_object_add(o, "state", json_object_new_string(j->releasing ? "ending" : "running"));
         json_object_object_add(o, "placed_by", j->by[0] ? json_object_new_string(j->by) : NULL);
         json_object_object_add(o, "unit", j->unit ? json_object_new_string(j->unit) : NULL);
@@ -113,7 +114,9 @@ static json_object *protect_size_json(const struct pw_protect_size *ps) {
 
 static json_object *protect_json(struct manager *m, const struct pw_protect *pr) {
         json_object *o = json_object_new_object(), *min = json_object_new_object(), *low = json_object_new_object();
-        struct backend_protect bp = { .name = pr->name, .unit = pr->unit, .cgroup = pr->cgroup ? pr->cgroup + 1 : NULL };
+        struct backend_protect bp = { .name = pr->name,
+                                      .unit = pr->unit,
+                                      .cgroup = pr->cgroup ? pr->cgroup + 1 : NULL };
         _cleanup_free_ char *psi_text = NULL, *path = NULL;
         struct cgroup_protect_result pres;
         uint64_t v;

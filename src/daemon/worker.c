@@ -25,7 +25,7 @@ struct worker {
         pthread_mutex_t lock;
         pthread_cond_t cond;
         struct worker_task *head, *tail; /* guarded by lock */
-        bool stop;                /* guarded by lock */
+        bool stop;                       /* guarded by lock */
         int pipe[2];
         sd_event_source *source;
 };

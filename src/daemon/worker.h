@@ -21,9 +21,9 @@ enum worker_kind {
 
 struct worker_task {
         enum worker_kind kind;
-        uint64_t job_id;         /* RELEASE */
+        uint64_t job_id; /* RELEASE */
         char *path, *file, *value;
-        uint64_t wake_usec;      /* WRITE: when the reason for it woke the daemon (0: none) */
+        uint64_t wake_usec;            /* WRITE: when the reason for it woke the daemon (0: none) */
         uint64_t start_usec, end_usec; /* CLOCK_MONOTONIC, around the work */
         int r;
         struct cgroup_release rel;
@@ -35,8 +35,7 @@ struct worker;
 /* Called on the event loop for each finished task; the task is freed after. */
 typedef void (*worker_done_fn)(void *userdata, const struct worker_task *t);
 
-int worker_new(sd_event *event, struct cgroup_engine *engine, worker_done_fn done, void *userdata,
-               struct worker **ret);
+int worker_new(sd_event *event, struct cgroup_engine *engine, worker_done_fn done, void *userdata, struct worker **ret);
 int worker_release(struct worker *w, uint64_t job_id, const char *path);
 int worker_write(struct worker *w, const char *path, const char *file, const char *value, uint64_t wake_usec);
 /* Stops the thread after its current task; queued tasks are dropped (the

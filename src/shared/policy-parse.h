@@ -38,8 +38,8 @@ struct pstate {
         const struct policy_context *ctx;
         const struct source *src;
         struct diag_list *diags;
-        size_t first_error; /* diags->n_errors when this file started */
-        bool oom;           /* an allocation failed: the result is -ENOMEM */
+        size_t first_error;            /* diags->n_errors when this file started */
+        bool oom;                      /* an allocation failed: the result is -ENOMEM */
         struct pstate_lookup *lookups; /* at most PW_MAX_LOOKUPS */
         size_t n_lookups, allocated_lookups;
 };

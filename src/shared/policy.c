@@ -246,7 +246,8 @@ static void resolve_io_device(struct pstate *st, const struct ynode *where, stru
 
         if (io->device[0] != '/' && !strchr(io->device, ':')) {
                 pstate_error(st, where,
-                             "device '%s': give an absolute path (a device, a mount point or a path on the disk) or MAJ:MIN",
+                             "device '%s': give an absolute path (a device, a mount point or a path on the disk) or "
+                             "MAJ:MIN",
                              io->device);
                 return;
         }
@@ -326,7 +327,8 @@ static void p_io(struct pstate *st, const struct ynode *val, void *target) {
                 if (st->diags->n_errors == before && io.read_bps == UNITS_MAX && io.write_bps == UNITS_MAX &&
                     io.read_iops == UNITS_MAX && io.write_iops == UNITS_MAX)
                         pstate_error(st, item,
-                                     "io entry for '%s' sets no limit: give read_bps, write_bps, read_iops or write_iops",
+                                     "io entry for '%s' sets no limit: give read_bps, write_bps, read_iops or "
+                                     "write_iops",
                                      io.device);
                 if (st->diags->n_errors != before || st->oom)
                         io_limit_done(&io);
@@ -456,8 +458,8 @@ static void parse_patterns(struct pstate *st, const struct ynode *val, struct pw
         }
 }
 
-#define MATCH_PARSER(field, check)                                                                    \
-        static void p_match_##field(struct pstate *st, const struct ynode *val, void *target) {        \
+#define MATCH_PARSER(field, check)                                                                      \
+        static void p_match_##field(struct pstate *st, const struct ynode *val, void *target) {         \
                 parse_patterns(st, val, &((struct pw_job_class *) target)->match.field, #field, check); \
         }
 MATCH_PARSER(units, unit_problem)
@@ -466,6 +468,7 @@ MATCH_PARSER(cmdline, cmdline_problem)
 MATCH_PARSER(user, user_problem)
 MATCH_PARSER(under, under_problem)
 
+/* clang-format off */
 static const struct field class_match_fields[] = {
         { "units", YNODE_SEQ, p_match_units, 0 },
         { "exe", YNODE_SEQ, p_match_exe, 0 },
@@ -474,6 +477,7 @@ static const struct field class_match_fields[] = {
         { "under", YNODE_SEQ, p_match_under, 0 },
         {},
 };
+/* clang-format on */
 
 static size_t match_count(const struct pw_match *m) {
         return m->units.n + m->exe.n + m->cmdline.n + m->user.n + m->under.n;
@@ -646,7 +650,7 @@ struct pattern_index {
         struct pattern_ref {
                 const char *text;
                 size_t class, pattern; /* p->classes[class].match.LIST.v[pattern] */
-        } *v;
+        } * v;
         size_t n, allocated;
         const struct pw_patterns *(*list)(const struct pw_job_class *c); /* which list of a class */
 };
@@ -834,8 +838,8 @@ static void protect_done(struct pw_protect *pr) {
         free(pr->cgroup);
 }
 
-static void protect_finish(struct pstate *st, const struct ynode *key, const struct ynode *entry,
-                           struct pw_protect *pr, const struct pw_policy *p) {
+static void protect_finish(struct pstate *st, const struct ynode *key, const struct ynode *entry, struct pw_protect *pr,
+                           const struct pw_policy *p) {
         const char *why;
 
         if (!pr->unit && !pr->cgroup) {
@@ -867,8 +871,8 @@ static void protect_finish(struct pstate *st, const struct ynode *key, const str
                 const struct pw_protect *o = &p->protects[i];
 
                 if ((pr->unit && streq_ptr(o->unit, pr->unit)) || (pr->cgroup && streq_ptr(o->cgroup, pr->cgroup)))
-                        pstate_error(st, key, "'%s' is already protected by entry '%s' (%s:%u)",
-                                     pr->unit ?: pr->cgroup, o->name, o->source, o->line);
+                        pstate_error(st, key, "'%s' is already protected by entry '%s' (%s:%u)", pr->unit ?: pr->cgroup,
+                                     o->name, o->source, o->line);
         }
 }
 
@@ -1004,8 +1008,8 @@ static int check_ancestors(const struct policy_context *ctx, const char *path, s
         for (;;) {
                 struct stat st;
 
-                if (stat(dir, &st) >= 0 && (st.st_uid != 0 || ((st.st_mode & (S_IWGRP | S_IWOTH)) &&
-                                                                !(st.st_mode & S_ISVTX))))
+                if (stat(dir, &st) >= 0 &&
+                    (st.st_uid != 0 || ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))))
                         return diag_add_path(diags, path,
                                              "directory %s above it is %s (mode %04o, uid %u): refusing it", dir,
                                              st.st_uid != 0 ? "not owned by root" : "writable by others",
@@ -1054,8 +1058,7 @@ int policy_read_source(const struct policy_context *ctx, const char *path, struc
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
-                return diag_add_path(diags, path, "cannot read: %s",
-                                     r == -EFBIG ? "file is too large" : strerror(-r));
+                return diag_add_path(diags, path, "cannot read: %s", r == -EFBIG ? "file is too large" : strerror(-r));
         s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;
@@ -1070,8 +1073,7 @@ int policy_read_source(const struct policy_context *ctx, const char *path, struc
         return 0;
 }
 
-static int load_file(const struct policy_context *ctx, const char *path, struct pw_policy *p,
-                     struct diag_list *diags) {
+static int load_file(const struct policy_context *ctx, const char *path, struct pw_policy *p, struct diag_list *diags) {
         struct source *src;
         int r;
 
@@ -1107,8 +1109,7 @@ static int load_files(const struct policy_context *ctx, const char *dir, struct 
         return r;
 }
 
-int policy_load_path(const struct policy_context *ctx, const char *path, struct pw_policy *p,
-                     struct diag_list *diags) {
+int policy_load_path(const struct policy_context *ctx, const char *path, struct pw_policy *p, struct diag_list *diags) {
         struct dirent **list = NULL;
         struct stat st;
         int n, r;

@@ -29,20 +29,20 @@
 
 /* What the parser needs to know about the machine; tests fake it. */
 struct policy_context {
-        uint64_t ram_bytes;     /* for percentages */
-        const char *sysfs;      /* "/sys" */
-        const char *mountinfo;  /* "/proc/self/mountinfo" */
-        bool check_owner;       /* refuse files not owned by root or writable by others */
-        bool resolve_users;     /* look user and group names up (NSS) */
+        uint64_t ram_bytes;    /* for percentages */
+        const char *sysfs;     /* "/sys" */
+        const char *mountinfo; /* "/proc/self/mountinfo" */
+        bool check_owner;      /* refuse files not owned by root or writable by others */
+        bool resolve_users;    /* look user and group names up (NSS) */
 };
 
 /* Fills ctx for this machine (RAM from sysinfo, real paths, owner check when root). */
 int policy_context_default(struct policy_context *ctx);
 
 struct pw_io_limit {
-        char *device;          /* as written */
-        unsigned major, minor; /* the whole disk it resolved to */
-        char *disk;            /* its kernel name */
+        char *device;                                        /* as written */
+        unsigned major, minor;                               /* the whole disk it resolved to */
+        char *disk;                                          /* its kernel name */
         uint64_t read_bps, write_bps, read_iops, write_iops; /* UNITS_MAX: no limit */
 };
 
@@ -151,8 +151,7 @@ struct pw_policy {
 int policy_parse_source(const struct policy_context *ctx, const struct source *src, struct pw_policy *p,
                         struct diag_list *diags);
 /* Loads a policy file, or every *.yaml file of a directory (in name order). */
-int policy_load_path(const struct policy_context *ctx, const char *path, struct pw_policy *p,
-                     struct diag_list *diags);
+int policy_load_path(const struct policy_context *ctx, const char *path, struct pw_policy *p, struct diag_list *diags);
 
 /* Reads a configuration file, refusing unsafe ones (see ctx->check_owner). */
 int policy_read_source(const struct policy_context *ctx, const char *path, struct source **ret,

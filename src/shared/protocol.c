@@ -6,9 +6,8 @@
 #include "util.h"
 
 static const char *const command_names[_PW_CMD_MAX] = {
-        [PW_CMD_VERSION] = "version", [PW_CMD_STATUS] = "status", [PW_CMD_LIST] = "list",
-        [PW_CMD_SHOW] = "show",       [PW_CMD_RELOAD] = "reload", [PW_CMD_RUN] = "run",
-        [PW_CMD_MOVE] = "move",
+        [PW_CMD_VERSION] = "version", [PW_CMD_STATUS] = "status", [PW_CMD_LIST] = "list", [PW_CMD_SHOW] = "show",
+        [PW_CMD_RELOAD] = "reload",   [PW_CMD_RUN] = "run",       [PW_CMD_MOVE] = "move",
 };
 
 const char *pw_command_to_string(enum pw_command c) {
@@ -84,13 +83,13 @@ static int parse_fields(json_object *obj, struct pw_request *req, const char **r
 
                 if (streq(key, "command"))
                         continue;
-                f = streq(key, "class") ? F_CLASS
-                  : streq(key, "name")  ? F_NAME
-                  : streq(key, "job")   ? F_JOB
-                  : streq(key, "pid")   ? F_PID
-                  : streq(key, "pids")  ? F_PIDS
-                  : streq(key, "tree")  ? F_TREE
-                                        : 0;
+                f = streq(key, "class")  ? F_CLASS
+                    : streq(key, "name") ? F_NAME
+                    : streq(key, "job")  ? F_JOB
+                    : streq(key, "pid")  ? F_PID
+                    : streq(key, "pids") ? F_PIDS
+                    : streq(key, "tree") ? F_TREE
+                                         : 0;
                 if (!(f & command_fields[cmd])) {
                         *ret_error = "the request has a field its command does not take";
                         return -EINVAL;
@@ -119,8 +118,8 @@ static int parse_fields(json_object *obj, struct pw_request *req, const char **r
                 case F_PIDS: {
                         size_t n;
 
-                        if (!json_object_is_type(val, json_type_array) ||
-                            (n = json_object_array_length(val)) == 0 || n > PROTOCOL_MAX_PIDS) {
+                        if (!json_object_is_type(val, json_type_array) || (n = json_object_array_length(val)) == 0 ||
+                            n > PROTOCOL_MAX_PIDS) {
                                 *ret_error = "\"pids\" must be a list of 1 to 1024 process ids";
                                 return -EINVAL;
                         }

@@ -253,4 +253,3 @@ int config_load(const struct policy_context *ctx, const char *settings_path, boo
         k = policy_load_path(ctx, s->policy_dir, p, diags);
         return k == -ENOMEM || r == 0 ? k : r;
 }
-

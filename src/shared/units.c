@@ -9,10 +9,10 @@
 #include "units.h"
 #include "util.h"
 
-#define FAIL(code, msg)                 \
-        do {                            \
-                *ret_error = (msg);     \
-                return -(code);         \
+#define FAIL(code, msg)             \
+        do {                        \
+                *ret_error = (msg); \
+                return -(code);     \
         } while (0)
 
 /*
@@ -150,7 +150,8 @@ int units_parse_size(const char *s, uint64_t ram_bytes, uint64_t *ret, const cha
                 return 0;
         }
         r = parse_bytes(s, false, ret, ret_error,
-                        "expected a size such as 512M: a number with K, M, G or T (powers of 1024), a percentage of RAM, or max",
+                        "expected a size such as 512M: a number with K, M, G or T (powers of 1024), a percentage of "
+                        "RAM, or max",
                         "a size in bytes must be a whole number", "size is too large");
         if (r < 0)
                 return r;

@@ -36,7 +36,7 @@ int units_parse_percent(const char *s, uint32_t *ret, const char **ret_error);
 int units_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *ret, const char **ret_error);
 
 /* Exact, canonical renderings used by `check --print`: they parse back to the same value. */
-void units_format_size(uint64_t v, char *buf, size_t len);      /* "268435456" or "max" */
+void units_format_size(uint64_t v, char *buf, size_t len);        /* "268435456" or "max" */
 void units_format_duration(uint64_t usec, char *buf, size_t len); /* "500ms", "2s", "1m" */
 void units_format_percent(uint32_t v, char *buf, size_t len);     /* "12.5%" */
 

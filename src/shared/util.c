@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <assert.h>
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "util.h"
 

@@ -10,9 +10,9 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <stdint.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -51,17 +51,17 @@ static inline void *mfree(void *p) {
 }
 
 /* Hand over ownership of a pointer or fd held by a _cleanup_ variable. */
-#define TAKE_PTR(p)                             \
-        ({                                      \
-                __typeof__(p) _tmp_ = (p);      \
-                (p) = NULL;                     \
-                _tmp_;                          \
+#define TAKE_PTR(p)                        \
+        ({                                 \
+                __typeof__(p) _tmp_ = (p); \
+                (p) = NULL;                \
+                _tmp_;                     \
         })
-#define TAKE_FD(fd)                             \
-        ({                                      \
-                int _tmp_ = (fd);               \
-                (fd) = -1;                      \
-                _tmp_;                          \
+#define TAKE_FD(fd)               \
+        ({                        \
+                int _tmp_ = (fd); \
+                (fd) = -1;        \
+                _tmp_;            \
         })
 
 static inline bool streq(const char *a, const char *b) {
@@ -99,8 +99,7 @@ static inline uint64_t now_usec(clockid_t clock) {
 
 /* Grow *array so that it can hold at least need elements of size sz. */
 int grow_array(void **array, size_t *allocated, size_t need, size_t sz);
-#define GROW(array, allocated, need) \
-        grow_array((void **) &(array), &(allocated), (need), sizeof(*(array)))
+#define GROW(array, allocated, need) grow_array((void **) &(array), &(allocated), (need), sizeof(*(array)))
 
 /* Reads a whole file, at most max bytes (-EFBIG beyond). NUL-terminated. */
 int read_full_file(const char *path, size_t max, char **ret, size_t *ret_size);

@@ -30,8 +30,8 @@ static const struct ynode *ymap_get(const struct ynode *map, const char *key) {
         if (!map || map->type != YNODE_MAP)
                 return NULL;
         YMAP_FOREACH(k, v, map, i)
-                if (streq(k->value, key))
-                        return v;
+        if (streq(k->value, key))
+                return v;
         return NULL;
 }
 
@@ -85,8 +85,7 @@ static size_t utf8_valid_len(const unsigned char *p, size_t n) {
                 cp = (cp << 6) | (p[i] & 0x3F);
         }
         /* Overlong forms, surrogates and values past U+10FFFF. */
-        if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-            (cp >= 0xD800 && cp <= 0xDFFF))
+        if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) || (cp >= 0xD800 && cp <= 0xDFFF))
                 return 0;
         return len;
 }
@@ -305,7 +304,8 @@ static bool builder_check_properties(struct builder *b, const yaml_event_t *e, c
                 ok = false;
         }
         if (tag) {
-                builder_error(b, &e->start_mark, "YAML tags ('%s') are not allowed in policy files", (const char *) tag);
+                builder_error(b, &e->start_mark, "YAML tags ('%s') are not allowed in policy files",
+                              (const char *) tag);
                 ok = false;
         }
         return ok;
@@ -357,7 +357,8 @@ static void builder_event(struct builder *b, const yaml_event_t *e) {
                         /* Stop at once: libyaml's cost grows with the square of the depth of flow collections
                          * ("[[[[..."), and nothing deeper is worth reading. */
                         builder_error(b, &e->start_mark,
-                                      "nesting is too deep: at most %d levels of mappings and lists (reading stops here)",
+                                      "nesting is too deep: at most %d levels of mappings and lists (reading stops "
+                                      "here)",
                                       YTREE_MAX_DEPTH);
                         b->stop = true;
                         break;

@@ -71,7 +71,7 @@ bool ynode_is_null(const struct ynode *n);
 const struct ynode *ymap_where(const struct ynode *map, const char *path, const struct ynode *fallback);
 
 /* Iterate the key/value pairs of a map, skipping duplicate keys. */
-#define YMAP_FOREACH(key, val, map, i)                                             \
-        for (size_t i = 0; i + 1 < (map)->n_children; i += 2)                      \
-                if (((key) = (map)->children[i])->duplicate) {                     \
+#define YMAP_FOREACH(key, val, map, i)                         \
+        for (size_t i = 0; i + 1 < (map)->n_children; i += 2)  \
+                if (((key) = (map)->children[i])->duplicate) { \
                 } else if (((val) = (map)->children[i + 1]), true)

@@ -91,8 +91,7 @@ void settings_result_done(struct settings_result *res) {
 
 bool has_diag(const struct diag_list *l, unsigned line, unsigned column, const char *needle) {
         for (size_t i = 0; i < l->n; i++)
-                if (l->items[i].line == line && l->items[i].column == column &&
-                    strstr(l->items[i].message, needle))
+                if (l->items[i].line == line && l->items[i].column == column && strstr(l->items[i].message, needle))
                         return true;
         return false;
 }

@@ -49,15 +49,14 @@ void parse_policy_ctx(const struct policy_context *ctx, const char *text, struct
 void parse_result_done(struct parse_result *res);
 
 /* Asserts that parsing text fails with a diagnostic at line:column containing needle. */
-#define assert_policy_error(text, line, column, needle)                                                   \
-        do {                                                                                               \
-                struct parse_result _res;                                                                  \
-                parse_policy((text), &_res);                                                               \
-                ck_assert_int_eq(_res.r, -EINVAL);                                                         \
-                ck_assert_msg(has_diag(&_res.diags, (line), (column), (needle)),                           \
-                              "expected %u:%u '%s', got:\n%s", (unsigned) (line), (unsigned) (column),     \
-                              (needle), _res.errors);                                                      \
-                parse_result_done(&_res);                                                                  \
+#define assert_policy_error(text, line, column, needle)                                                           \
+        do {                                                                                                      \
+                struct parse_result _res;                                                                         \
+                parse_policy((text), &_res);                                                                      \
+                ck_assert_int_eq(_res.r, -EINVAL);                                                                \
+                ck_assert_msg(has_diag(&_res.diags, (line), (column), (needle)), "expected %u:%u '%s', got:\n%s", \
+                              (unsigned) (line), (unsigned) (column), (needle), _res.errors);                     \
+                parse_result_done(&_res);                                                                         \
         } while (0)
 
 bool has_diag(const struct diag_list *l, unsigned line, unsigned column, const char *needle);

@@ -21,10 +21,10 @@ static void *(*real_malloc)(size_t);
 static void *(*real_calloc)(size_t, size_t);
 static void *(*real_realloc)(void *, size_t);
 static void (*real_free)(void *);
-static unsigned fail_at;  /* 0: off, else the allocation that fails */
-static unsigned counted;  /* allocations since armed */
+static unsigned fail_at; /* 0: off, else the allocation that fails */
+static unsigned counted; /* allocations since armed */
 static bool armed;
-static long live;         /* allocated and not freed since armed */
+static long live; /* allocated and not freed since armed */
 
 /* dlsym() may call calloc() before calloc is known: that one comes from here, and is never freed. */
 static char bootstrap[256];
@@ -125,8 +125,17 @@ uint64_t digest_str(uint64_t h, const char *s) {
 }
 
 static uint64_t digest_class(uint64_t h, const struct pw_job_class *c) {
-        const uint64_t v[] = { c->line, c->memory_high, c->memory_max, c->memory_swap_max, c->cpu_weight,
-                               c->memory_high_floor, c->io_floor, c->freeze, c->freeze_max_usec, c->n_io, c->n_users };
+        const uint64_t v[] = { c->line,
+                               c->memory_high,
+                               c->memory_max,
+                               c->memory_swap_max,
+                               c->cpu_weight,
+                               c->memory_high_floor,
+                               c->io_floor,
+                               c->freeze,
+                               c->freeze_max_usec,
+                               c->n_io,
+                               c->n_users };
 
         h = digest_str(digest_str(h, c->name), c->source);
         for (size_t i = 0; i < ELEMENTSOF(v); i++)

@@ -73,8 +73,9 @@ START_TEST(test_discover_no_cgroup2) {
 
         discover("v1-only", NULL, NULL, true, &d);
         ck_assert_int_eq(d.r, -ENOENT);
-        ck_assert_str_eq(d.error, "no cgroup2 file system is mounted (memory is on the cgroup v1 hierarchy at "
-                                  "/sys/fs/cgroup/memory); boot with systemd.unified_cgroup_hierarchy=1");
+        ck_assert_str_eq(d.error,
+                         "no cgroup2 file system is mounted (memory is on the cgroup v1 hierarchy at "
+                         "/sys/fs/cgroup/memory); boot with systemd.unified_cgroup_hierarchy=1");
         free(d.error);
         discover("none", NULL, NULL, true, &d);
         ck_assert_int_eq(d.r, -ENOENT);

@@ -48,8 +48,9 @@ END_TEST
 
 /* A disk dropped from the policy gets every key back to max. */
 START_TEST(test_cgv_io_plan) {
-        struct pw_io_limit want[] = { { .major = 8, .minor = 0, .read_bps = 1, .write_bps = 2, .read_iops = UNITS_MAX,
-                                        .write_iops = 3 } };
+        struct pw_io_limit want[] = {
+                { .major = 8, .minor = 0, .read_bps = 1, .write_bps = 2, .read_iops = UNITS_MAX, .write_iops = 3 }
+        };
         struct cgv_io_line have[] = { { 8, 0, 5, 5, 5, 5 }, { 8, 16, 9, 9, 9, 9 } }, *plan;
         size_t n;
 

@@ -175,7 +175,8 @@ END_TEST
 
 /* ---- the socket file ---------------------------------------------------- */
 
-static json_object *echo_handler(void *userdata, uint64_t client, const struct ucred *peer, const struct pw_request *req) {
+static json_object *echo_handler(void *userdata, uint64_t client, const struct ucred *peer,
+                                 const struct pw_request *req) {
         json_object *o = json_object_new_object();
 
         json_object_object_add(o, "ok", json_object_new_boolean(true));
@@ -556,8 +557,8 @@ static void root_answered_while_held(unsigned n) {
                 usec[i] = a.usec;
         }
         qsort(usec, ELEMENTSOF(usec), sizeof(usec[0]), cmp_u64);
-        printf("# root's request with %u idle connections of uid %u held: median %.3f ms, max %.3f ms\n", n,
-               HOLDER_UID, usec[2] / 1000.0, usec[4] / 1000.0);
+        printf("# root's request with %u idle connections of uid %u held: median %.3f ms, max %.3f ms\n", n, HOLDER_UID,
+               usec[2] / 1000.0, usec[4] / 1000.0);
         fflush(stdout);
         ck_assert_msg(usec[4] < SEC, "root waited %.3f ms", usec[4] / 1000.0);
         /* Another user is not kept out either. */

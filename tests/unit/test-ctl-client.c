@@ -20,10 +20,11 @@ static pid_t serve(int fd, unsigned n_jobs) {
                         _exit(1);
                 fputs("{\"ok\":true,\"jobs\":[", f);
                 for (unsigned i = 0; i < n_jobs; i++)
-                        fprintf(f, "%s{\"id\":%u,\"name\":\"job-%u\",\"class\":\"backup\",\"cgroup\":"
-                                   "\"/pagewarden.slice/backup/slot-%u\",\"uid\":0,\"user\":\"root\",\"started\":"
-                                   "1764547200,\"pids\":1,\"memory_current\":123456789,\"memory_file\":12345678,"
-                                   "\"class_in_policy\":true,\"state\":\"running\",\"placed_by\":\"run\"}",
+                        fprintf(f,
+                                "%s{\"id\":%u,\"name\":\"job-%u\",\"class\":\"backup\",\"cgroup\":"
+                                "\"/pagewarden.slice/backup/slot-%u\",\"uid\":0,\"user\":\"root\",\"started\":"
+                                "1764547200,\"pids\":1,\"memory_current\":123456789,\"memory_file\":12345678,"
+                                "\"class_in_policy\":true,\"state\":\"running\",\"placed_by\":\"run\"}",
                                 i ? "," : "", i, i, i);
                 fputs("]}\n", f);
                 fclose(f);

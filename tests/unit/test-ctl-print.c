@@ -112,8 +112,7 @@ static void assert_golden(const char *name, const char *out) {
         ck_assert_int_ge(asprintf(&out_path, "ctl-print-%s.out", name), 0);
         ck_assert_int_eq(write_file_atomic(out_path, out), 0);
         line = first_difference(expected, out, &want, &got);
-        ck_abort_msg("%s:%u: expected \"%s\", got \"%s\" (the output is in %s)", ok_path, line, want, got,
-                     out_path);
+        ck_abort_msg("%s:%u: expected \"%s\", got \"%s\" (the output is in %s)", ok_path, line, want, got, out_path);
 }
 
 START_TEST(test_ctl_print_golden) {
@@ -130,8 +129,9 @@ END_TEST
 
 /* Today's times print as HH:MM:SS in tables, with the date in show (the golden files have other days). */
 START_TEST(test_ctl_print_today) {
-        static const char fmt[] = "{\"ok\":true,\"job\":{\"id\":1,\"started\":%lld},"
-                                  "\"jobs\":[{\"id\":1,\"started\":%lld}]}";
+        static const char fmt[] =
+                "{\"ok\":true,\"job\":{\"id\":1,\"started\":%lld},"
+                "\"jobs\":[{\"id\":1,\"started\":%lld}]}";
         _cleanup_free_ char *json = NULL, *list = NULL, *show = NULL;
         time_t now = time(NULL), later;
         char hms[32], full[64];

@@ -87,7 +87,8 @@ START_TEST(test_device_no_block_device) {
 
         ck_assert_int_eq(stat(file, &st), 0);
         ck_assert_int_ge(asprintf(&line, "30 1 %u:%u / %s rw - tmpfs tmpfs rw\n", major(st.st_dev), minor(st.st_dev),
-                                  dir), 0);
+                                  dir),
+                         0);
         mountinfo = write_file(dir, "mountinfo", line);
         ck_assert_int_eq(device_resolve(file, sys, mountinfo, &di), -ENODEV);
         ck_assert_str_eq(di.fstype, "tmpfs");
@@ -118,7 +119,8 @@ START_TEST(test_device_anonymous_dev) {
         ck_assert_int_eq(mknod(node, S_IFBLK | 0600, makedev(8, 1)), 0);
         ck_assert_int_eq(stat(file, &st), 0);
         ck_assert_int_ge(asprintf(&line, "30 1 %u:%u / %s rw - btrfs %s rw\n", major(st.st_dev), minor(st.st_dev), dir,
-                                  node), 0);
+                                  node),
+                         0);
         mountinfo = write_file(dir, "mountinfo", line);
         ck_assert_int_eq(device_resolve(file, sys, mountinfo, &di), 0);
         ck_assert_str_eq(di.name, "sda");

@@ -29,9 +29,10 @@ START_TEST(test_diag_whole_file_and_control) {
         diag_add(&l, &src, 9, 1, "late");
         s = diag_to_string(&l);
         /* The escape character is not copied to the terminal. */
-        ck_assert_str_eq(s, "/etc/x.yaml: error: not a regular file\n"
-                            "g.yaml:1:4: error: control\n    x: ?[31m\n       ^\n"
-                            "g.yaml:9:1: error: late\n");
+        ck_assert_str_eq(s,
+                         "/etc/x.yaml: error: not a regular file\n"
+                         "g.yaml:1:4: error: control\n    x: ?[31m\n       ^\n"
+                         "g.yaml:9:1: error: late\n");
         free(s);
         diag_list_done(&l);
         ck_assert_uint_eq(l.n, 0);
@@ -59,8 +60,9 @@ START_TEST(test_diag_cap_per_file) {
         ck_assert_ptr_nonnull(s);
         ck_assert_ptr_nonnull(strstr(s, "a.yaml:1:1: error: error 99\n"));
         ck_assert_ptr_null(strstr(s, "error 100\n"));
-        ck_assert_ptr_nonnull(strstr(s, "a.yaml: ... and 4900 more errors (at most 100 are shown per file)\n"
-                                        "b.yaml:1:4: error: in the next file\n"));
+        ck_assert_ptr_nonnull(strstr(s,
+                                     "a.yaml: ... and 4900 more errors (at most 100 are shown per file)\n"
+                                     "b.yaml:1:4: error: in the next file\n"));
         ck_assert_uint_lt(strlen(s), 100 * 100);
         free(s);
         diag_list_done(&l);

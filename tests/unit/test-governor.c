@@ -20,11 +20,21 @@ static void setup(struct fixture *f) {
         struct pw_settings s;
 
         ck_assert_int_eq(settings_init(&s), 0); /* window 500ms, cooldown 30s, release 1% */
-        f->io = (struct pw_io_limit){ .major = 8, .minor = 0, .read_bps = UNITS_MAX, .write_bps = 80 * MIB,
-                                      .read_iops = UNITS_MAX, .write_iops = UNITS_MAX };
-        f->pc = (struct pw_job_class){ .name = (char *) "backup", .memory_high = 512 * MIB, .memory_max = UNITS_MAX,
-                                       .memory_high_floor = 64 * MIB, .io = &f->io, .n_io = 1, .io_floor = 8 * MIB,
-                                       .freeze = true, .freeze_max_usec = 10 * SEC };
+        f->io = (struct pw_io_limit){ .major = 8,
+                                      .minor = 0,
+                                      .read_bps = UNITS_MAX,
+                                      .write_bps = 80 * MIB,
+                                      .read_iops = UNITS_MAX,
+                                      .write_iops = UNITS_MAX };
+        f->pc = (struct pw_job_class){ .name = (char *) "backup",
+                                       .memory_high = 512 * MIB,
+                                       .memory_max = UNITS_MAX,
+                                       .memory_high_floor = 64 * MIB,
+                                       .io = &f->io,
+                                       .n_io = 1,
+                                       .io_floor = 8 * MIB,
+                                       .freeze = true,
+                                       .freeze_max_usec = 10 * SEC };
         governor_init(&f->g, &s, 1024 * MIB);
         settings_done(&s);
         ck_assert_int_eq(governor_class_init(&f->c, &f->pc), 0);
@@ -41,8 +51,9 @@ static void fixture_done(struct fixture *f) {
 
 /* One step; counts the actions and checks the invariants every step must keep. */
 static size_t step(struct fixture *f, uint64_t now, bool pressure, double avg10) {
-        struct governor_reading r = { .now_usec = now, .pressure = pressure, .why = "test memory.pressure",
-                                      .psi_avg10 = avg10 };
+        struct governor_reading r = {
+                .now_usec = now, .pressure = pressure, .why = "test memory.pressure", .psi_avg10 = avg10
+        };
         struct governor_action a[GOVERNOR_MAX_ACTIONS];
         uint64_t before = f->c.high;
         size_t n = governor_step(&f->g, &r, a, ELEMENTSOF(a));
@@ -238,8 +249,12 @@ START_TEST(test_governor_many_devices) {
         setup(&f);
         governor_class_done(&f.c);
         for (unsigned i = 0; i < ELEMENTSOF(io); i++)
-                io[i] = (struct pw_io_limit){ .major = 8, .minor = 16 * i, .read_bps = UNITS_MAX,
-                                              .write_bps = 80 * MIB, .read_iops = UNITS_MAX, .write_iops = UNITS_MAX };
+                io[i] = (struct pw_io_limit){ .major = 8,
+                                              .minor = 16 * i,
+                                              .read_bps = UNITS_MAX,
+                                              .write_bps = 80 * MIB,
+                                              .read_iops = UNITS_MAX,
+                                              .write_iops = UNITS_MAX };
         f.pc.io = io;
         f.pc.n_io = ELEMENTSOF(io);
         ck_assert_int_eq(governor_class_init(&f.c, &f.pc), 0);
@@ -267,7 +282,8 @@ static char *sample_file(const char *sample, const char *file) {
 
 static struct governor_sample sample(const char *name) {
         _cleanup_free_ char *stat = sample_file(name, "memory.stat"), *events = sample_file(name, "memory.events"),
-                            *psi = sample_file(name, "memory.pressure"), *swap = sample_file(name, "memory.swap.current"),
+                            *psi = sample_file(name, "memory.pressure"),
+                            *swap = sample_file(name, "memory.swap.current"),
                             *current = sample_file(name, "memory.current");
         struct governor_sample s;
 

@@ -10,7 +10,7 @@
 struct node {
         const char *path; /* the key: relative, as the cgroupfs backend keys nodes */
         bool exists;
-        int fail;         /* an errno every write returns */
+        int fail; /* an errno every write returns */
         struct ledger_values v;
         unsigned writes;
 };
@@ -47,7 +47,8 @@ static const struct ledger_values *saved(const struct ledger *l, const char *key
 
 static void add_node(struct tree *t, const char *path, uint64_t min, uint64_t low, uint64_t swap) {
         ck_assert_uint_lt(t->n, MAX_NODES);
-        t->nodes[t->n++] = (struct node){ .path = path, .exists = true,
+        t->nodes[t->n++] = (struct node){ .path = path,
+                                          .exists = true,
                                           .v = { .min = min, .low = low, .has_swap = true, .swap_max = swap } };
 }
 
@@ -225,13 +226,14 @@ START_TEST(test_ledger_parse_skips_damage) {
         struct ledger l;
 
         ck_assert_int_eq(ledger_init(&l, NULL, NULL, no_slash_key), 0);
-        ck_assert_int_eq(ledger_parse(&l, "# header\n"
-                                          "1 2 - a.service\n"
-                                          "garbage\n"
-                                          "1 2 x b.service\n"   /* bad swap */
-                                          "3 4 max c/d\n"       /* refused key */
-                                          "5 6 7 a.service\n"   /* a duplicate: the first stays */
-                                          "8 9 10 e.slice\n"),
+        ck_assert_int_eq(ledger_parse(&l,
+                                      "# header\n"
+                                      "1 2 - a.service\n"
+                                      "garbage\n"
+                                      "1 2 x b.service\n" /* bad swap */
+                                      "3 4 max c/d\n"     /* refused key */
+                                      "5 6 7 a.service\n" /* a duplicate: the first stays */
+                                      "8 9 10 e.slice\n"),
                          0);
         ck_assert_uint_eq(l.n, 2);
         ck_assert_uint_eq(saved(&l, "a.service")->min, 1);

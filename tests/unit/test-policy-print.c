@@ -5,16 +5,17 @@
 
 /* What policy_print writes parses again to the same policy. */
 START_TEST(test_policy_print_roundtrip) {
-        static const char text[] = "jobs:\n"
-                                   "  a:\n"
-                                   "    memory: {high: 1.5G, max: 33%, swap_max: 0}\n"
-                                   "    io: [{device: /, write_bps: 80M/s, read_iops: 10}]\n"
-                                   "    under_pressure: {freeze: true, freeze_max: 1500ms}\n"
-                                   "    users: [root, \"1000\"]\n"
-                                   "  b: {}\n"
-                                   "protect:\n"
-                                   "  p: {unit: x.service, memory: {min: 1G, low: auto, swap: deny}}\n"
-                                   "  q: {cgroup: /a/b}\n";
+        static const char text[] =
+                "jobs:\n"
+                "  a:\n"
+                "    memory: {high: 1.5G, max: 33%, swap_max: 0}\n"
+                "    io: [{device: /, write_bps: 80M/s, read_iops: 10}]\n"
+                "    under_pressure: {freeze: true, freeze_max: 1500ms}\n"
+                "    users: [root, \"1000\"]\n"
+                "  b: {}\n"
+                "protect:\n"
+                "  p: {unit: x.service, memory: {min: 1G, low: auto, swap: deny}}\n"
+                "  q: {cgroup: /a/b}\n";
         struct parse_result one, two;
         char *printed = NULL;
         size_t size = 0;

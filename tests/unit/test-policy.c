@@ -120,7 +120,8 @@ static const struct {
         const char *needle;
 } error_cases[] = {
         /* unknown keys, with a suggestion or the list of keys */
-        { "jobs:\n  b:\n    memory:\n      hihg: 1G\n", 4, 7, "unknown key 'hihg' in job class 'b'.memory: did you mean 'high'?" },
+        { "jobs:\n  b:\n    memory:\n      hihg: 1G\n", 4, 7,
+          "unknown key 'hihg' in job class 'b'.memory: did you mean 'high'?" },
         { "jobs:\n  b:\n    colour: red\n", 3, 5, "expected memory, per_job, io, cpu, under_pressure, users or match" },
         { "jobs:\n  b:\n    match: {exe: [bin/borg]}\n", 3, 19, "an executable must be an absolute path" },
         { "jobs:\n  b:\n    match: {exe: [/usr//bin/borg]}\n", 3, 19, "path must be normalised" },
@@ -197,8 +198,10 @@ static const struct {
         { "jobs:\n  b:\n    io: [{device: /}]\n", 3, 10, "sets no limit" },
         { "jobs:\n  b:\n    io: [{device: /does/not/exist, write_bps: 1M}]\n", 3, 19, "does not exist" },
         { "jobs:\n  b:\n    io: [{device: relative, write_bps: 1M}]\n", 3, 19, "give an absolute path" },
-        { "jobs:\n  b:\n    io: [{device: /proc, write_bps: 1M}]\n", 3, 19, "proc file system, which has no block device" },
-        { "jobs:\n  b:\n    io: [{device: \"1:2:3\", write_bps: 1M}]\n", 3, 19, "expected an absolute path or MAJ:MIN" },
+        { "jobs:\n  b:\n    io: [{device: /proc, write_bps: 1M}]\n", 3, 19,
+          "proc file system, which has no block device" },
+        { "jobs:\n  b:\n    io: [{device: \"1:2:3\", write_bps: 1M}]\n", 3, 19,
+          "expected an absolute path or MAJ:MIN" },
         { "jobs:\n  b:\n    io: [{device: /, write_bps: 1M}, {device: /etc, read_bps: 1M}]\n", 3, 47, "already names" },
         { "jobs:\n  b:\n    io: [{device: /, write_bps: 0}]\n", 3, 33, "would stop all I/O" },
         /* users */
@@ -223,22 +226,22 @@ static const struct {
 };
 
 START_TEST(test_policy_errors) {
-        assert_policy_error(error_cases[_i].text, error_cases[_i].line, error_cases[_i].column,
-                            error_cases[_i].needle);
+        assert_policy_error(error_cases[_i].text, error_cases[_i].line, error_cases[_i].column, error_cases[_i].needle);
 }
 END_TEST
 
 /* All errors of a file are reported, not only the first. */
 START_TEST(test_policy_all_errors) {
-        static const char text[] = "jobs:\n"
-                                   "  a:\n"
-                                   "    memory: {high: 1X}\n"
-                                   "  b/c: {}\n"
-                                   "  d:\n"
-                                   "    cpu: {weight: -1}\n"
-                                   "protect:\n"
-                                   "  p: {unit: x}\n"
-                                   "  q: {cgroup: /q, memory: {min: 120%}}\n";
+        static const char text[] =
+                "jobs:\n"
+                "  a:\n"
+                "    memory: {high: 1X}\n"
+                "  b/c: {}\n"
+                "  d:\n"
+                "    cpu: {weight: -1}\n"
+                "protect:\n"
+                "  p: {unit: x}\n"
+                "  q: {cgroup: /q, memory: {min: 120%}}\n";
         struct parse_result res;
 
         parse_policy(text, &res);
@@ -395,39 +398,41 @@ static int policy_run(void *data) {
 
 /* Memory running out anywhere while parsing gives -ENOMEM: not an abort, a crash, a leak or a wrong result. */
 START_TEST(test_policy_enomem) {
-        static const char valid[] = "jobs:\n"
-                                    "  backup:\n"
-                                    "    memory: {high: 256M, max: 2G, swap_max: 0}\n"
-                                    "    cpu: {weight: 50}\n"
-                                    "    io: [{device: /, write_bps: 80M/s, read_iops: 1000}]\n"
-                                    "    under_pressure: {memory_high_floor: 64M, freeze: true, freeze_max: 5s}\n"
-                                    "    users: [root, \"1000\"]\n"
-                                    "  copy: {}\n"
-                                    "protect:\n"
-                                    "  db: {unit: postgresql.service, memory: {min: 25%, low: auto, swap: deny}}\n"
-                                    "  web: {cgroup: /web.slice}\n";
+        static const char valid[] =
+                "jobs:\n"
+                "  backup:\n"
+                "    memory: {high: 256M, max: 2G, swap_max: 0}\n"
+                "    cpu: {weight: 50}\n"
+                "    io: [{device: /, write_bps: 80M/s, read_iops: 1000}]\n"
+                "    under_pressure: {memory_high_floor: 64M, freeze: true, freeze_max: 5s}\n"
+                "    users: [root, \"1000\"]\n"
+                "  copy: {}\n"
+                "protect:\n"
+                "  db: {unit: postgresql.service, memory: {min: 25%, low: auto, swap: deny}}\n"
+                "  web: {cgroup: /web.slice}\n";
         /* Errors at every level: the YAML reader, unknown keys, values, entries, cross-field checks. */
-        static const char invalid[] = "jobs:\n"
-                                      "  a:\n"
-                                      "    memroy: {high: 1G}\n"
-                                      "    cpu: {weight: -1}\n"
-                                      "    io: [{device: /, read_bps: 0}, {write_iops: 5}]\n"
-                                      "    users: [root, root, \"a b\"]\n"
-                                      "  b/c: {}\n"
-                                      "  d: {memory: {high: 1G, max: 512M}, under_pressure: {io_floor: max}}\n"
-                                      "  e:\t{}\n"
-                                      "protect:\n"
-                                      "  p: {unit: x, cgroup: /x}\n"
-                                      "  q: {cgroup: /q, memory: {min: 2G, low: 1G}}\n"
-                                      "  r: {cgroup: /q}\n"
-                                      "socket: /run/x\n";
+        static const char invalid[] =
+                "jobs:\n"
+                "  a:\n"
+                "    memroy: {high: 1G}\n"
+                "    cpu: {weight: -1}\n"
+                "    io: [{device: /, read_bps: 0}, {write_iops: 5}]\n"
+                "    users: [root, root, \"a b\"]\n"
+                "  b/c: {}\n"
+                "  d: {memory: {high: 1G, max: 512M}, under_pressure: {io_floor: max}}\n"
+                "  e:\t{}\n"
+                "protect:\n"
+                "  p: {unit: x, cgroup: /x}\n"
+                "  q: {cgroup: /q, memory: {min: 2G, low: 1G}}\n"
+                "  r: {cgroup: /q}\n"
+                "socket: /run/x\n";
 
         /* Failures at many points gave -ENOMEM (the exact numbers depend on libc). */
         ck_assert_uint_gt(fail_alloc_each(policy_run, &(struct policy_run){ .path = "d/v.yaml", .text = valid }, 0),
                           50);
-        ck_assert_uint_gt(
-                fail_alloc_each(policy_run, &(struct policy_run){ .path = "d/i.yaml", .text = invalid }, -EINVAL),
-                50);
+        ck_assert_uint_gt(fail_alloc_each(policy_run, &(struct policy_run){ .path = "d/i.yaml", .text = invalid },
+                                          -EINVAL),
+                          50);
 }
 END_TEST
 
@@ -579,17 +584,19 @@ START_TEST(test_policy_max_lists) {
                 { "users", "      ", "", "", PW_MAX_USERS, "more than 64 users in a job class" },
                 { "io", "      ", "{device: /dev/null", ", read_bps: 1M}", PW_MAX_IO,
                   "more than 16 io entries in a job class" },
-                { "match:\n      exe", "        ", "/usr/bin/x", "", PW_MAX_MATCH, "more than 64 entries in match.exe" },
+                { "match:\n      exe", "        ", "/usr/bin/x", "", PW_MAX_MATCH,
+                  "more than 64 entries in match.exe" },
                 { "match:\n      units", "        ", "u", ".service", PW_MAX_MATCH,
                   "more than 64 entries in match.units" },
-                { "match:\n      cmdline", "        ", "'x ", "'", PW_MAX_MATCH, "more than 64 entries in match.cmdline" },
+                { "match:\n      cmdline", "        ", "'x ", "'", PW_MAX_MATCH,
+                  "more than 64 entries in match.cmdline" },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 unsigned first = strchr(cases[i].key, '\n') ? 5 : 4, column = (unsigned) strlen(cases[i].indent) + 3;
                 unsigned limit_line = first + (unsigned) cases[i].max;
-                _cleanup_free_ char *ok = gen_class_list(cases[i].key, cases[i].indent, cases[i].max, cases[i].prefix,
-                                                         cases[i].suffix);
+                _cleanup_free_ char *ok =
+                        gen_class_list(cases[i].key, cases[i].indent, cases[i].max, cases[i].prefix, cases[i].suffix);
                 _cleanup_free_ char *over = gen_class_list(cases[i].key, cases[i].indent, cases[i].max + 5,
                                                            cases[i].prefix, cases[i].suffix);
                 struct parse_result res;
@@ -637,16 +644,18 @@ END_TEST
 
 /* An executable or unit pattern named by two classes: found in the classes of earlier files, and of the same file. */
 START_TEST(test_policy_match_conflicts) {
-        static const char a[] = "jobs:\n"
-                                "  x:\n"
-                                "    match: {exe: [/usr/bin/a, /usr/bin/b], units: [u.service]}\n";
-        static const char b[] = "jobs:\n"
-                                "  y:\n"
-                                "    match: {exe: [/usr/bin/b, /usr/bin/c], units: [u.service, v.service]}\n"
-                                "  z:\n"
-                                "    match: {exe: [/usr/bin/d], units: ['w*.service']}\n"
-                                "  w:\n"
-                                "    match: {exe: [/usr/bin/d, /usr/bin/a], units: ['w*.service']}\n";
+        static const char a[] =
+                "jobs:\n"
+                "  x:\n"
+                "    match: {exe: [/usr/bin/a, /usr/bin/b], units: [u.service]}\n";
+        static const char b[] =
+                "jobs:\n"
+                "  y:\n"
+                "    match: {exe: [/usr/bin/b, /usr/bin/c], units: [u.service, v.service]}\n"
+                "  z:\n"
+                "    match: {exe: [/usr/bin/d], units: ['w*.service']}\n"
+                "  w:\n"
+                "    match: {exe: [/usr/bin/d, /usr/bin/a], units: ['w*.service']}\n";
         struct source sa = { .path = (char *) "a.yaml", .text = (char *) a, .size = strlen(a) };
         struct source sb = { .path = (char *) "b.yaml", .text = (char *) b, .size = strlen(b) };
         struct policy_context ctx = test_context();
@@ -887,6 +896,7 @@ static char *adv_long_name(void) {
 static const struct {
         const char *what;
         char *(*generate)(void);
+        /* clang-format off */
 } adversarial[] = {
         { "100,000 nested '['", adv_nested },
         { "a 99 KB line of duplicate keys", adv_one_line },
@@ -898,6 +908,7 @@ static const struct {
         { "io entries", adv_io },
         { "a 500 KB class name", adv_long_name },
 };
+/* clang-format on */
 
 START_TEST(test_policy_adversarial) {
         _cleanup_free_ char *text = adversarial[_i].generate();

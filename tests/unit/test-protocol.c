@@ -12,8 +12,8 @@ START_TEST(test_protocol_valid) {
 
         ck_assert_int_eq(parse("{\"command\":\"status\"}", &req, &why), 0);
         ck_assert_int_eq(req.command, PW_CMD_STATUS);
-        ck_assert_int_eq(parse(" {\"command\": \"run\", \"class\": \"backup\", \"name\": \"n1\", \"pid\": 1234} \r", &req,
-                               &why),
+        ck_assert_int_eq(parse(" {\"command\": \"run\", \"class\": \"backup\", \"name\": \"n1\", \"pid\": 1234} \r",
+                               &req, &why),
                          0);
         ck_assert_int_eq(req.command, PW_CMD_RUN);
         ck_assert_str_eq(req.class, "backup");
@@ -49,7 +49,8 @@ static const struct {
         { "{\"command\":\"run\",\"class\":\"b\",\"pid\":99999999999}", "\"pid\" is not a process id" },
         { "{\"command\":\"run\",\"class\":\"b\",\"pid\":\"5\"}", "\"pid\" is not a process id" },
         { "{\"command\":\"move\",\"class\":\"b\",\"pids\":[]}", "\"pids\" must be a list of 1 to 1024 process ids" },
-        { "{\"command\":\"move\",\"class\":\"b\",\"pids\":[5,\"x\"]}", "\"pids\" holds something that is not a process id" },
+        { "{\"command\":\"move\",\"class\":\"b\",\"pids\":[5,\"x\"]}",
+          "\"pids\" holds something that is not a process id" },
         { "{\"command\":\"move\",\"class\":\"b\",\"pids\":[5],\"tree\":1}", "\"tree\" must be true or false" },
         { "{\"command\":\"show\",\"job\":{\"a\":[[[[[[[[[[1]]]]]]]]]]}}", "request is not valid JSON" },
         /* json-c cuts strings and keys at an escaped NUL: "backup\u0000x" would be read as "backup". */
@@ -195,7 +196,11 @@ END_TEST
 
 /* What the client formats, the daemon parses back. */
 START_TEST(test_protocol_roundtrip) {
-        struct pw_request a = { .command = PW_CMD_MOVE, .class = "backup", .name = "x", .pids = { 5, 6 }, .n_pids = 2,
+        struct pw_request a = { .command = PW_CMD_MOVE,
+                                .class = "backup",
+                                .name = "x",
+                                .pids = { 5, 6 },
+                                .n_pids = 2,
                                 .tree = true },
                           b;
         const char *why;

@@ -23,8 +23,14 @@ static const char policy_text[] =
         "      under: [machine.slice]\n";
 
 static struct rules_process process(const char *exe, const char *cmdline, const char *cgroup) {
-        return (struct rules_process){ .pid = 500, .tgid = 500, .ppid = 400, .uid = 0, .user = "root", .exe = exe,
-                                       .cmdline = cmdline, .cgroup = cgroup };
+        return (struct rules_process){ .pid = 500,
+                                       .tgid = 500,
+                                       .ppid = 400,
+                                       .uid = 0,
+                                       .user = "root",
+                                       .exe = exe,
+                                       .cmdline = cmdline,
+                                       .cgroup = cgroup };
 }
 
 /* The class p matches ("" if none), and the rule's kind and text. */
@@ -98,8 +104,9 @@ END_TEST
 
 START_TEST(test_rules_exclusions) {
         static const char *const protected[] = { "system.slice/postgresql.service" };
-        const struct rules_exclusions x = { .self = 77, .job_root = "pagewarden.slice", .protected = protected,
-                                            .n_protected = 1 };
+        const struct rules_exclusions x = {
+                .self = 77, .job_root = "pagewarden.slice", .protected = protected, .n_protected = 1
+        };
         struct parse_result res;
         struct rules_process p;
         const struct pw_job_class *backup, *boxed;

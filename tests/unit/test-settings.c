@@ -24,14 +24,15 @@ START_TEST(test_settings_defaults) {
 END_TEST
 
 START_TEST(test_settings_values) {
-        static const char text[] = "policy_dir: ../pol\n"
-                                   "socket: /run/pw.sock\n"
-                                   "socket_group: root\n"
-                                   "cgroup_root: /jobs.slice/pw\n"
-                                   "backend: cgroupfs\n"
-                                   "restore_on_stop: true\n"
-                                   "log_level: debug\n"
-                                   "pressure: {threshold: 20%, window: 2s, release: 2.5%, cooldown: 1m}\n";
+        static const char text[] =
+                "policy_dir: ../pol\n"
+                "socket: /run/pw.sock\n"
+                "socket_group: root\n"
+                "cgroup_root: /jobs.slice/pw\n"
+                "backend: cgroupfs\n"
+                "restore_on_stop: true\n"
+                "log_level: debug\n"
+                "pressure: {threshold: 20%, window: 2s, release: 2.5%, cooldown: 1m}\n";
         struct settings_result r;
 
         parse_settings("/srv/conf/pw.yaml", text, &r);
@@ -57,7 +58,9 @@ static const struct {
         const char *needle;
 } settings_errors[] = {
         { "socket: run/x\n", 1, 9, "must be an absolute path" },
-        { "socket: /aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
+        { "socket: "
+          "/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+          "aa\n",
           1, 9, "longer than 107 bytes" },
         { "socket_group: no-such-group-pw\n", 1, 15, "unknown group" },
         { "cgroup_root: /\n", 1, 14, "root cgroup" },
@@ -80,7 +83,8 @@ START_TEST(test_settings_errors) {
 
         parse_settings("/etc/pagewarden/pagewarden.yaml", settings_errors[_i].text, &r);
         ck_assert_int_eq(r.r, -EINVAL);
-        ck_assert_msg(has_diag(&r.diags, settings_errors[_i].line, settings_errors[_i].column, settings_errors[_i].needle),
+        ck_assert_msg(has_diag(&r.diags, settings_errors[_i].line, settings_errors[_i].column,
+                               settings_errors[_i].needle),
                       "want %u:%u %s, got:\n%s", settings_errors[_i].line, settings_errors[_i].column,
                       settings_errors[_i].needle, r.errors);
         settings_result_done(&r);
@@ -181,8 +185,9 @@ START_TEST(test_settings_limits) {
         ck_assert_int_eq(r.r, -EINVAL);
         ck_assert_uint_eq(r.diags.n, DIAG_MAX_PER_FILE);
         /* Line L holds nodes 2L and 2L + 1 (the map is node 1): node 65537 is the value of line 32768. */
-        ck_assert(strstr(r.errors, "pagewarden.yaml:32768:10: error: more than 65536 values, lists and mappings in one "
-                                   "file (reading stops here)\n"));
+        ck_assert(strstr(r.errors,
+                         "pagewarden.yaml:32768:10: error: more than 65536 values, lists and mappings in one "
+                         "file (reading stops here)\n"));
         ck_assert_ptr_nonnull(strstr(r.errors, "pagewarden.yaml: ... and "));
         ck_assert_uint_lt(t, 2 * 1000000);
         settings_result_done(&r);

@@ -23,9 +23,9 @@ static const struct {
         { "100%", 0, TEST_RAM },
         { "0%", 0, 0 },
         { "16777215T", 0, UINT64_C(16777215) << 40 },
-        { "16777216T", -ERANGE, 0 },             /* 2^64: overflow */
-        { "18446744073709551615", -ERANGE, 0 },  /* would read as max */
-        { "18446744073709551616", -ERANGE, 0 },  /* does not fit */
+        { "16777216T", -ERANGE, 0 },            /* 2^64: overflow */
+        { "18446744073709551615", -ERANGE, 0 }, /* would read as max */
+        { "18446744073709551616", -ERANGE, 0 }, /* does not fit */
         { "99999999999999999999999", -ERANGE, 0 },
         { "100.01%", -ERANGE, 0 },
         { "101%", -ERANGE, 0 },

@@ -74,10 +74,11 @@ END_TEST
 
 /* The "billion laughs" document is refused at once, not expanded. */
 START_TEST(test_tree_billion_laughs) {
-        static const char text[] = "a: &a [x, x, x, x, x, x, x, x, x]\n"
-                                   "b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
-                                   "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\n"
-                                   "d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n";
+        static const char text[] =
+                "a: &a [x, x, x, x, x, x, x, x, x]\n"
+                "b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+                "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\n"
+                "d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n";
         struct tree_result t;
 
         parse_tree(text, strlen(text), &t);
@@ -259,8 +260,8 @@ START_TEST(test_tree_deep_adversarial) {
                 snprintf(what, sizeof(what), "%zu x '%s'", cases[i].count, cases[i].unit);
                 parse_tree_timed(what, text, strlen(text), &t);
                 ck_assert_int_eq(t.r, -EINVAL);
-                ck_assert_msg(has_diag(&t.diags, 1, cases[i].column, "nesting is too deep: at most 32 levels"),
-                              "%s", what);
+                ck_assert_msg(has_diag(&t.diags, 1, cases[i].column, "nesting is too deep: at most 32 levels"), "%s",
+                              what);
                 /* It stops there: nothing else about the rest of the file (the syntax error at its end). */
                 ck_assert_uint_eq(t.diags.n_errors, 1);
                 tree_result_done(&t);
@@ -345,7 +346,8 @@ START_TEST(test_tree_duplicate_keys_many) {
         parse_tree_timed("32,767 keys", text, (size_t) (p - text), &t);
         ck_assert_int_eq(t.r, -EINVAL);
         ck_assert_uint_eq(t.diags.n_errors, 2);
-        ck_assert(has_diag(&t.diags, (unsigned) n + 1, 1, "duplicate key 'key-common-prefix-000007' (first given at line 8)"));
+        ck_assert(has_diag(&t.diags, (unsigned) n + 1, 1,
+                           "duplicate key 'key-common-prefix-000007' (first given at line 8)"));
         ck_assert(has_diag(&t.diags, (unsigned) n + 2, 1, "(first given at line 8)"));
         ck_assert_str_eq(t.root->children[2 * 7 + 1]->value, "1");
         ck_assert(t.root->children[2 * n]->duplicate);

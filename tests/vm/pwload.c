@@ -22,16 +22,16 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <grp.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define CHUNK (1024 * 1024)
@@ -46,7 +46,8 @@ static double now(void) {
 static int report(long long bytes, double start) {
         double secs = now() - start;
 
-        printf("bytes=%lld seconds=%.3f mib_per_s=%.2f\n", bytes, secs, (double) bytes / CHUNK / (secs > 0 ? secs : 1e-9));
+        printf("bytes=%lld seconds=%.3f mib_per_s=%.2f\n", bytes, secs,
+               (double) bytes / CHUNK / (secs > 0 ? secs : 1e-9));
         return 0;
 }
 
@@ -87,7 +88,8 @@ static int execloop_cmd(int argc, char *argv[]) {
         getrusage(RUSAGE_SELF, &self);
         getrusage(RUSAGE_CHILDREN, &children);
         printf("execs=%ld seconds=%.3f cpu_us=%.0f\n", execs, now() - start,
-               (self.ru_utime.tv_sec + self.ru_stime.tv_sec + children.ru_utime.tv_sec + children.ru_stime.tv_sec) * 1e6 +
+               (self.ru_utime.tv_sec + self.ru_stime.tv_sec + children.ru_utime.tv_sec + children.ru_stime.tv_sec) *
+                               1e6 +
                        (self.ru_utime.tv_usec + self.ru_stime.tv_usec + children.ru_utime.tv_usec +
                         children.ru_stime.tv_usec));
         return 0;
@@ -237,7 +239,8 @@ int main(int argc, char *argv[]) {
         }
         if (argc < 4)
                 return 2;
-        fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | (strcmp(argv[1], "write-direct") == 0 ? O_DIRECT : 0),
+        fd = open(argv[2],
+                  O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | (strcmp(argv[1], "write-direct") == 0 ? O_DIRECT : 0),
                   0644);
         if (fd < 0) {
                 perror(argv[2]);
