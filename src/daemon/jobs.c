@@ -29,7 +29,7 @@ struct job *jobs_find(const struct jobs *js, const char *id_or_name) {
         return NULL;
 }
 
-static struct job *find_id(const struct jobs *js, uint64_t id) {
+struct job *jobs_find_id(const struct jobs *js, uint64_t id) {
         for (struct job *j = js->list; j; j = j->next)
                 if (j->id == id)
                         return j;
@@ -184,7 +184,7 @@ static int watch(struct jobs *js, struct job *j) {
 }
 
 void jobs_release_done(struct jobs *js, const struct worker_task *t) {
-        struct job *j = find_id(js, t->job_id);
+        struct job *j = jobs_find_id(js, t->job_id);
         char freed[32], left[32];
 
         if (!j)
@@ -341,7 +341,7 @@ int jobs_adopt(struct jobs *js) {
                                                "Slot /%s holds processes but no job label: left alone", slots[i].path);
                         continue;
                 }
-                if (find_id(js, slots[i].label.id))
+                if (jobs_find_id(js, slots[i].label.id))
                         slots[i].label.id = js->next_id; /* a duplicate id: never two jobs with one id */
                 r = job_add(js, &slots[i].label, slots[i].class, slots[i].path, &j);
                 if (r < 0) {

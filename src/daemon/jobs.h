@@ -63,6 +63,7 @@ void jobs_done(struct jobs *js);
 
 /* By id, or by name. */
 struct job *jobs_find(const struct jobs *js, const char *id_or_name);
+struct job *jobs_find_id(const struct jobs *js, uint64_t id);
 unsigned jobs_in_class(const struct jobs *js, const char *class);
 
 /* A new job of class c for uid holding pids (those that still exist); *ret_moved of them moved.  by says how

@@ -219,10 +219,7 @@ static void move_finish(struct move *mv, json_object *resp) {
 }
 
 static struct job *move_job(struct move *mv) {
-        char id[32];
-
-        snprintf(id, sizeof(id), "%" PRIu64, mv->job_id);
-        return jobs_find(&mv->m->jobs, id);
+        return jobs_find_id(&mv->m->jobs, mv->job_id);
 }
 
 /* What to move next: the processes from index first on, alive and outside the job (or anywhere). */
