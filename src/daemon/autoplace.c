@@ -98,7 +98,9 @@ static bool candidate_read(struct autoplace *a, pid_t pid, const char *exe, stru
                 c->have_exe = true;
                 c->have_cmdline = false;
         } else {
-                c->have_exe = a->need_exe && read_exe(a->procdir, pid, c->exe, sizeof(c->exe)) >= 0;
+                /* Held at their exec (a->perm), the programs exe: names need no look from here but at scans. */
+                c->have_exe = a->need_exe && (!a->perm || a->scanning) &&
+                              read_exe(a->procdir, pid, c->exe, sizeof(c->exe)) >= 0;
                 c->have_cmdline = a->need_cmdline && read_cmdline(a->procdir, pid, c->cmdline, sizeof(c->cmdline)) >= 0;
         }
         return rules_candidate(a->policy, c->have_exe ? c->exe : NULL, c->have_cmdline ? c->cmdline : NULL);
@@ -175,12 +177,6 @@ static void place(struct autoplace *a, struct candidate *c, const struct rules_p
         take_children(a, j, c->pid);
 }
 
-/* A program an exe: rule names ran outside a job: its mark is stale (an upgrade replaced the file). */
-static void remark(struct autoplace *a, const struct rules_match *m) {
-        if (a->perm && streq(m->kind, "exe") && execperm_mark(a->perm, m->rule->text) >= 0)
-                log_info("%s was replaced since it was marked: marked again for exec permission events", m->rule->text);
-}
-
 static void consider(struct autoplace *a, pid_t pid, const char *exe, bool scan) {
         _cleanup_close_ int pidfd = -1;
         struct candidate c = {};
@@ -212,8 +208,6 @@ static void consider(struct autoplace *a, pid_t pid, const char *exe, bool scan)
         }
         if (scan && parent_matches(a, p.ppid))
                 goto done;
-        if (!exe && !scan)
-                remark(a, &m);
         place(a, &c, &p, &m);
 done:
         proc_ids_done(&c.ids);
@@ -237,6 +231,7 @@ static void scan(struct autoplace *a) {
                 log_warning_errno(errno, "Cannot scan %s for processes the rules name: %m", a->procdir);
                 return;
         }
+        a->scanning = true;
         while ((de = readdir(d))) {
                 char *end;
                 long pid = strtol(de->d_name, &end, 10);
@@ -244,6 +239,7 @@ static void scan(struct autoplace *a) {
                 if (*end == '\0' && pid > 1)
                         consider(a, (pid_t) pid, NULL, true);
         }
+        a->scanning = false;
         closedir(d);
 }
 
@@ -443,34 +439,47 @@ static void perm_update(struct autoplace *a) {
                  marked == 1 ? "" : "s");
 }
 
-void autoplace_update(struct autoplace *a) {
+/*
+ * The proc connector, where it is needed: for cmdline: rules, and for exe:
+ * rules when exec permission events cannot hold their programs.  Otherwise
+ * the other execs of the machine cost the daemon nothing at all.
+ */
+static void events_update(struct autoplace *a) {
+        bool need = a->need_cmdline || (a->need_exe && !a->perm);
         int r;
 
+        if (!need) {
+                if (a->events)
+                        log_info("Exec events are not followed any more: no rule needs them");
+                a->events = procevents_free(a->events);
+                return;
+        }
+        if (a->events)
+                return;
+        r = procevents_new(a->event, on_exec, on_lost, a, &a->events);
+        if (r < 0)
+                action_log_add(a->log, LOG_LEVEL_ERR,
+                               "exe: and cmdline: rules cannot follow new processes: the proc connector cannot be "
+                               "used (%s; it needs CAP_NET_ADMIN in the initial network namespace); only processes "
+                               "running at start and at reloads are placed",
+                               strerror(-r));
+        else
+                log_info("Following exec events (proc connector) for %s",
+                         a->need_cmdline ? "cmdline: rules" : "exe: rules");
+}
+
+void autoplace_update(struct autoplace *a) {
         units_update(a);
         a->need_exe = rules_need_exe(a->policy);
         a->need_cmdline = rules_need_cmdline(a->policy);
-        if (!a->need_exe && !a->need_cmdline) {
-                if (a->events)
-                        log_info("No exe: or cmdline: rule any more: exec events are not followed");
-                a->events = procevents_free(a->events);
-                a->perm = execperm_free(a->perm);
-                return;
+        if (a->need_exe || a->need_cmdline) {
+                protected_find(a);
+                a->cgroup_ns = cgroup_ns_of(a->procdir, 0);
         }
-        protected_find(a);
-        a->cgroup_ns = cgroup_ns_of(a->procdir, 0);
         perm_update(a);
-        if (!a->events) {
-                r = procevents_new(a->event, on_exec, on_lost, a, &a->events);
-                if (r < 0)
-                        action_log_add(a->log, LOG_LEVEL_ERR,
-                                       "exe: and cmdline: rules cannot follow new processes: the proc connector "
-                                       "cannot be used (%s; it needs CAP_NET_ADMIN in the initial network "
-                                       "namespace); only processes running at start and at reloads are placed",
-                                       strerror(-r));
-                else
-                        log_info("Following exec events (proc connector) for the exe: and cmdline: rules");
-        }
-        scan(a);
+        events_update(a);
+        if (a->need_exe || a->need_cmdline)
+                scan(a);
 }
 
 void autoplace_done(struct autoplace *a) {

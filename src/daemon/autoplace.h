@@ -52,6 +52,7 @@ struct autoplace {
         struct procevents *events; /* while some class has exe: or cmdline: rules */
         struct execperm *perm;     /* while some class has exe: rules, where fanotify may be used */
         bool need_exe, need_cmdline;
+        bool scanning;    /* /proc is being scanned (not an exec event) */
         char **protected; /* cgroups of protected applications, found at the last update */
         size_t n_protected;
         uint64_t cgroup_ns;      /* the daemon's cgroup namespace (inode) */

@@ -4,16 +4,29 @@
 #include <limits.h>
 #include <stdio.h>
 #include <sys/fanotify.h>
+#include <sys/inotify.h>
 
 #include "execperm.h"
 #include "log.h"
 #include "util.h"
 
+/* A directory that holds marked programs, watched for their replacement. */
+struct execperm_dir {
+        char *path;
+        sd_event_source *watch;
+        struct execperm *x;
+};
+
 struct execperm {
+        sd_event *event;
         int fd;
         sd_event_source *source;
         execperm_fn fn;
         void *userdata;
+        char **marked; /* the paths marked */
+        size_t n_marked, allocated_marked;
+        struct execperm_dir **dirs; /* each allocated alone: its address is its watch's userdata */
+        size_t n_dirs, allocated_dirs;
 };
 
 static void allow(struct execperm *x, int event_fd) {
@@ -64,7 +77,7 @@ int execperm_new(sd_event *event, execperm_fn fn, void *userdata, struct execper
         assert(event && fn && ret);
         if (!x)
                 return -ENOMEM;
-        *x = (struct execperm){ .fd = -1, .fn = fn, .userdata = userdata };
+        *x = (struct execperm){ .event = event, .fd = -1, .fn = fn, .userdata = userdata };
         x->fd = fanotify_init(FAN_CLASS_CONTENT | FAN_CLOEXEC | FAN_NONBLOCK, O_RDONLY | O_CLOEXEC | O_LARGEFILE);
         if (x->fd < 0)
                 return -errno;
@@ -78,13 +91,78 @@ int execperm_new(sd_event *event, execperm_fn fn, void *userdata, struct execper
         return 0;
 }
 
-int execperm_mark(struct execperm *x, const char *path) {
-        if (fanotify_mark(x->fd, FAN_MARK_ADD, FAN_OPEN_EXEC_PERM, AT_FDCWD, path) < 0)
-                return -errno;
+/* A file was created or renamed into a watched directory: an upgrade replaced a marked program? */
+static int on_dir(sd_event_source *s, const struct inotify_event *ev, void *userdata) {
+        struct execperm_dir *d = userdata;
+        struct execperm *x = d->x;
+        _cleanup_free_ char *path = NULL;
+
+        if (!ev->len || !(path = path_join(d->path, ev->name)))
+                return 0;
+        for (size_t i = 0; i < x->n_marked; i++)
+                if (streq(x->marked[i], path) &&
+                    fanotify_mark(x->fd, FAN_MARK_ADD, FAN_OPEN_EXEC_PERM, AT_FDCWD, path) >= 0)
+                        log_info("%s was installed or replaced: marked for exec permission events", path);
         return 0;
 }
 
+static int watch_dir(struct execperm *x, const char *path) {
+        _cleanup_free_ char *dir = strndup(path, (size_t) (strrchr(path, '/') - path));
+        struct execperm_dir *d;
+        int r;
+
+        if (!dir)
+                return -ENOMEM;
+        if (!dir[0])
+                return 0; /* a program in / */
+        for (size_t i = 0; i < x->n_dirs; i++)
+                if (streq(x->dirs[i]->path, dir))
+                        return 0;
+        if (GROW(x->dirs, x->allocated_dirs, x->n_dirs + 1) < 0 || !(d = calloc(1, sizeof(*d))))
+                return -ENOMEM;
+        *d = (struct execperm_dir){ .path = TAKE_PTR(dir), .x = x };
+        r = sd_event_add_inotify(x->event, &d->watch, d->path, IN_CREATE | IN_MOVED_TO | IN_ONLYDIR, on_dir, d);
+        if (r < 0) {
+                free(d->path);
+                free(d);
+                return r;
+        }
+        x->dirs[x->n_dirs++] = d;
+        return 0;
+}
+
+int execperm_mark(struct execperm *x, const char *path) {
+        int r = 0, k;
+        char *copy;
+
+        assert(x && path && path[0] == '/');
+        /* A program not installed yet is marked when it appears (the directory is watched). */
+        if (fanotify_mark(x->fd, FAN_MARK_ADD, FAN_OPEN_EXEC_PERM, AT_FDCWD, path) < 0)
+                r = -errno;
+        copy = strdup(path);
+        if (!copy || GROW(x->marked, x->allocated_marked, x->n_marked + 1) < 0) {
+                free(copy);
+                return -ENOMEM;
+        }
+        x->marked[x->n_marked++] = copy;
+        k = watch_dir(x, path);
+        return r ?: k;
+}
+
+static void forget(struct execperm *x) {
+        for (size_t i = 0; i < x->n_marked; i++)
+                free(x->marked[i]);
+        x->n_marked = 0;
+        for (size_t i = 0; i < x->n_dirs; i++) {
+                sd_event_source_disable_unref(x->dirs[i]->watch);
+                free(x->dirs[i]->path);
+                free(x->dirs[i]);
+        }
+        x->n_dirs = 0;
+}
+
 int execperm_clear(struct execperm *x) {
+        forget(x);
         if (fanotify_mark(x->fd, FAN_MARK_FLUSH, 0, AT_FDCWD, NULL) < 0)
                 return -errno;
         return 0;
@@ -93,6 +171,9 @@ int execperm_clear(struct execperm *x) {
 struct execperm *execperm_free(struct execperm *x) {
         if (!x)
                 return NULL;
+        forget(x);
+        free(x->marked);
+        free(x->dirs);
         sd_event_source_disable_unref(x->source);
         closep(&x->fd); /* pending execs are allowed when it closes */
         free(x);

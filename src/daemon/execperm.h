@@ -14,8 +14,9 @@
  * wait (the watchdog restarts a hung daemon; a dead one's marks go with it).
  *
  * A program replaced by an upgrade is a new file: its mark is on the old
- * one, and the caller marks the path again (execperm_mark()) when it sees
- * the program run unplaced.  Errors: negative errno.
+ * one.  The directories of the marked programs are watched (inotify), and a
+ * file created or renamed over a marked path is marked again.
+ * Errors: negative errno.
  */
 
 #include <sys/types.h>
@@ -31,7 +32,7 @@ struct execperm *execperm_free(struct execperm *x);
 static inline void execperm_freep(struct execperm **x) {
         execperm_free(*x);
 }
-/* Holds the execs of path (absolute) from now on. */
+/* Holds the execs of path (absolute) from now on; if it does not exist yet (-ENOENT), from when it does. */
 int execperm_mark(struct execperm *x, const char *path);
 /* Holds none any more (the rules changed). */
 int execperm_clear(struct execperm *x);

@@ -14,7 +14,7 @@
 
 struct procevents {
         int fd;
-        sd_event_source *source;
+        sd_event_source *source, *batch;
         procevents_exec_fn exec;
         procevents_lost_fn lost;
         void *userdata;
@@ -50,15 +50,27 @@ static void dispatch(struct procevents *p, const char *buf, size_t len) {
         }
 }
 
-static int on_readable(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        struct procevents *p = userdata;
-        char buf[8192] __attribute__((aligned(NLMSG_ALIGNTO)));
+/* Datagrams read by one recvmmsg(2). */
+#define BATCH 64
+
+/* Reads what is queued, BATCH datagrams a system call; returns -EAGAIN once drained. */
+static int drain(struct procevents *p) {
+        static char bufs[BATCH][1024] __attribute__((aligned(NLMSG_ALIGNTO)));
+        struct mmsghdr msgs[BATCH];
+        struct iovec iov[BATCH];
+        struct sockaddr_nl from[BATCH];
 
         for (;;) {
-                struct sockaddr_nl from;
-                socklen_t flen = sizeof(from);
-                ssize_t n = recvfrom(fd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *) &from, &flen);
+                int n;
 
+                for (int i = 0; i < BATCH; i++) {
+                        iov[i] = (struct iovec){ .iov_base = bufs[i], .iov_len = sizeof(bufs[i]) };
+                        msgs[i] = (struct mmsghdr){ .msg_hdr = { .msg_name = &from[i],
+                                                                 .msg_namelen = sizeof(from[i]),
+                                                                 .msg_iov = &iov[i],
+                                                                 .msg_iovlen = 1 } };
+                }
+                n = recvmmsg(p->fd, msgs, BATCH, MSG_DONTWAIT, NULL);
                 if (n < 0) {
                         if (errno == EINTR)
                                 continue;
@@ -67,14 +79,38 @@ static int on_readable(sd_event_source *s, int fd, uint32_t revents, void *userd
                                 p->lost(p->userdata);
                                 continue;
                         }
-                        if (errno != EAGAIN)
-                                log_warning_errno(errno, "Proc connector: %m");
-                        return 0;
+                        return -errno;
                 }
-                if (from.nl_pid != 0) /* only the kernel speaks here */
-                        continue;
-                dispatch(p, buf, (size_t) n);
+                for (int i = 0; i < n; i++)
+                        if (from[i].nl_pid == 0) /* only the kernel speaks here */
+                                dispatch(p, bufs[i], msgs[i].msg_len);
         }
+}
+
+static int on_readable(sd_event_source *s, int fd, uint32_t revents, void *userdata);
+
+/* The pause is over: read what came meanwhile, and wait for more. */
+static int on_batch(sd_event_source *s, uint64_t usec, void *userdata) {
+        struct procevents *p = userdata;
+
+        (void) drain(p);
+        return sd_event_source_set_enabled(p->source, SD_EVENT_ON);
+}
+
+/*
+ * A machine that starts processes by the thousand would wake the daemon for
+ * each: after a batch is read, the socket is left alone for
+ * PROCEVENTS_BATCH_USEC, and what came meanwhile is read in one go.
+ */
+static int on_readable(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        struct procevents *p = userdata;
+        int r = drain(p);
+
+        if (r != -EAGAIN)
+                log_warning_errno(r, "Proc connector: %m");
+        (void) sd_event_source_set_enabled(p->source, SD_EVENT_OFF);
+        (void) sd_event_source_set_time_relative(p->batch, PROCEVENTS_BATCH_USEC);
+        return sd_event_source_set_enabled(p->batch, SD_EVENT_ONESHOT);
 }
 
 int procevents_new(sd_event *event, procevents_exec_fn exec, procevents_lost_fn lost, void *userdata,
@@ -100,9 +136,14 @@ int procevents_new(sd_event *event, procevents_exec_fn exec, procevents_lost_fn 
         if (r < 0)
                 return r;
         r = sd_event_add_io(event, &p->source, p->fd, EPOLLIN, on_readable, p);
+        if (r >= 0)
+                r = sd_event_add_time_relative(event, &p->batch, CLOCK_MONOTONIC, PROCEVENTS_BATCH_USEC, 0, on_batch,
+                                               p);
         if (r < 0)
                 return r;
+        (void) sd_event_source_set_enabled(p->batch, SD_EVENT_OFF);
         (void) sd_event_source_set_description(p->source, "proc-connector");
+        (void) sd_event_source_set_description(p->batch, "proc-connector-batch");
         *ret = TAKE_PTR(p);
         return 0;
 }
@@ -113,6 +154,7 @@ struct procevents *procevents_free(struct procevents *p) {
         if (p->fd >= 0)
                 (void) send_op(p->fd, PROC_CN_MCAST_IGNORE);
         sd_event_source_disable_unref(p->source);
+        sd_event_source_disable_unref(p->batch);
         closep(&p->fd);
         free(p);
         return NULL;

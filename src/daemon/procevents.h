@@ -11,11 +11,18 @@
  * Events can be lost (the socket's buffer overflows: ENOBUFS): the lost
  * handler is then called, so that the caller rescans /proc.
  *
+ * The socket is read in batches (recvmmsg), and after each batch it is left
+ * alone for PROCEVENTS_BATCH_USEC: a machine that runs thousands of
+ * programs a second wakes the daemon 100 times a second at most, and a
+ * program named by a cmdline: rule is placed that much later at most.
+ *
  * Errors: negative errno.
  */
 
 #include <sys/types.h>
 #include <systemd/sd-event.h>
+
+#define PROCEVENTS_BATCH_USEC 10000
 
 struct procevents;
 

@@ -103,6 +103,15 @@ sort -t= -k2 -n /tmp/escape >/dev/null
 diag "escape before placement (bytes): $(sed 's/escaped=\([0-9]*\).*/\1/' /tmp/escape | sort -n | awk '{ a[NR] = $1 } END { printf "median %d, max %d", a[int((NR + 1) / 2)], a[NR] }')"
 diag "exec to inside the job (us): $(sed 's/.*usec=//' /tmp/escape | sort -n | awk '{ a[NR] = $1 } END { printf "median %d, max %d", a[int((NR + 1) / 2)], a[NR] }')"
 
+# An upgrade replaces the program (written beside it, renamed over it): still held at its exec.
+cp "$(command -v pwload)" /usr/local/bin/.backup-tool.new
+mv /usr/local/bin/.backup-tool.new $TOOL
+sleep 0.3
+$TOOL escape /tmp/escape.out >/tmp/escape2
+expect_eq "after an upgrade the program is still placed before its first write" "$(sed 's/ .*//' /tmp/escape2)" escaped=0
+check "the daemon said it marked the new file" grep -q "was installed or replaced" /tmp/daemon.log
+rm -f /tmp/escape.out
+
 # Lost events: the daemon stopped while thousands of execs overflow its socket; a matching process started
 # then is found by the rescan that follows.
 kill -STOP $DAEMON
