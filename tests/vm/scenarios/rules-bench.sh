@@ -37,17 +37,24 @@ expect_eq "every matched program was placed" "$(grep -c 'usec=[0-9]' /tmp/escape
 diag "placement latency, exec to inside the job (us): $(sed 's/.*usec=//' /tmp/escape | stats)"
 diag "written before inside the job (bytes): $(sed 's/escaped=\([0-9]*\).*/\1/' /tmp/escape | stats)"
 
-# 2. What following the execs costs: RATE non-matching execs a second.
+# 2. What following the execs costs: RATE non-matching execs a second, with
+# cmdline: rules (the proc connector is read) and with exe: rules alone
+# (the programs are held at their exec by fanotify; the connector is closed).
 ticks() { awk '{ print $14 + $15 }' /proc/$1/stat; }
 hz=100
-t0=$(ticks $DAEMON)
-out=$(pwload execloop "$RATE" "$SECONDS_" /bin/true)
-t1=$(ticks $DAEMON)
-execs=$(kv "$out" execs)
-loop_us=$(kv "$out" cpu_us)
-daemon_us=$(((t1 - t0) * 1000000 / hz))
-diag "exec loop: $out"
-diag "daemon CPU while following $execs execs in ${SECONDS_} s: ${daemon_us} us, $(awk -v d=$daemon_us -v l=$loop_us 'BEGIN { printf "%.2f", 100 * d / l }')% of the exec loop's own CPU"
+cost() { # cost WHAT
+	t0=$(ticks $DAEMON)
+	out=$(pwload execloop "$RATE" "$SECONDS_" /bin/true)
+	t1=$(ticks $DAEMON)
+	execs=$(kv "$out" execs)
+	loop_us=$(kv "$out" cpu_us)
+	daemon_us=$(((t1 - t0) * 1000000 / hz))
+	diag "$1: $execs execs in ${SECONDS_} s ($(awk -v n=$execs -v s=$SECONDS_ 'BEGIN { printf "%d", n / s }')/s); daemon CPU ${daemon_us} us, $(awk -v d=$daemon_us -v l=$loop_us 'BEGIN { printf "%.2f", 100 * d / l }')% of the exec loop's own CPU"
+}
+cost "exe: and cmdline: rules"
+sed -i '/cmdline:/d' /etc/pw/policies.d/10-rules.yaml
+pagewardenctl reload >/dev/null
+cost "exe: rules only"
 check "the daemon is still there" kill -0 $DAEMON
 expect_eq "no exec was placed by mistake" "$(pagewardenctl status --json | jq '[.jobs[]] | length')" 0
 
