@@ -387,50 +387,22 @@ static int sysd_class_apply(struct backend *b, const struct pw_job_class *c) {
 }
 
 static int sysd_class_set_memory_high(struct backend *b, const char *class, uint64_t bytes, uint64_t wake_usec) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         _cleanup_free_ char *slice = class_slice(b, class);
-        int r;
 
-        if (!slice)
-                return -ENOMEM;
-        r = sysd_new_set_properties(b, slice, &m);
-        if (r >= 0)
-                r = sysd_append_u64(m, "MemoryHigh", bytes);
-        if (r >= 0)
-                r = sd_bus_message_close_container(m);
         /* systemd lowers memory.high itself, reclaiming: do not wait for it. */
-        if (r >= 0)
-                r = sd_bus_call_async(sysd_data(b)->bus, NULL, m, sysd_on_async_reply, (void *) "setting MemoryHigh",
-                                      BUS_TIMEOUT_USEC);
-        return r < 0 ? r : 1;
+        return slice ? sysd_unit_set_memory_high(b, slice, bytes) : -ENOMEM;
 }
 
 static int sysd_class_set_io(struct backend *b, const char *class, const struct pw_io_limit *io, size_t n) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         _cleanup_free_ char *slice = class_slice(b, class);
-        int r;
 
-        if (!slice)
-                return -ENOMEM;
-        r = sysd_new_set_properties(b, slice, &m);
-        if (r >= 0)
-                r = sysd_append_io_all(m, io, n);
-        if (r >= 0)
-                r = sd_bus_message_close_container(m);
-        if (r >= 0)
-                r = sd_bus_call_async(sysd_data(b)->bus, NULL, m, sysd_on_async_reply, (void *) "setting io limits",
-                                      BUS_TIMEOUT_USEC);
-        return r;
+        return slice ? sysd_unit_set_io(b, slice, io, n) : -ENOMEM;
 }
 
 static int sysd_class_freeze(struct backend *b, const char *class, bool frozen) {
         _cleanup_free_ char *slice = class_slice(b, class);
 
-        if (!slice)
-                return -ENOMEM;
-        return sd_bus_call_method_async(sysd_data(b)->bus, NULL, SD_DEST, SD_PATH, SD_MANAGER,
-                                        frozen ? "FreezeUnit" : "ThawUnit", sysd_on_async_reply,
-                                        (void *) (frozen ? "FreezeUnit" : "ThawUnit"), "s", slice);
+        return slice ? sysd_unit_freeze(b, slice, frozen) : -ENOMEM;
 }
 
 static int sysd_class_remove(struct backend *b, const char *class) {
