@@ -3,6 +3,7 @@
 #include <linux/cn_proc.h>
 #include <linux/connector.h>
 #include <linux/netlink.h>
+#include <string.h>
 #include <sys/socket.h>
 
 #include "log.h"
@@ -35,18 +36,21 @@ static int send_op(int fd, enum proc_cn_mcast_op op) {
         return send(fd, &msg, sizeof(msg), 0) < 0 ? -errno : 0;
 }
 
-static void dispatch(struct procevents *p, const char *buf, size_t len) {
-        for (const struct nlmsghdr *nl = (const struct nlmsghdr *) buf; NLMSG_OK(nl, len); nl = NLMSG_NEXT(nl, len)) {
-                const struct cn_msg *cn = NLMSG_DATA(nl);
-                const struct proc_event *ev;
+void procevents_dispatch(const void *buf, size_t len, procevents_exec_fn exec, void *userdata) {
+        ssize_t left = (ssize_t) len; /* signed: NLMSG_NEXT may step past the end, and NLMSG_OK then stops */
 
-                if (nl->nlmsg_type == NLMSG_NOOP || nl->nlmsg_len < NLMSG_LENGTH(sizeof(*cn) + sizeof(*ev)))
+        for (const struct nlmsghdr *nl = buf; NLMSG_OK(nl, left); nl = NLMSG_NEXT(nl, left)) {
+                const struct cn_msg *cn = NLMSG_DATA(nl);
+                struct proc_event ev;
+
+                if (nl->nlmsg_type == NLMSG_NOOP || nl->nlmsg_len < NLMSG_LENGTH(sizeof(*cn) + sizeof(ev)))
                         continue;
                 if (cn->id.idx != CN_IDX_PROC || cn->id.val != CN_VAL_PROC)
                         continue;
-                ev = (const struct proc_event *) cn->data;
-                if (ev->what == PROC_EVENT_EXEC)
-                        p->exec(p->userdata, ev->event_data.exec.process_pid, ev->event_data.exec.process_tgid);
+                /* The event follows a 20-byte header: 4-aligned, and it holds 64-bit fields. Copied, not cast. */
+                memcpy(&ev, cn->data, sizeof(ev));
+                if (ev.what == PROC_EVENT_EXEC)
+                        exec(userdata, ev.event_data.exec.process_pid, ev.event_data.exec.process_tgid);
         }
 }
 
@@ -83,7 +87,7 @@ static int drain(struct procevents *p) {
                 }
                 for (int i = 0; i < n; i++)
                         if (from[i].nl_pid == 0) /* only the kernel speaks here */
-                                dispatch(p, bufs[i], msgs[i].msg_len);
+                                procevents_dispatch(bufs[i], msgs[i].msg_len, p->exec, p->userdata);
         }
 }
 

@@ -32,6 +32,9 @@ typedef void (*procevents_lost_fn)(void *userdata);
 int procevents_new(sd_event *event, procevents_exec_fn exec, procevents_lost_fn lost, void *userdata,
                    struct procevents **ret);
 struct procevents *procevents_free(struct procevents *p);
+
+/* Calls exec for each exec event in a datagram of LEN bytes from the connector; skips the rest. */
+void procevents_dispatch(const void *buf, size_t len, procevents_exec_fn exec, void *userdata);
 static inline void procevents_freep(struct procevents **p) {
         procevents_free(*p);
 }
