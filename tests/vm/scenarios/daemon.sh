@@ -23,8 +23,7 @@ YAML
 start_daemon() {
 	pagewardend --config $CONF 2>>/tmp/daemon.log &
 	DAEMON=$!
-	i=0
-	while [ $i -lt 50 ] && ! pagewardenctl status >/dev/null 2>&1; do sleep 0.1; i=$((i + 1)); done
+	wait_daemon
 }
 jobs_count() { pagewardenctl status --json | jq '.jobs | length'; }
 # Ends every process of every job of a class (busybox has no pkill here).

@@ -68,8 +68,7 @@ start_daemon() {
 		pagewardend --config $CONF 2>>/tmp/daemon.log &
 		DAEMON=$!
 	fi
-	i=0
-	while [ $i -lt 50 ] && ! pagewardenctl status >/dev/null 2>&1; do sleep 0.1; i=$((i + 1)); done
+	wait_daemon
 }
 stop_daemon() {
 	if [ -n "$SYSTEMD" ]; then

@@ -22,8 +22,7 @@ YAML
 sh -c "echo \$\$ >$CG/apps/app/cgroup.procs; exec sleep 100000" &
 pagewardend --config $CONF 2>>/tmp/daemon.log &
 DAEMON=$!
-i=0
-while [ $i -lt 50 ] && ! pagewardenctl status >/dev/null 2>&1; do sleep 0.1; i=$((i + 1)); done
+wait_daemon
 check "a job runs and ends" pagewardenctl run --job backup -- true
 sleep 2
 tck=$(getconf CLK_TCK 2>/dev/null || echo 100)

@@ -23,8 +23,7 @@ jobs:
 YAML
 pagewardend --config $CONF 2>>/tmp/daemon.log &
 DAEMON=$!
-i=0
-while [ $i -lt 50 ] && ! pagewardenctl status >/dev/null 2>&1; do sleep 0.1; i=$((i + 1)); done
+wait_daemon
 check "the daemon runs" pagewardenctl status
 
 # 1. N matched execs, one after the other: named by exe: (held at the exec by
