@@ -32,8 +32,7 @@ echo +pids >$CG/cgroup.subtree_control
 
 pagewardend --config $CONF 2>>/tmp/daemon.log &
 DAEMON=$!
-i=0
-while [ $i -lt 50 ] && ! pagewardenctl status >/dev/null 2>&1; do sleep 0.1; i=$((i + 1)); done
+wait_daemon
 check "the daemon answers" pagewardenctl status
 # as USER CMD...: a user in group 1000, which may use the socket.
 as() { u=$1; shift; pwload as-user "$u:1000" "$@"; }
@@ -156,7 +155,7 @@ echo 1 >$CG$quiet/cgroup.kill
 
 # ---- 7. a job inotify cannot watch is still tracked --------------------------
 watches=$(cat /proc/sys/fs/inotify/max_user_watches)
-echo 1 >/proc/sys/fs/inotify/max_user_watches
+echo 0 >/proc/sys/fs/inotify/max_user_watches # whatever root already watches: none more
 diag "max_user_watches $(cat /proc/sys/fs/inotify/max_user_watches) (was $watches); the daemon's watches: $(cat /proc/$DAEMON/fdinfo/* 2>/dev/null | grep -c '^inotify wd')"
 pagewardenctl run --job unwatched --name unwatched -- sleep 1
 expect_eq "a job runs when inotify watches are exhausted" "$?" 0
@@ -198,7 +197,10 @@ expect_eq "all 1,000 are in the job" "$(wc -l <$CG$job/cgroup.procs)" 1000
 median=$(sort -n /tmp/lat | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] + 0 }')
 diag "move --tree of 1,000 processes took $took ms; status meanwhile: $n answers, median $median ms, max $worst ms"
 expect_ge "status was answered during the move" "$n" 2
-expect_le "status waited at most a second meanwhile (ms)" "$worst" 1000
+# Not stalled behind the move: no answer waited half as long as the move
+# itself (the figures themselves are the diag above; a slower machine or
+# ASan scales both).
+expect_le "no status waited half as long as the move (ms)" "$worst" $((took / 2))
 echo 1 >$CG$job/cgroup.kill
 
 kill -TERM $DAEMON
