@@ -3,10 +3,14 @@
  * pagewardend: parse the command line and the configuration, check that this
  * host has what pagewarden needs, build the manager and run its loop.
  */
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cgroup-discover.h"
 #include "log.h"
@@ -92,6 +96,41 @@ static void raise_fd_limit(void) {
         (void) setrlimit(RLIMIT_NOFILE, &rl);
 }
 
+/*
+ * One daemon per control socket.  A second one started by hand must stop
+ * before it writes a limit, a protection or a thaw, so the lock is taken
+ * before the host is touched: an flock on PATH.lock beside the socket, which
+ * the kernel releases however the holder dies (no stale lock after kill -9).
+ * The fd stays open, unused, for the daemon's life.
+ */
+static int lock_instance(const char *socket_path) {
+        _cleanup_free_ char *dir = strdup(socket_path), *path = NULL;
+        char *slash;
+        int fd;
+
+        if (!dir || asprintf(&path, "%s.lock", socket_path) < 0)
+                return log_error("Out of memory"), -ENOMEM;
+        slash = strrchr(dir, '/');
+        if (slash && slash != dir) {
+                *slash = '\0';
+                if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+                        return log_error_errno(errno, "Cannot create %s: %m", dir);
+        }
+        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
+        if (fd < 0)
+                return log_error_errno(errno, "Cannot open %s: %m", path);
+        if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+                int r = -errno;
+
+                close(fd);
+                if (r == -EWOULDBLOCK)
+                        return log_error_errno(EBUSY, "Another pagewardend runs for %s (it holds %s): not starting",
+                                               socket_path, path);
+                return log_error_errno(r, "Cannot lock %s: %m", path);
+        }
+        return fd;
+}
+
 static void log_diags(const struct diag_list *diags) {
         _cleanup_free_ char *text = diag_to_string(diags);
 
@@ -136,6 +175,8 @@ int main(int argc, char *argv[]) {
                 return EXIT_OK;
         }
 
+        if (lock_instance(settings.socket) < 0)
+                return EXIT_FAILURE_RUNTIME;
         r = cgroup_discover("", "/proc/self/mountinfo", "/proc/pressure", &mount, &why);
         if (r == -ENOMEM)
                 return log_error("Out of memory"), EXIT_FAILURE_RUNTIME;

@@ -32,11 +32,24 @@ run "$DAEMON" --config "$TMP/none.yaml"
 expect_status 3 "a missing settings file stops the daemon"
 expect_in "$ERR" "none.yaml: error: cannot open: No such file or directory" "the missing file is named"
 
+# One daemon per control socket: while another holds SOCKET.lock, a second
+# one stops with exit 1 before it looks at the host, let alone writes to it.
+mkdir -p "$TMP/one/policies.d"
+printf 'socket: %s\npolicy_dir: policies.d\n' "$TMP/one/control.sock" >"$TMP/one/pagewarden.yaml"
+exec {lock}>"$TMP/one/control.sock.lock"
+flock -n "$lock"
+run timeout 10 "$DAEMON" --config "$TMP/one/pagewarden.yaml"
+expect_status 1 "a second daemon for the same socket stops with exit 1"
+expect_in "$ERR" "Another pagewardend runs for $TMP/one/control.sock" "and says which socket is taken"
+expect_not_in "$ERR" "This host" "before the host check"
+exec {lock}>&-
+
 # The host check on this very machine.  Our build machines are hybrid
 # (memory and io on cgroup v1): the daemon must refuse with the cause and the remedy.
 if grep -qE ' - cgroup cgroup [^ ]*\bmemory\b' /proc/self/mountinfo; then
-        run timeout 10 "$DAEMON" --config "$CONF/pagewarden.yaml"
-        expect_status 4 "on a hybrid host the daemon stops with exit 4"
+        # (the socket in $TMP: the host check comes after the instance lock, taken beside the socket)
+        run timeout 10 "$DAEMON" --config "$TMP/one/pagewarden.yaml"
+        expect_status 4 "on a hybrid host the daemon stops with exit 4 (and the lock was free again)"
         expect_in "$ERR" "controllers are bound to cgroup v1" "the error names the cgroup v1 binding"
         expect_in "$ERR" "boot with systemd.unified_cgroup_hierarchy=1" "the error names the remedy"
         expect_not_in "$ERR" "READY" "nothing claims readiness"

@@ -35,6 +35,15 @@ check "the daemon starts and answers status" pagewardenctl status
 expect_eq "the control socket is mode 0660" "$(stat -c %a $SOCK)" 660
 expect_eq "class limits applied at start" "$(cat $S/backup/memory.high)" 268435456
 
+# A second daemon started by hand stops before it writes anything.
+echo 300000000 >$S/backup/memory.high
+pagewardend --config $CONF 2>/tmp/second
+expect_eq "a second daemon stops with exit 1" "$?" 1
+check "and says another runs" grep -q "Another pagewardend runs for $SOCK" /tmp/second
+expect_eq "having written no class limit" "$(cat $S/backup/memory.high)" 299999232
+check "the first one still answers" pagewardenctl status
+echo 268435456 >$S/backup/memory.high
+
 # run: from the first instruction inside the job, with the class limits in force.
 out=$(pagewardenctl run --job backup -- sh -c 'cat /proc/self/cgroup; cat /sys/fs/cgroup/pagewarden.slice/backup/memory.high')
 expect_eq "the command's first action sees its job cgroup" "$(echo "$out" | head -1)" "0::/pagewarden.slice/backup/slot-0"
