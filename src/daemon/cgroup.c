@@ -916,6 +916,17 @@ static int fs_write(void *userdata, const char *path, const struct ledger_values
         return r;
 }
 
+/* A cgroup's inode number is its id: a cgroup created again under the same path has another. */
+static uint64_t fs_id(void *userdata, const char *path) {
+        struct cgroup_engine *e = userdata;
+        _cleanup_free_ char *abs = NULL;
+        struct stat st;
+
+        if (asprintf(&abs, "%s/%s", e->mount, fs_key(path)) < 0 || stat(abs, &st) < 0)
+                return 0;
+        return (uint64_t) st.st_ino;
+}
+
 int cgroup_protect_read(struct cgroup_engine *e, const char *path, struct cgroup_protect_result *res) {
         _cleanup_free_ char *p = strdup(path);
 
@@ -944,7 +955,7 @@ int cgroup_protect_read(struct cgroup_engine *e, const char *path, struct cgroup
 
 int cgroup_protect_set(struct cgroup_engine *e, const struct cgroup_protect *req, size_t n,
                        struct cgroup_protect_result *results) {
-        const struct ledger_io io = { .key = fs_key, .read = fs_read, .write = fs_write, .userdata = e };
+        const struct ledger_io io = { .key = fs_key, .read = fs_read, .write = fs_write, .id = fs_id, .userdata = e };
         _cleanup_free_ struct ledger_request *lreq = calloc(n + 1, sizeof(*lreq));
         _cleanup_free_ char **abs = calloc(n + 1, sizeof(char *));
         _cleanup_free_ int *errs = calloc(n + 1, sizeof(int));

@@ -52,6 +52,15 @@ static void drop(struct ledger *l, struct ledger_entry *e) {
 
 /* ---- apply ---- */
 
+static uint64_t node_id(const struct ledger_io *io, const char *key) {
+        return io->id ? io->id(io->userdata, key) : 0;
+}
+
+/* Whether what e saved was read from the node that has id now (unknown either way: assumed). */
+static bool same_node(const struct ledger_entry *e, uint64_t id) {
+        return !e->id || !id || e->id == id;
+}
+
 static bool wants_swap_deny(const struct ledger_request *req, size_t n, const char *path) {
         for (size_t i = 0; i < n; i++)
                 if (req[i].swap_deny && streq(req[i].path, path))
@@ -62,9 +71,16 @@ static bool wants_swap_deny(const struct ledger_request *req, size_t n, const ch
 /* The node's entry, saved now if it was not; its swap too when swap is needed. */
 static int save(struct ledger *l, const struct ledger_io *io, const char *key, bool swap, struct ledger_entry **ret) {
         struct ledger_entry *e = find(l, key);
+        uint64_t id = node_id(io, key);
         struct ledger_values v;
         int r;
 
+        if (e && !same_node(e, id)) {
+                drop(l, e); /* saved from a node that is gone: the new one has its own originals */
+                e = NULL;
+        }
+        if (e && !e->id)
+                e->id = id; /* loaded from the state file: learnt now */
         if (!e || (swap && !e->orig.has_swap)) {
                 r = io->read(io->userdata, key, swap, &v);
                 if (r < 0)
@@ -74,6 +90,7 @@ static int save(struct ledger *l, const struct ledger_io *io, const char *key, b
                         if (r < 0)
                                 return r;
                         e = &l->entries[l->n - 1];
+                        e->id = id;
                 } else if (v.has_swap) {
                         e->orig.has_swap = true;
                         e->orig.swap_max = v.swap_max;
@@ -126,6 +143,10 @@ static int restore(struct ledger *l, const struct ledger_io *io, const struct cg
 
                 if (in_plan(io, needs, n, e->key))
                         continue;
+                if (!same_node(e, node_id(io, e->key))) {
+                        drop(l, e); /* created again since: its values are its own, not ours to restore */
+                        continue;
+                }
                 k = io->write(io->userdata, e->key, &e->orig);
                 if (k < 0 && !gone(k)) {
                         r = r ?: k; /* kept: tried again at the next apply */

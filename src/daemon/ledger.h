@@ -42,6 +42,7 @@ struct ledger_values {
 struct ledger_entry {
         char *key;
         struct ledger_values orig; /* what the node had before pagewarden changed it */
+        uint64_t id;               /* the node's identity when it was read (not persisted): 0 unknown */
 };
 
 struct ledger {
@@ -59,6 +60,13 @@ struct ledger_io {
         int (*read)(void *userdata, const char *key, bool swap, struct ledger_values *ret);
         /* Writes min and low, and swap_max when v->has_swap. */
         int (*write)(void *userdata, const char *key, const struct ledger_values *v);
+        /*
+         * The node's identity now (a cgroup's inode number), or 0 when unknown;
+         * may be NULL.  A node created again under the same key (an application
+         * restarted) is another node: what was saved of the old one is dropped,
+         * never written into the new one, whose own values are saved instead.
+         */
+        uint64_t (*id)(void *userdata, const char *key);
         void *userdata;
 };
 

@@ -13,6 +13,7 @@ struct node {
         int fail; /* an errno every write returns */
         struct ledger_values v;
         unsigned writes;
+        uint64_t id; /* its identity (a cgroup's inode); 0: the io does not know */
 };
 
 struct tree {
@@ -79,6 +80,12 @@ static int fake_write(void *userdata, const char *k, const struct ledger_values 
         if (v->has_swap)
                 n->v.swap_max = v->swap_max;
         return 0;
+}
+
+static uint64_t fake_id(void *userdata, const char *k) {
+        struct node *n = lookup(userdata, k);
+
+        return n && n->exists ? n->id : 0;
 }
 
 struct fixture {
@@ -314,6 +321,44 @@ START_TEST(test_ledger_unchanged_plan_writes_the_same_values) {
 }
 END_TEST
 
+/*
+ * An application restarted: its cgroup was removed and created again (another
+ * id, its own values).  What was saved of the old one is neither taken for
+ * the new one's originals nor written into it when protection is withdrawn.
+ */
+START_TEST(test_ledger_recreated_node_has_its_own_originals) {
+        struct fixture f;
+        const struct ledger_request req = { "/apps/cache", 50 * MIB, 0, false };
+
+        setup(&f);
+        f.io.id = fake_id;
+        node(&f.t, "apps/cache")->id = 7;
+        node(&f.t, "apps/cache")->v.min = 1 * MIB;
+        ck_assert_int_eq(apply(&f, &req, 1, NULL), 0);
+        ck_assert_uint_eq(saved(&f.l, "apps/cache")->min, 1 * MIB);
+
+        /* Created again with memory.min 2 MiB: raised again, and 2 MiB is its original. */
+        *node(&f.t, "apps/cache") =
+                (struct node){ .path = "apps/cache", .exists = true, .id = 8, .v = { .min = 2 * MIB } };
+        ck_assert_int_eq(apply(&f, &req, 1, NULL), 0);
+        ck_assert_uint_eq(node(&f.t, "apps/cache")->v.min, 50 * MIB);
+        ck_assert_uint_eq(saved(&f.l, "apps/cache")->min, 2 * MIB);
+        ck_assert_int_eq(apply(&f, NULL, 0, NULL), 0);
+        ck_assert_uint_eq(node(&f.t, "apps/cache")->v.min, 2 * MIB);
+
+        /* Created again after it was raised, and withdrawn before any apply saw the new one: left alone. */
+        node(&f.t, "apps/cache")->v.min = 0;
+        ck_assert_int_eq(apply(&f, &req, 1, NULL), 0);
+        *node(&f.t, "apps/cache") =
+                (struct node){ .path = "apps/cache", .exists = true, .id = 9, .v = { .min = 3 * MIB } };
+        ck_assert_int_eq(apply(&f, NULL, 0, NULL), 0);
+        ck_assert_uint_eq(node(&f.t, "apps/cache")->v.min, 3 * MIB);
+        ck_assert_uint_eq(node(&f.t, "apps/cache")->writes, 0);
+        ck_assert_ptr_null(ledger_find(&f.l, "apps/cache"));
+        ledger_done(&f.l);
+}
+END_TEST
+
 Suite *ledger_suite(void) {
         Suite *s = suite_create("ledger");
         TCase *tc = tcase_create("apply");
@@ -327,6 +372,7 @@ Suite *ledger_suite(void) {
         tcase_add_test(tc, test_ledger_gone_node_skips_descendants_and_forgets);
         tcase_add_test(tc, test_ledger_one_failure_does_not_stop_the_others);
         tcase_add_test(tc, test_ledger_unchanged_plan_writes_the_same_values);
+        tcase_add_test(tc, test_ledger_recreated_node_has_its_own_originals);
         suite_add_tcase(s, tc);
         return s;
 }
