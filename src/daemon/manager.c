@@ -220,7 +220,7 @@ static int setup_watchdog(struct manager *m) {
 /* The modules, wired to one another. */
 static void wire(struct manager *m) {
         jobs_init(&m->jobs, m->event, m->backend, &m->log, on_jobs_changed, m);
-        protect_init(&m->protect, m->backend, &m->log);
+        protect_init(&m->protect, m->event, m->backend, &m->log);
         m->govern = (struct govern){
                 .event = m->event,
                 .backend = m->backend,

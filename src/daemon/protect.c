@@ -1,12 +1,23 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <assert.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
 
+#include "cgroup.h"
 #include "log.h"
 #include "protect.h"
 #include "units.h"
 
-void protect_init(struct protect *p, struct backend *backend, struct action_log *log) {
-        *p = (struct protect){ .backend = backend, .log = log };
+void protect_init(struct protect *p, sd_event *event, struct backend *backend, struct action_log *log) {
+        *p = (struct protect){ .event = event, .backend = backend, .log = log };
+}
+
+static void unwatch(struct protect *p) {
+        for (size_t i = 0; i < p->n_watches; i++) {
+                sd_event_source_disable_unref(p->watches[i].source);
+                free(p->watches[i].dir);
+        }
+        p->n_watches = 0;
 }
 
 void protect_clear_auto(struct protect *p) {
@@ -18,6 +29,9 @@ void protect_clear_auto(struct protect *p) {
 void protect_done(struct protect *p) {
         protect_clear_auto(p);
         free(p->autos);
+        unwatch(p);
+        free(p->watches);
+        sd_event_source_disable_unref(p->again);
         *p = (struct protect){};
 }
 
@@ -56,6 +70,11 @@ static uint64_t size_now(const struct protect *p, const struct pw_protect *pr, c
         }
 }
 
+void protect_wanted(const struct protect *p, const struct pw_protect *pr, uint64_t *ret_min, uint64_t *ret_low) {
+        *ret_min = size_now(p, pr, &pr->min);
+        *ret_low = size_now(p, pr, &pr->low);
+}
+
 static void log_result(struct protect *p, const struct backend_protect *req, const struct cgroup_protect_result *res) {
         const char *what = req->unit ?: req->cgroup;
         char min[32], eff[32];
@@ -77,6 +96,166 @@ static void log_result(struct protect *p, const struct backend_protect *req, con
         }
 }
 
+/* ---- following the cgroups ---- */
+
+/* Whether path is top or below it ("/" is above everything). */
+static bool path_at_or_under(const char *path, const char *top) {
+        size_t n = strlen(top);
+
+        if (streq(top, "/"))
+                return true;
+        return strncmp(path, top, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+static int on_again(sd_event_source *s, void *userdata) {
+        struct protect *p = userdata;
+
+        if (p->policy)
+                (void) protect_apply(p, p->policy);
+        return 0;
+}
+
+/* A directory came or went in a watched one: apply again if it is a protected cgroup or on the way to one. */
+static int on_dir(sd_event_source *s, const struct inotify_event *ev, void *userdata) {
+        struct protect_watch *w = userdata;
+        struct protect *p = w->p;
+        _cleanup_free_ char *path = NULL;
+        bool relevant = ev->mask & (IN_Q_OVERFLOW | IN_IGNORED);
+
+        if (!relevant && (ev->mask & IN_ISDIR) && ev->len > 0 &&
+            asprintf(&path, "%s%s%s", w->dir, streq(w->dir, "/") ? "" : "/", ev->name) >= 0)
+                for (size_t i = 0; p->policy && i < p->policy->n_protects && !relevant; i++) {
+                        const char *cg = p->policy->protects[i].cgroup;
+
+                        relevant = cg && path_at_or_under(cg, path);
+                }
+        if (!relevant)
+                return 0;
+        log_debug("Protection: %s%s%s changed: applying again", w->dir, path ? " -> " : "", path ?: "");
+        if (!p->again && sd_event_add_defer(p->event, &p->again, on_again, p) >= 0)
+                (void) sd_event_source_set_description(p->again, "protect-again");
+        if (p->again)
+                (void) sd_event_source_set_enabled(p->again, SD_EVENT_ONESHOT);
+        return 0;
+}
+
+/* The directory to watch for cgroup: path cg: its parent, or while that is missing the nearest that exists. */
+static char *dir_to_watch(const char *mount, const char *cg) {
+        _cleanup_free_ char *dir = strdup(cg);
+        char *slash;
+
+        if (!dir)
+                return NULL;
+        while ((slash = strrchr(dir, '/'))) {
+                _cleanup_free_ char *abs = NULL;
+                struct stat st;
+
+                if (slash == dir) {
+                        dir[1] = '\0';
+                        break;
+                }
+                *slash = '\0';
+                if (asprintf(&abs, "%s%s", mount, dir) < 0)
+                        return NULL;
+                if (stat(abs, &st) >= 0 && S_ISDIR(st.st_mode))
+                        break;
+        }
+        return TAKE_PTR(dir);
+}
+
+/* Watches dir (taken), below mount; the room for it was made. */
+static int add_watch(struct protect *p, const char *mount, char *dir) {
+        _cleanup_free_ char *abs = NULL;
+        struct protect_watch *w = &p->watches[p->n_watches];
+        int r;
+
+        assert(p->n_watches < p->allocated_watches);
+        *w = (struct protect_watch){ .p = p, .dir = dir };
+        if (asprintf(&abs, "%s%s", mount, streq(dir, "/") ? "" : dir) < 0) {
+                free(dir);
+                return -ENOMEM;
+        }
+        r = sd_event_add_inotify(p->event, &w->source, abs,
+                                 IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM | IN_ONLYDIR, on_dir, w);
+        if (r < 0) {
+                free(dir);
+                return r;
+        }
+        (void) sd_event_source_set_description(w->source, "protect-dir");
+        p->n_watches++;
+        return 0;
+}
+
+static bool watched(const struct protect *p, const char *dir) {
+        for (size_t i = 0; i < p->n_watches; i++)
+                if (streq(p->watches[i].dir, dir))
+                        return true;
+        return false;
+}
+
+/*
+ * Watches the directories the cgroup: entries of the policy need (kept as
+ * they are when they are the same ones: the governor applies often).
+ * Called before the apply, so that a cgroup created meanwhile is not
+ * missed.  The sources point into p->watches, which is sized before any
+ * is added and never grows while they live.
+ */
+static void rewatch(struct protect *p, const struct pw_policy *policy) {
+        const char *mount = cgroup_engine_mount(p->backend->engine);
+        _cleanup_free_ char **dirs = NULL;
+        size_t n = 0;
+        bool same;
+        int r = 0;
+
+        if (!p->event)
+                return;
+        dirs = calloc(policy->n_protects + 1, sizeof(char *));
+        if (!dirs)
+                r = -ENOMEM;
+        for (size_t i = 0; r >= 0 && i < policy->n_protects; i++) {
+                char *dir;
+                bool dup = false;
+
+                if (!policy->protects[i].cgroup)
+                        continue;
+                dir = dir_to_watch(mount, policy->protects[i].cgroup);
+                if (!dir) {
+                        r = -ENOMEM;
+                        break;
+                }
+                for (size_t k = 0; k < n && !dup; k++)
+                        dup = streq(dirs[k], dir);
+                if (dup)
+                        free(dir);
+                else
+                        dirs[n++] = dir;
+        }
+        same = r >= 0 && n == p->n_watches;
+        for (size_t k = 0; same && k < n; k++)
+                same = watched(p, dirs[k]);
+        if (!same) {
+                unwatch(p);
+                if (r >= 0 && GROW(p->watches, p->allocated_watches, n) < 0)
+                        r = -ENOMEM;
+                for (size_t k = 0; k < n; k++) {
+                        char *dir = TAKE_PTR(dirs[k]);
+
+                        if (r >= 0)
+                                r = add_watch(p, mount, dir);
+                        else
+                                free(dir);
+                }
+        }
+        for (size_t k = 0; k < n; k++)
+                free(dirs[k]);
+        if (r < 0 && !p->watch_warned) {
+                p->watch_warned = true;
+                log_warning_errno(r,
+                                  "Protection: cannot watch for protected cgroups that appear later (%m): "
+                                  "they are protected at the next reload");
+        }
+}
+
 int protect_apply(struct protect *p, const struct pw_policy *policy) {
         size_t n = policy->n_protects;
         _cleanup_free_ struct backend_protect *req = calloc(n + 1, sizeof(*req));
@@ -86,6 +265,8 @@ int protect_apply(struct protect *p, const struct pw_policy *policy) {
         assert(p && policy);
         if (!req || !res)
                 return -ENOMEM;
+        p->policy = policy;
+        rewatch(p, policy);
         for (size_t i = 0; i < n; i++) {
                 const struct pw_protect *pr = &policy->protects[i];
 

@@ -7,9 +7,17 @@
  * runs).  The requests go to the backend, which applies them through the
  * protection ledger (ledger.h); the outcome of each entry is logged and
  * recorded.  Errors: negative errno.
+ *
+ * A cgroup: entry follows its cgroup: the directory it lives in (or, while
+ * that is missing too, the nearest one that exists) is watched with
+ * inotify, and when the cgroup or one of its missing ancestors is created
+ * or removed, protection is applied again at once.  So a cgroup created
+ * after the daemon started, or created again when its application
+ * restarted, is protected the moment it appears, with no polling.
  */
 
 #include <stdint.h>
+#include <systemd/sd-event.h>
 
 #include "actions.h"
 #include "backend.h"
@@ -20,21 +28,35 @@ struct protect_auto {
         uint64_t bytes;
 };
 
+struct protect_watch {
+        struct protect *p;
+        char *dir; /* below the cgroup2 mount, with a leading '/' ("/" the root) */
+        sd_event_source *source;
+};
+
 struct protect {
+        sd_event *event; /* NULL: cgroups are not followed */
         struct backend *backend;
         struct action_log *log;
         struct protect_auto *autos;
         size_t n_autos, allocated_autos;
+        const struct pw_policy *policy; /* of the last apply: applied again when a cgroup comes or goes */
+        struct protect_watch *watches;
+        size_t n_watches, allocated_watches;
+        sd_event_source *again; /* the deferred apply */
+        bool watch_warned;
 };
 
-void protect_init(struct protect *p, struct backend *backend, struct action_log *log);
+void protect_init(struct protect *p, sd_event *event, struct backend *backend, struct action_log *log);
 void protect_done(struct protect *p);
 
 /* The size an "auto" entry has now; 0 forgets every auto size. */
 int protect_set_auto(struct protect *p, const char *name, uint64_t bytes);
 void protect_clear_auto(struct protect *p);
 
-/* Makes the protection in force what policy asks now. */
+/* Makes the protection in force what policy asks now, and follows its cgroups (policy must outlive p's use of it). */
 int protect_apply(struct protect *p, const struct pw_policy *policy);
+/* The memory.min and memory.low that pr should have in force now. */
+void protect_wanted(const struct protect *p, const struct pw_protect *pr, uint64_t *ret_min, uint64_t *ret_low);
 /* Gives every protected cgroup its original values back (restore_on_stop). */
 int protect_withdraw(struct protect *p);

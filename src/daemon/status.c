@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What `pagewardenctl status` shows: built from the policy and what the kernel has now. */
 #include <pwd.h>
+#include <unistd.h>
 
 #include "status.h"
 #include "units.h"
@@ -112,6 +113,26 @@ static json_object *protect_size_json(const struct pw_protect_size *ps) {
         }
 }
 
+/* NULL when what pr asks for is in force; else what is missing (someone lowered it, or it was not applied yet). */
+static json_object *not_in_force(const struct protect *p, const struct pw_protect *pr,
+                                 const struct cgroup_protect_result *pres) {
+        long page = sysconf(_SC_PAGESIZE);
+        char have[32], want[32], text[128];
+        uint64_t min, low;
+
+        protect_wanted(p, pr, &min, &low);
+        /* The kernel keeps whole pages: 10% of the RAM may be written as a little less. */
+        min -= min % (uint64_t) page;
+        low -= low % (uint64_t) page;
+        if (pres->min >= min && pres->low >= low)
+                return NULL;
+        units_format_human(pres->min < min ? pres->min : pres->low, have, sizeof(have));
+        units_format_human(pres->min < min ? min : low, want, sizeof(want));
+        snprintf(text, sizeof(text), "not in force: memory.%s is %s, want %s", pres->min < min ? "min" : "low", have,
+                 want);
+        return json_object_new_string(text);
+}
+
 static json_object *protect_json(struct manager *m, const struct pw_protect *pr) {
         json_object *o = json_object_new_object(), *min = json_object_new_object(), *low = json_object_new_object();
         struct backend_protect bp = { .name = pr->name,
@@ -164,7 +185,7 @@ static json_object *protect_json(struct manager *m, const struct pw_protect *pr)
         json_object_object_add(o, "error",
                                unsupported ? json_object_new_string("unit: needs the systemd backend")
                                : !exists   ? json_object_new_string(pr->unit ? "unit not running" : "cgroup not found")
-                                           : NULL);
+                                           : not_in_force(&m->protect, pr, &pres));
         return o;
 }
 

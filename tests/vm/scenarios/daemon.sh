@@ -179,6 +179,58 @@ pagewardenctl reload >/dev/null
 expect_eq "a reload without class 'shared' succeeds" "$?" 0
 check "and its cgroup is gone" test ! -e $S/shared
 
+# Protection follows the cgroup: one that appears after the daemon started,
+# and one created again (an application restarted), are protected as soon
+# as they appear; the second one's own original comes back when the entry
+# leaves the policy, not what the first one had.
+# ms_until_min CGROUP BYTES: milliseconds until memory.min is BYTES (-1 after 5 s)
+ms_until_min() {
+	_t0=$(uptime_ms)
+	_i=0
+	while [ $_i -lt 500 ]; do
+		[ "$(cat $CG$1/memory.min 2>/dev/null)" = "$2" ] && { echo $(($(uptime_ms) - _t0)); return; }
+		sleep 0.01
+		_i=$((_i + 1))
+	done
+	echo -1
+}
+prot_error() { pagewardenctl status --json | jq -r ".protect[] | select(.name == \"$1\") | .error"; }
+mkdir -p $CG/apps/late
+echo +memory >$CG/apps/cgroup.subtree_control
+rmdir $CG/apps/late && mkdir $CG/apps/late # now with memory.min, set by hand below
+echo 16777216 >$CG/apps/late/memory.min
+cat >/etc/pw/policies.d/30-protect.yaml <<YAML
+protect:
+  later:
+    cgroup: /later/app
+    memory: {min: 32M}
+  again:
+    cgroup: /apps/late
+    memory: {min: 64M}
+YAML
+pagewardenctl reload >/dev/null
+expect_eq "a reload with two protected cgroups succeeds" "$?" 0
+expect_eq "status says one of them does not exist yet" "$(prot_error later)" "cgroup not found"
+expect_eq "the other is protected" "$(cat $CG/apps/late/memory.min)" 67108864
+mkdir $CG/later
+echo +memory >$CG/later/cgroup.subtree_control
+mkdir $CG/later/app
+ms=$(ms_until_min /later/app 33554432)
+diag "a protected cgroup created after the daemon started was protected after $ms ms"
+expect_between "it is protected within 2 s (ms)" "$ms" 0 2000
+expect_eq "and status says ok" "$(prot_error later)" null
+rmdir $CG/apps/late && mkdir $CG/apps/late
+ms=$(ms_until_min /apps/late 67108864)
+diag "a protected cgroup created again was protected after $ms ms"
+expect_between "a protected cgroup created again is protected within 2 s (ms)" "$ms" 0 2000
+echo 0 >$CG/later/app/memory.min
+expect_eq "status does not say ok for a protection someone lowered" "$(prot_error later)" "not in force: memory.min is 0 B, want 32 MiB"
+rm /etc/pw/policies.d/30-protect.yaml
+pagewardenctl reload >/dev/null
+expect_eq "without the entries, the cgroup created again gets its own original back (0), not the first one's" \
+	"$(cat $CG/apps/late/memory.min)" 0
+rmdir $CG/later/app $CG/later $CG/apps/late
+
 # SIGTERM: the daemon stops cleanly and jobs keep running.
 pagewardenctl run --job backup --name survivor -- sleep 30 &
 sleep 0.5

@@ -53,3 +53,5 @@ wait_daemon() {
 		_i=$((_i + 1))
 	done
 }
+# uptime_ms: the guest's uptime in milliseconds (10 ms resolution)
+uptime_ms() { awk '{ printf "%d", $1 * 1000 }' /proc/uptime; }

@@ -40,7 +40,6 @@ as() { u=$1; shift; pwload as-user "$u:1000" "$@"; }
 request() { pwload sock $SOCK "$1
 "; }
 cgroup_of() { sed -n 's/^0:://p' "/proc/$1/cgroup"; }
-uptime_ms() { awk '{ printf "%d", $1 * 1000 }' /proc/uptime; }
 
 # ---- 1. no escape from a cgroup root made ----------------------------------
 mkdir $CG/cage
