@@ -85,7 +85,7 @@ pwload write $PW_DATA_MNT/app.dat 200 >/dev/null
 echo light >/run/app-mode
 systemd-run --unit=pw-app.service -p MemoryAccounting=yes pwapp 350 $PW_DATA_MNT/app.dat /run/app-mode >/dev/null 2>&1
 sleep 8
-systemctl reload pagewarden.service
+pagewardenctl reload >/dev/null # in force when it returns (systemctl reload only sends SIGHUP)
 mkdir -p /run/systemd/system/backup.service.d
 printf '[Service]\nExecStart=\nExecStart=/bin/sh -c "pwload write %s/backup.dat 1536 && pwload read %s/backup.dat"\n' \
 	"$PW_DATA_MNT" "$PW_DATA_MNT" >/run/systemd/system/backup.service.d/big.conf
@@ -123,7 +123,7 @@ kill "$pid" 2>/dev/null
 
 # The rule leaves the policy: the unit gets its own values back.
 sed -i '/units: \[backup.service\]/d' $RULES
-check "reload without the units rule" systemctl reload pagewarden.service
+check "reload without the units rule" pagewardenctl reload
 sleep 1
 expect_eq "backup.service's own MemoryHigh is back" "$(systemctl show -P MemoryHigh backup.service)" infinity
 check "and its own IOWriteBandwidthMax (none)" test -z "$(systemctl show -P IOWriteBandwidthMax backup.service)"

@@ -82,7 +82,8 @@ expect_le "without protection the service loses most of its cached file (% kept)
 
 cp /etc/pagewarden/protect.yaml /etc/pagewarden/policies.d/
 before=$(start_cache)
-check "reload with the protect entry" systemctl reload pagewarden.service
+# (systemctl reload returns once SIGHUP is sent; pagewardenctl reload once the policy is in force)
+check "reload with the protect entry" pagewardenctl reload
 expect_eq "MemoryMin of the service (systemctl show)" "$(systemctl show -P MemoryMin pw-cache.service)" 268435456
 expect_eq "MemoryLow of the service" "$(systemctl show -P MemoryLow pw-cache.service)" 314572800
 expect_eq "MemoryMin of system.slice raised to cover it" "$(systemctl show -P MemoryMin system.slice)" 268435456
@@ -100,7 +101,7 @@ expect_ge "with protection the service keeps at least 90% of its cached file (% 
 
 rm /etc/pagewarden/policies.d/protect.yaml
 sed -i '/^  reader:/d' /etc/pagewarden/policies.d/jobs.yaml
-check "reload without the protect entry and without class reader" systemctl reload pagewarden.service
+check "reload without the protect entry and without class reader" pagewardenctl reload
 sleep 1
 expect_eq "the slice of the class that left the policy is stopped" "$(systemctl is-active pagewarden-reader.slice)" inactive
 expect_eq "MemoryMin of the service restored" "$(systemctl show -P MemoryMin pw-cache.service)" 0
