@@ -120,7 +120,7 @@ static int on_dir(sd_event_source *s, const struct inotify_event *ev, void *user
         struct protect_watch *w = userdata;
         struct protect *p = w->p;
         _cleanup_free_ char *path = NULL;
-        bool relevant = ev->mask & (IN_Q_OVERFLOW | IN_IGNORED);
+        bool relevant = ev->mask & (IN_Q_OVERFLOW | IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF);
 
         if (!relevant && (ev->mask & IN_ISDIR) && ev->len > 0 &&
             asprintf(&path, "%s%s%s", w->dir, streq(w->dir, "/") ? "" : "/", ev->name) >= 0)
@@ -131,6 +131,8 @@ static int on_dir(sd_event_source *s, const struct inotify_event *ev, void *user
                 }
         if (!relevant)
                 return 0;
+        if (ev->mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF))
+                p->watches_stale = true; /* this directory's watch is gone: watch anew even if the path is the same */
         log_debug("Protection: %s%s%s changed: applying again", w->dir, path ? " -> " : "", path ?: "");
         if (!p->again && sd_event_add_defer(p->event, &p->again, on_again, p) >= 0)
                 (void) sd_event_source_set_description(p->again, "protect-again");
@@ -176,7 +178,9 @@ static int add_watch(struct protect *p, const char *mount, char *dir) {
                 return -ENOMEM;
         }
         r = sd_event_add_inotify(p->event, &w->source, abs,
-                                 IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM | IN_ONLYDIR, on_dir, w);
+                                 IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE_SELF | IN_MOVE_SELF |
+                                         IN_ONLYDIR,
+                                 on_dir, w);
         if (r < 0) {
                 free(dir);
                 return r;
@@ -230,11 +234,12 @@ static void rewatch(struct protect *p, const struct pw_policy *policy) {
                 else
                         dirs[n++] = dir;
         }
-        same = r >= 0 && n == p->n_watches;
+        same = r >= 0 && n == p->n_watches && !p->watches_stale;
         for (size_t k = 0; same && k < n; k++)
                 same = watched(p, dirs[k]);
         if (!same) {
                 unwatch(p);
+                p->watches_stale = false;
                 if (r >= 0 && GROW(p->watches, p->allocated_watches, n) < 0)
                         r = -ENOMEM;
                 for (size_t k = 0; k < n; k++) {

@@ -44,6 +44,7 @@ struct protect {
         struct protect_watch *watches;
         size_t n_watches, allocated_watches;
         sd_event_source *again; /* the deferred apply */
+        bool watches_stale;     /* a watched directory went away */
         bool watch_warned;
 };
 

@@ -225,6 +225,11 @@ diag "a protected cgroup created again was protected after $ms ms"
 expect_between "a protected cgroup created again is protected within 2 s (ms)" "$ms" 0 2000
 echo 0 >$CG/later/app/memory.min
 expect_eq "status does not say ok for a protection someone lowered" "$(prot_error later)" "not in force: memory.min is 0 B, want 32 MiB"
+rmdir $CG/later/app $CG/later # the watched directory itself goes
+mkdir $CG/later
+echo +memory >$CG/later/cgroup.subtree_control
+mkdir $CG/later/app
+expect_between "so does one whose parent was removed and made again too (ms)" "$(ms_until_min /later/app 33554432)" 0 2000
 rm /etc/pw/policies.d/30-protect.yaml
 pagewardenctl reload >/dev/null
 expect_eq "without the entries, the cgroup created again gets its own original back (0), not the first one's" \
