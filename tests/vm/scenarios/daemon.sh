@@ -194,7 +194,7 @@ ms_until_min() {
 	done
 	echo -1
 }
-prot_error() { pagewardenctl status --json | jq -r ".protect[] | select(.name == \"$1\") | .error"; }
+prot_error() { pagewardenctl status --json | jq -r ".protected[] | select(.name == \"$1\") | .error"; }
 mkdir -p $CG/apps/late
 echo +memory >$CG/apps/cgroup.subtree_control
 rmdir $CG/apps/late && mkdir $CG/apps/late # now with memory.min, set by hand below
