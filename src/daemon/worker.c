@@ -165,6 +165,9 @@ struct worker *worker_free(struct worker *w) {
                 w->head = t->next;
                 task_free(t);
         }
+        /* Done, but the loop stopped before it read them: their outcome is moot now. */
+        for (struct worker_task *t; w->pipe[0] >= 0 && read(w->pipe[0], &t, sizeof(t)) == (ssize_t) sizeof(t);)
+                task_free(t);
         sd_event_source_disable_unref(w->source);
         closep(&w->pipe[0]);
         closep(&w->pipe[1]);
