@@ -54,7 +54,10 @@ check "it chose the systemd backend" sh -c "pagewardenctl status --json | jq -e 
 wd0=$(systemctl show -P WatchdogTimestampMonotonic pagewarden.service)
 t0=$(cut -d. -f1 /proc/uptime)
 check "systemctl reload answers" systemctl reload pagewarden.service
-expect_eq "and the service is still active" "$(systemctl is-active pagewarden.service)" active
+# It answers once SIGHUP is sent; the daemon says RELOADING=1, then READY=1 when done.
+i=0
+while [ $i -lt 100 ] && [ "$(systemctl is-active pagewarden.service)" = reloading ]; do sleep 0.1; i=$((i + 1)); done
+expect_eq "and the service is active again after it" "$(systemctl is-active pagewarden.service)" active
 
 # A job: a transient scope in the class slice, with the class limits.
 out=$(pagewardenctl run --job backup --name probe -- cat /proc/self/cgroup)
