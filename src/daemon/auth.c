@@ -27,12 +27,7 @@ bool auth_owns_process(const struct proc_ids *ids, uid_t uid) {
 }
 
 bool auth_path_under(const char *path, const char *top) {
-        const char *rest;
-
-        if (!top[0])
-                return true;
-        rest = startswith(path, top);
-        return rest && (*rest == '\0' || *rest == '/');
+        return !top[0] || path_under(path, top);
 }
 
 static const char *under_any(const char *path, const char *const *tops, size_t n) {

@@ -16,13 +16,6 @@ static uint64_t max_u64(uint64_t a, uint64_t b) {
         return a > b ? a : b;
 }
 
-/* path is top or below it. */
-static bool path_under(const char *path, const char *top) {
-        const char *rest = startswith(path, top);
-
-        return rest && (*rest == '\0' || *rest == '/');
-}
-
 const struct ledger_entry *ledger_find(const struct ledger *l, const char *key) {
         for (size_t i = 0; i < l->n; i++)
                 if (streq(l->entries[i].key, key))

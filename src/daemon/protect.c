@@ -98,15 +98,6 @@ static void log_result(struct protect *p, const struct backend_protect *req, con
 
 /* ---- following the cgroups ---- */
 
-/* Whether path is top or below it ("/" is above everything). */
-static bool path_at_or_under(const char *path, const char *top) {
-        size_t n = strlen(top);
-
-        if (streq(top, "/"))
-                return true;
-        return strncmp(path, top, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
 static int on_again(sd_event_source *s, void *userdata) {
         struct protect *p = userdata;
 
@@ -127,7 +118,7 @@ static int on_dir(sd_event_source *s, const struct inotify_event *ev, void *user
                 for (size_t i = 0; p->policy && i < p->policy->n_protects && !relevant; i++) {
                         const char *cg = p->policy->protects[i].cgroup;
 
-                        relevant = cg && path_at_or_under(cg, path);
+                        relevant = cg && path_under(cg, path);
                 }
         if (!relevant)
                 return 0;

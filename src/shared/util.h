@@ -84,6 +84,13 @@ static inline const char *startswith(const char *s, const char *prefix) {
         return strncmp(s, prefix, l) == 0 ? s + l : NULL;
 }
 
+/* path is top or below it ("/a/b" is below "/a", "/ab" is not). */
+static inline bool path_under(const char *path, const char *top) {
+        const char *rest = startswith(path, top);
+
+        return rest && (*rest == '\0' || *rest == '/');
+}
+
 static inline bool endswith(const char *s, const char *suffix) {
         size_t ls = strlen(s), lx = strlen(suffix);
         return ls >= lx && memcmp(s + ls - lx, suffix, lx) == 0;
