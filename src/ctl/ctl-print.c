@@ -311,6 +311,11 @@ static int print_classes(FILE *f, json_object *classes) {
                 io_cell(&t, cfg, cur);
                 if (is_false(field(c, "in_policy")))
                         table_add(&t, is_true(field(cur, "frozen")) ? "frozen, not in policy" : "not in policy");
+                else if (array_length(field(c, "io_waiting")) > 0)
+                        /* The first device is enough to say why; io_waiting in --json has them all. */
+                        table_addf(&t, "%sio waits for %s%s", is_true(field(cur, "frozen")) ? "frozen, " : "",
+                                   dash(json_object_get_string(json_object_array_get_idx(field(c, "io_waiting"), 0))),
+                                   array_length(field(c, "io_waiting")) > 1 ? ", ..." : "");
                 else
                         table_add(&t, is_true(field(cur, "frozen")) ? "frozen" : "-");
         }

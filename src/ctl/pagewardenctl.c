@@ -61,10 +61,11 @@ static void help(FILE *f) {
                 "  list                List the jobs\n"
                 "  show JOB            Show a job, by id or name\n"
                 "  reload              Make the daemon reload its settings and policy files\n"
-                "  check [--print] [--ram SIZE] [--quiet] [FILE|DIR...]\n"
+                "  check [--print] [--ram SIZE] [--quiet] [--strict] [FILE|DIR...]\n"
                 "                      Validate policy files (default: the settings file and\n"
                 "                      its policy directory); --print writes the effective\n"
-                "                      policy, --ram resolves percentages for another RAM size\n"
+                "                      policy, --ram resolves percentages for another RAM size,\n"
+                "                      --strict refuses warnings too (a device not there now)\n"
                 "  version             Print the versions of pagewardenctl and pagewardend\n"
                 "  help                Print this help\n"
                 "\n"
@@ -84,9 +85,10 @@ static void help(FILE *f) {
                 "  -v, --verbose       Print the job and how long placing COMMAND in it took\n"
                 "\n"
                 "Exit status: 0 success; 1 the daemon answered with an error, or check found\n"
-                "invalid files; 2 usage error; 3 the daemon cannot be reached.  run exits with\n"
-                "COMMAND's status, or 125 if COMMAND was not run (including usage errors),\n"
-                "126 if it could not be executed, 127 if it was not found.\n"
+                "invalid files (with --strict, warnings too); 2 usage error; 3 the daemon\n"
+                "cannot be reached.  run exits with COMMAND's status, or 125 if COMMAND was\n"
+                "not run (including usage errors), 126 if it could not be executed, 127 if\n"
+                "it was not found.\n"
                 "\n"
                 "See pagewardenctl(8) and pagewarden.yaml(5).\n",
                 PW_DEFAULT_SOCKET, PW_DEFAULT_CONFIG);
@@ -141,6 +143,7 @@ static int cmd_check(int argc, char *argv[]) {
                 { "ram", required_argument, NULL, 'r' },
                 { "config", required_argument, NULL, 'c' },
                 { "quiet", no_argument, NULL, 'q' },
+                { "strict", no_argument, NULL, 's' },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
@@ -149,7 +152,7 @@ static int cmd_check(int argc, char *argv[]) {
         _cleanup_(policy_done) struct pw_policy policy = {};
         _cleanup_(settings_done) struct pw_settings settings = {};
         struct policy_context ctx;
-        bool print = false, quiet = false, with_settings;
+        bool print = false, quiet = false, strict = false, with_settings;
         size_t n_sources = 0;
         int c, r;
 
@@ -167,6 +170,9 @@ static int cmd_check(int argc, char *argv[]) {
                         break;
                 case 'q':
                         quiet = true;
+                        break;
+                case 's':
+                        strict = true;
                         break;
                 case 'c':
                         arg_config = optarg;
@@ -208,11 +214,19 @@ static int cmd_check(int argc, char *argv[]) {
                 n_sources++;
         }
 
-        if (diags.n_errors > 0) {
+        if (diags.n_errors > 0 || diags.n_warnings > 0) {
                 /* One write for the lot (stderr is unbuffered), however many errors. */
                 diag_print(&diags, stderr);
-                fprintf(stderr, "%zu error%s\n", diags.n_errors, diags.n_errors == 1 ? "" : "s");
-                return EXIT_INVALID;
+                if (diags.n_errors > 0 && diags.n_warnings > 0)
+                        fprintf(stderr, "%zu error%s, %zu warning%s\n", diags.n_errors, diags.n_errors == 1 ? "" : "s",
+                                diags.n_warnings, diags.n_warnings == 1 ? "" : "s");
+                else if (diags.n_errors > 0)
+                        fprintf(stderr, "%zu error%s\n", diags.n_errors, diags.n_errors == 1 ? "" : "s");
+                else
+                        fprintf(stderr, "%zu warning%s%s\n", diags.n_warnings, diags.n_warnings == 1 ? "" : "s",
+                                strict ? " (--strict: invalid)" : "");
+                if (diags.n_errors > 0 || strict)
+                        return EXIT_INVALID;
         }
         if (print) {
                 print_summary(stdout, "# pagewarden effective policy; ", &policy, n_sources);

@@ -189,7 +189,7 @@ static int append_io(sd_bus_message *m, const char *name, const struct pw_io_lim
                                                   : io[i].write_iops;
                         char dev[64];
 
-                        if (v == UNITS_MAX)
+                        if (v == UNITS_MAX || io[i].absent)
                                 continue;
                         snprintf(dev, sizeof(dev), "/dev/block/%u:%u", io[i].major, io[i].minor);
                         r = sd_bus_message_append(m, "(st)", dev, v);

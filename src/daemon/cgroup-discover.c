@@ -5,20 +5,6 @@
 #include "cgroup-discover.h"
 #include "util.h"
 
-void mountinfo_unescape(char *s) {
-        char *w = s;
-
-        for (char *r = s; *r;) {
-                if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' && r[3] >= '0' &&
-                    r[3] <= '7') {
-                        *w++ = (char) (((r[1] - '0') << 6) | ((r[2] - '0') << 3) | (r[3] - '0'));
-                        r += 4;
-                } else
-                        *w++ = *r++;
-        }
-        *w = '\0';
-}
-
 static bool has_word(const char *list, const char *word, const char *sep) {
         size_t len = strlen(word);
 

@@ -26,6 +26,3 @@ struct cgroup_mount {
  */
 int cgroup_discover(const char *root, const char *mountinfo, const char *pressure_dir, struct cgroup_mount *ret,
                     char **ret_error);
-
-/* Decodes the octal escapes (\040 for a space) of a mountinfo path, in place. */
-void mountinfo_unescape(char *s);

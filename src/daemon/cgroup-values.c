@@ -101,19 +101,20 @@ int cgv_io_plan(const struct pw_io_limit *want, size_t n_want, const struct cgv_
         if (!plan)
                 return -ENOMEM;
         for (size_t i = 0; i < n_want; i++)
-                plan[n++] = (struct cgv_io_line){
-                        .major = want[i].major,
-                        .minor = want[i].minor,
-                        .rbps = want[i].read_bps,
-                        .wbps = want[i].write_bps,
-                        .riops = want[i].read_iops,
-                        .wiops = want[i].write_iops,
-                };
+                if (!want[i].absent) /* no device: nothing to write, until it appears */
+                        plan[n++] = (struct cgv_io_line){
+                                .major = want[i].major,
+                                .minor = want[i].minor,
+                                .rbps = want[i].read_bps,
+                                .wbps = want[i].write_bps,
+                                .riops = want[i].read_iops,
+                                .wiops = want[i].write_iops,
+                        };
         for (size_t j = 0; j < n_have; j++) {
                 bool kept = false;
 
                 for (size_t i = 0; i < n_want; i++)
-                        if (want[i].major == have[j].major && want[i].minor == have[j].minor)
+                        if (!want[i].absent && want[i].major == have[j].major && want[i].minor == have[j].minor)
                                 kept = true;
                 if (!kept)
                         plan[n++] = (struct cgv_io_line){

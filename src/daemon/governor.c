@@ -32,14 +32,15 @@ int governor_class_init(struct governor_class *c, const struct pw_job_class *pc)
         if (!c->io)
                 return -ENOMEM;
         for (size_t i = 0; i < pc->n_io; i++)
-                c->io[c->n_io++] = (struct governor_io){
-                        .major = pc->io[i].major,
-                        .minor = pc->io[i].minor,
-                        .configured_rbps = pc->io[i].read_bps,
-                        .rbps = pc->io[i].read_bps,
-                        .configured_wbps = pc->io[i].write_bps,
-                        .wbps = pc->io[i].write_bps,
-                };
+                if (!pc->io[i].absent) /* a device not there has no io.max to tighten */
+                        c->io[c->n_io++] = (struct governor_io){
+                                .major = pc->io[i].major,
+                                .minor = pc->io[i].minor,
+                                .configured_rbps = pc->io[i].read_bps,
+                                .rbps = pc->io[i].read_bps,
+                                .configured_wbps = pc->io[i].write_bps,
+                                .wbps = pc->io[i].write_bps,
+                        };
         return 0;
 }
 

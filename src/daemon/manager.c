@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <systemd/sd-daemon.h>
 
+#include "device.h"
 #include "log.h"
 #include "manager.h"
 #include "place.h"
@@ -30,6 +31,100 @@ static void apply_classes(struct manager *m) {
                 else
                         log_debug("Class %s: limits applied to /%s", c->name, strempty(path));
         }
+}
+
+/* ---- io limits whose device comes and goes ---- */
+
+/*
+ * Resolves each io entry named by a path again.  One whose device is there
+ * now gets its limits written; one whose device went (its fstab file system
+ * unmounted, its path gone) waits for it again; one whose path now leads to
+ * another disk (a disk plugged in again under a new number) follows it.
+ */
+static void on_devices_changed(void *userdata) {
+        struct manager *m = userdata;
+        bool any = false;
+
+        for (size_t i = 0; i < m->policy.n_classes; i++) {
+                struct pw_job_class *c = &m->policy.classes[i];
+                bool changed = false;
+
+                for (size_t k = 0; k < c->n_io; k++) {
+                        struct pw_io_limit *io = &c->io[k];
+                        struct device_info di;
+                        bool taken = false;
+                        char *disk;
+                        int r;
+
+                        if (io->device[0] != '/')
+                                continue; /* MAJ:MIN: nothing to resolve */
+                        r = device_resolve(io->device, m->ctx.sysfs, m->ctx.mountinfo, m->ctx.fstab, &di);
+                        if (r < 0) {
+                                if (!io->absent && (r == -ENOENT || r == -ENOMEDIUM)) {
+                                        io->absent = true;
+                                        io->disk = mfree(io->disk);
+                                        io->major = io->minor = 0;
+                                        changed = true;
+                                        action_log_add(&m->log, LOG_LEVEL_WARNING,
+                                                       "Class %s: '%s' is gone; its io limits wait for it", c->name,
+                                                       io->device);
+                                }
+                                continue;
+                        }
+                        if (!io->absent && io->major == di.major && io->minor == di.minor)
+                                continue;
+                        for (size_t j = 0; j < c->n_io; j++)
+                                taken = taken || (j != k && !c->io[j].absent && c->io[j].major == di.major &&
+                                                  c->io[j].minor == di.minor);
+                        if (taken) {
+                                log_warning(
+                                        "Class %s: '%s' is on disk %s (%u:%u), which another io entry names: "
+                                        "left waiting",
+                                        c->name, io->device, di.name, di.major, di.minor);
+                                continue;
+                        }
+                        disk = strdup(di.name);
+                        if (!disk)
+                                continue; /* out of memory: the next event tries again */
+                        free(io->disk);
+                        io->disk = disk;
+                        io->major = di.major;
+                        io->minor = di.minor;
+                        io->absent = false;
+                        changed = true;
+                        action_log_add(&m->log, LOG_LEVEL_INFO,
+                                       "Class %s: '%s' is on disk %s (%u:%u): its io limits apply", c->name, io->device,
+                                       di.name, di.major, di.minor);
+                }
+                if (changed) {
+                        int r = m->backend->ops->class_apply(m->backend, c);
+
+                        if (r < 0)
+                                action_log_add(&m->log, LOG_LEVEL_ERR, "Class %s: cannot apply its io limits: %s",
+                                               c->name, strerror(-r));
+                        any = true;
+                }
+        }
+        if (any && m->govern.active) {
+                /* The governor's io list follows the devices there are. */
+                govern_stop(&m->govern);
+                govern_update(&m->govern);
+        }
+}
+
+/* Devices and mounts are watched while some io entry names its device by a path. */
+static void devwatch_update(struct manager *m) {
+        bool need = false;
+
+        for (size_t i = 0; i < m->policy.n_classes && !need; i++)
+                for (size_t k = 0; k < m->policy.classes[i].n_io && !need; k++)
+                        need = m->policy.classes[i].io[k].device[0] == '/';
+        if (!need)
+                m->devwatch = devwatch_free(m->devwatch);
+        else if (!m->devwatch && devwatch_new(m->event, m->ctx.mountinfo, on_devices_changed, m, &m->devwatch) < 0)
+                log_warning(
+                        "Cannot watch devices and mounts: io limits of a device that appears apply at the next "
+                        "reload");
 }
 
 /* A class that is not in the policy any more goes once it has no job. */
@@ -68,13 +163,6 @@ static void on_worker_done(void *userdata, const struct worker_task *t) {
 
 /* ---- configuration ---- */
 
-static void log_diags(const struct diag_list *diags) {
-        _cleanup_free_ char *text = diag_to_string(diags);
-
-        for (char *line = text ? strtok(text, "\n") : NULL; line; line = strtok(NULL, "\n"))
-                log_error("%s", line);
-}
-
 /* Settings that cannot change while running keep their old values in s. */
 static void keep_fixed_settings(struct manager *m, struct pw_settings *s) {
         if (!streq_ptr(s->socket, m->settings.socket) || !streq_ptr(s->cgroup_root, m->settings.cgroup_root) ||
@@ -103,13 +191,14 @@ int manager_reload(struct manager *m, char **ret_errors) {
                 action_log_add(&m->log, LOG_LEVEL_ERR,
                                "Reload of %s failed (%zu error%s): the running policy stays in force", m->config_path,
                                diags.n_errors, diags.n_errors == 1 ? "" : "s");
-                log_diags(&diags);
+                log_diags(LOG_LEVEL_ERR, &diags);
                 if (ret_errors)
                         *ret_errors = diag_to_string(&diags);
                 sd_notify(false, "READY=1");
                 return r;
         }
-        govern_stop(&m->govern); /* its state points into the old policy */
+        log_diags(LOG_LEVEL_WARNING, &diags); /* warnings only: a device not there yet */
+        govern_stop(&m->govern);              /* its state points into the old policy */
         keep_fixed_settings(m, &settings);
         settings_done(&m->settings);
         m->settings = settings;
@@ -119,6 +208,7 @@ int manager_reload(struct manager *m, char **ret_errors) {
         log_set_max_level(m->settings.log_level);
 
         apply_classes(m);
+        devwatch_update(m);
         (void) protect_apply(&m->protect, &m->policy);
         govern_update(&m->govern);
         autoplace_update(&m->autoplace);
@@ -291,6 +381,7 @@ int manager_start(struct manager *m) {
         int r;
 
         apply_classes(m);
+        devwatch_update(m);
         (void) protect_apply(&m->protect, &m->policy);
         r = jobs_adopt(&m->jobs);
         if (r < 0)
@@ -319,6 +410,7 @@ struct manager *manager_free(struct manager *m) {
         m->stopping = m->govern.stopping = true;
         place_moves_free(m);
         m->control = control_free(m->control);
+        m->devwatch = devwatch_free(m->devwatch);
         if (m->backend) {
                 autoplace_done(&m->autoplace);
                 govern_stop(&m->govern);

@@ -20,6 +20,7 @@
 #include "backend.h"
 #include "cgroup-discover.h"
 #include "control.h"
+#include "devwatch.h"
 #include "govern.h"
 #include "jobs.h"
 #include "policy.h"
@@ -41,7 +42,8 @@ struct manager {
         struct protect protect;
         struct govern govern;
         struct autoplace autoplace;
-        struct move *moves; /* move requests worked on in slices (place.c) */
+        struct move *moves;        /* move requests worked on in slices (place.c) */
+        struct devwatch *devwatch; /* while an io limit names its device by a path */
         unsigned reloads, failed_reloads;
         bool stopping;
 };

@@ -131,15 +131,6 @@ static int lock_instance(const char *socket_path) {
         return fd;
 }
 
-static void log_diags(const struct diag_list *diags) {
-        _cleanup_free_ char *text = diag_to_string(diags);
-
-        if (!text)
-                return;
-        for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
-                log_error("%s", line);
-}
-
 int main(int argc, char *argv[]) {
         _cleanup_(diag_list_done) struct diag_list diags = {};
         _cleanup_(settings_done) struct pw_settings settings = {};
@@ -163,10 +154,11 @@ int main(int argc, char *argv[]) {
                 return log_error("Out of memory"), EXIT_FAILURE_RUNTIME;
         if (r < 0) {
                 log_error("Invalid configuration (%zu error%s):", diags.n_errors, diags.n_errors == 1 ? "" : "s");
-                log_diags(&diags);
+                log_diags(LOG_LEVEL_ERR, &diags);
                 return EXIT_CONFIG;
         }
         log_set_max_level(settings.log_level);
+        log_diags(LOG_LEVEL_WARNING, &diags); /* warnings only: a device not there yet */
         if (arg_check) {
                 printf("%s: valid; %zu job class%s, %zu protected application%s from %s\n",
                        settings.path ?: "(no settings file, defaults)", policy.n_classes,

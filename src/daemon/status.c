@@ -32,8 +32,9 @@ static json_object *configured_json(const struct pw_job_class *c) {
         json_object_object_add(o, "memory_swap_max", limit_json(c->memory_swap_max));
         json_object_object_add(o, "cpu_weight", json_object_new_uint64(c->cpu_weight));
         for (size_t i = 0; i < c->n_io; i++)
-                json_object_array_add(io, io_json(c->io[i].major, c->io[i].minor, c->io[i].read_bps, c->io[i].write_bps,
-                                                  c->io[i].read_iops, c->io[i].write_iops));
+                if (!c->io[i].absent) /* those are in io_waiting */
+                        json_object_array_add(io, io_json(c->io[i].major, c->io[i].minor, c->io[i].read_bps,
+                                                          c->io[i].write_bps, c->io[i].read_iops, c->io[i].write_iops));
         json_object_object_add(o, "io", io);
         return o;
 }
@@ -69,6 +70,15 @@ static json_object *class_json(struct manager *m, const char *name, const struct
         json_object_object_add(o, "jobs", json_object_new_int64(jobs_in_class(&m->jobs, name)));
         json_object_object_add(o, "configured", c ? configured_json(c) : NULL);
         json_object_object_add(o, "in_force", in_force_json(m, name));
+        if (c) {
+                json_object *waiting = json_object_new_array();
+
+                /* io entries whose device is not there: their limits apply when it appears. */
+                for (size_t i = 0; i < c->n_io; i++)
+                        if (c->io[i].absent)
+                                json_object_array_add(waiting, json_object_new_string(c->io[i].device));
+                json_object_object_add(o, "io_waiting", waiting);
+        }
         return o;
 }
 

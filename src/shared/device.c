@@ -102,7 +102,62 @@ static int resolve_via_mountinfo(dev_t dev, const char *sysfs, const char *mount
         }
 }
 
-int device_resolve(const char *what, const char *sysfs, const char *mountinfo, struct device_info *ret) {
+/* The length of the longest mount point in mountinfo that path is at or below (1 for "/"); 0 if none. */
+static size_t longest_mount(const char *path, const char *mountinfo) {
+        _cleanup_fclose_ FILE *f = fopen(mountinfo, "re");
+        _cleanup_free_ char *line = NULL;
+        size_t n = 0, best = 0;
+
+        if (!f)
+                return 0;
+        while (getline(&line, &n, f) > 0) {
+                char dir[PATH_MAX];
+
+                if (sscanf(line, "%*u %*u %*u:%*u %*s %4095s", dir) != 1)
+                        continue;
+                mountinfo_unescape(dir);
+                if (streq(dir, "/"))
+                        best = best ?: 1;
+                else if (path_under(path, dir) && strlen(dir) > best)
+                        best = strlen(dir);
+        }
+        return best;
+}
+
+/*
+ * Whether path is below a mount point that fstab names and that is not
+ * mounted: its longest fstab mount point (other than "/") is longer than its
+ * longest mount in mountinfo.  1 (ret->mountpoint filled in) or 0.
+ */
+static int fstab_unmounted(const char *path, const char *fstab, const char *mountinfo, struct device_info *ret) {
+        _cleanup_fclose_ FILE *f = fopen(fstab, "re");
+        _cleanup_free_ char *line = NULL, *best = NULL;
+        size_t n = 0;
+
+        if (!f)
+                return 0; /* no fstab (a container, a test): nothing is known to be missing */
+        while (getline(&line, &n, f) > 0) {
+                char dir[PATH_MAX], type[32];
+
+                if (sscanf(line, " %*s %4095s %31s", dir, type) != 2 || line[strspn(line, " \t")] == '#' ||
+                    dir[0] != '/' || streq(dir, "/") || streq(type, "swap"))
+                        continue;
+                mountinfo_unescape(dir);
+                if (path_under(path, dir) && (!best || strlen(dir) > strlen(best))) {
+                        free(best);
+                        best = strdup(dir);
+                        if (!best)
+                                return -ENOMEM;
+                }
+        }
+        if (!best || longest_mount(path, mountinfo) >= strlen(best))
+                return 0;
+        snprintf(ret->mountpoint, sizeof(ret->mountpoint), "%s", best);
+        return 1;
+}
+
+int device_resolve(const char *what, const char *sysfs, const char *mountinfo, const char *fstab,
+                   struct device_info *ret) {
         unsigned ma, mi;
         struct stat st;
         dev_t dev;
@@ -117,6 +172,11 @@ int device_resolve(const char *what, const char *sysfs, const char *mountinfo, s
                 if (parse_majmin(what, &ma, &mi) < 0)
                         return -EINVAL;
                 return device_resolve_devnum(ma, mi, sysfs, ret);
+        }
+        if (fstab) {
+                r = fstab_unmounted(what, fstab, mountinfo, ret);
+                if (r != 0)
+                        return r < 0 ? r : -ENOMEDIUM;
         }
         if (stat(what, &st) < 0)
                 return -errno;

@@ -149,15 +149,18 @@ bool diag_would_record(const struct diag_list *l, const struct source *src) {
         return !l->file || !streq(l->file, src && src->path ? src->path : "?") || l->file_errors < DIAG_MAX_PER_FILE;
 }
 
-void diag_addv(struct diag_list *l, const struct source *src, unsigned line, unsigned column, const char *fmt,
-               va_list ap) {
+_printf_(6, 0) static void diag_record(struct diag_list *l, bool warning, const struct source *src, unsigned line,
+                                       unsigned column, const char *fmt, va_list ap) {
         _cleanup_free_ char *path = NULL, *message = NULL, *text = NULL;
         const char *file = src && src->path ? src->path : "?";
         unsigned text_column;
 
         assert(l);
         assert(fmt);
-        l->n_errors++;
+        if (warning)
+                l->n_warnings++;
+        else
+                l->n_errors++;
         if (!diag_enter_file(l, file)) {
                 l->oom = true;
                 return;
@@ -182,7 +185,21 @@ void diag_addv(struct diag_list *l, const struct source *src, unsigned line, uns
                 .message = TAKE_PTR(message),
                 .text = TAKE_PTR(text),
                 .text_column = text_column,
+                .warning = warning,
         };
+}
+
+void diag_addv(struct diag_list *l, const struct source *src, unsigned line, unsigned column, const char *fmt,
+               va_list ap) {
+        diag_record(l, false, src, line, column, fmt, ap);
+}
+
+void diag_warn(struct diag_list *l, const struct source *src, unsigned line, unsigned column, const char *fmt, ...) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        diag_record(l, true, src, line, column, fmt, ap);
+        va_end(ap);
 }
 
 void diag_add(struct diag_list *l, const struct source *src, unsigned line, unsigned column, const char *fmt, ...) {
@@ -229,10 +246,10 @@ static void print_sanitized(FILE *f, const char *text) {
 
 static void diag_print_one(const struct diag *d, FILE *f) {
         if (d->line == 0) {
-                fprintf(f, "%s: error: %s\n", d->path, d->message);
+                fprintf(f, "%s: %s: %s\n", d->path, d->warning ? "warning" : "error", d->message);
                 return;
         }
-        fprintf(f, "%s:%u:%u: error: %s\n", d->path, d->line, d->column, d->message);
+        fprintf(f, "%s:%u:%u: %s: %s\n", d->path, d->line, d->column, d->warning ? "warning" : "error", d->message);
         if (d->text) {
                 fputs("    ", f);
                 print_sanitized(f, d->text);

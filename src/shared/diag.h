@@ -53,12 +53,14 @@ struct diag {
         char *text;           /* the offending line around column ("..." where cut), or NULL */
         unsigned text_column; /* where column is in text (1-based, in characters) */
         size_t omitted;       /* errors of the same file found after this one and not recorded */
+        bool warning;         /* a warning: the input is valid, but something may not be what was meant */
 };
 
 struct diag_list {
         struct diag *items;
         size_t n, allocated; /* the recorded diagnostics */
         size_t n_errors;     /* every error reported, recorded or not */
+        size_t n_warnings;   /* every warning reported, recorded or not */
         bool oom;            /* a diagnostic was lost for lack of memory */
 
         /* Private: the file being reported on, and where its last quoted line starts. */
@@ -75,6 +77,9 @@ void diag_add(struct diag_list *l, const struct source *src, unsigned line, unsi
         _printf_(5, 6);
 void diag_addv(struct diag_list *l, const struct source *src, unsigned line, unsigned column, const char *fmt,
                va_list ap) _printf_(5, 0);
+/* Records a warning: the input stays valid (n_errors does not change). */
+void diag_warn(struct diag_list *l, const struct source *src, unsigned line, unsigned column, const char *fmt, ...)
+        _printf_(5, 6);
 /* Whether another error about src would be recorded, not only counted: when not, a caller may skip work that only
  * makes a message more helpful. */
 bool diag_would_record(const struct diag_list *l, const struct source *src);

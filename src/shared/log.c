@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "diag.h"
 #include "log.h"
 
 static int max_level = LOG_LEVEL_INFO;
@@ -34,4 +35,12 @@ int log_internal(int level, int error, const char *fmt, ...) {
         funlockfile(stderr);
         errno = saved;
         return -error;
+}
+
+void log_diags(int level, const struct diag_list *diags) {
+        _cleanup_free_ char *text = diag_to_string(diags);
+        char *save = NULL;
+
+        for (char *line = text ? strtok_r(text, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save))
+                log_internal(level, 0, "%s", line);
 }

@@ -24,6 +24,10 @@ void log_set_max_level(int level);
 /* Returns -abs(error) (or 0 if error is 0), so that callers can `return log_error_errno(r, ...)`. */
 int log_internal(int level, int error, const char *fmt, ...) _printf_(3, 4);
 
+struct diag_list;
+/* Logs diagnostics (errors and warnings of configuration files), a line each, at level. */
+void log_diags(int level, const struct diag_list *diags);
+
 #define log_debug(...) log_internal(LOG_LEVEL_DEBUG, 0, __VA_ARGS__)
 #define log_info(...) log_internal(LOG_LEVEL_INFO, 0, __VA_ARGS__)
 #define log_notice(...) log_internal(LOG_LEVEL_NOTICE, 0, __VA_ARGS__)

@@ -28,6 +28,18 @@ void pstate_error(struct pstate *st, const struct ynode *n, const char *fmt, ...
                 st->oom = true;
 }
 
+void pstate_warning(struct pstate *st, const struct ynode *n, const char *fmt, ...) {
+        char buf[DIAG_MAX_MESSAGE];
+        va_list ap;
+
+        va_start(ap, fmt);
+        (void) vsnprintf(buf, sizeof(buf), fmt, ap);
+        va_end(ap);
+        diag_warn(st->diags, st->src, n ? n->line : 0, n ? n->column : 0, "%s", buf);
+        if (st->diags->oom)
+                st->oom = true;
+}
+
 int pstate_result(const struct pstate *st) {
         if (st->oom || st->diags->oom)
                 return -ENOMEM;
@@ -153,7 +165,7 @@ int pstate_device_resolve(struct pstate *st, const char *device, struct device_i
         *ret = (struct device_info){};
         if (st->n_lookups >= PW_MAX_LOOKUPS)
                 return -E2BIG;
-        r = device_resolve(device, st->ctx->sysfs, st->ctx->mountinfo, ret);
+        r = device_resolve(device, st->ctx->sysfs, st->ctx->mountinfo, st->ctx->fstab, ret);
         if (r == -ENOMEM)
                 return r;
         return lookup_add(st, LOOKUP_DEVICE, device, r, ret) ?: r;

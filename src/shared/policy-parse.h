@@ -49,6 +49,8 @@ void pstate_init(struct pstate *st, const struct policy_context *ctx, const stru
 void pstate_done(struct pstate *st);
 /* Records an error at node n (NULL: the whole file). */
 void pstate_error(struct pstate *st, const struct ynode *n, const char *fmt, ...) _printf_(3, 4);
+/* A warning there: the input stays valid (pagewardenctl check --strict refuses it). */
+void pstate_warning(struct pstate *st, const struct ynode *n, const char *fmt, ...) _printf_(3, 4);
 int pstate_result(const struct pstate *st);
 /*
  * Lookups outside the file are remembered, so that a name given many times

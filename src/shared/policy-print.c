@@ -63,9 +63,16 @@ static void print_protect_size(FILE *f, const char *key, const struct pw_protect
 static void print_io_limit(FILE *f, const struct pw_io_limit *io) {
         char buf[32];
 
-        fprintf(f, "      - device: \"%u:%u\"  # %s, from ", io->major, io->minor, io->disk);
-        print_quoted(f, io->device);
-        fputc('\n', f);
+        if (io->absent) {
+                /* Kept as written: it resolves when the device appears. */
+                fputs("      - device: ", f);
+                print_quoted(f, io->device);
+                fputs("  # not there now: applies once it is\n", f);
+        } else {
+                fprintf(f, "      - device: \"%u:%u\"  # %s, from ", io->major, io->minor, io->disk);
+                print_quoted(f, io->device);
+                fputc('\n', f);
+        }
         print_bandwidth(f, "        ", "read_bps", io->read_bps);
         print_bandwidth(f, "        ", "write_bps", io->write_bps);
         units_format_size(io->read_iops, buf, sizeof(buf));

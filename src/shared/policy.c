@@ -22,6 +22,7 @@ int policy_context_default(struct policy_context *ctx) {
                 .ram_bytes = (uint64_t) si.totalram * si.mem_unit,
                 .sysfs = "/sys",
                 .mountinfo = "/proc/self/mountinfo",
+                .fstab = "/etc/fstab",
                 .check_owner = geteuid() == 0,
                 .resolve_users = true,
         };
@@ -263,9 +264,17 @@ static void resolve_io_device(struct pstate *st, const struct ynode *where, stru
                 pstate_error(st, where, "'%s' is not a block device known to the kernel", io->device);
         else if (r == -EINVAL)
                 pstate_error(st, where, "device '%s': expected an absolute path or MAJ:MIN", io->device);
-        else if (r == -ENOENT)
-                pstate_error(st, where, "device '%s' does not exist", io->device);
-        else if (r < 0)
+        else if (r == -ENOENT) {
+                /* A backup disk that is not plugged in must not take every protection down with it. */
+                pstate_warning(st, where, "device '%s' does not exist: its limits apply once it does", io->device);
+                io->absent = true;
+        } else if (r == -ENOMEDIUM) {
+                pstate_warning(st, where,
+                               "'%s' is on %s, which /etc/fstab names but is not mounted: its limits apply once it "
+                               "is",
+                               io->device, di.mountpoint);
+                io->absent = true;
+        } else if (r < 0)
                 pstate_error(st, where, "device '%s': %s", io->device, strerror(-r));
         else {
                 io->major = di.major;
@@ -279,7 +288,13 @@ static void resolve_io_device(struct pstate *st, const struct ynode *where, stru
 /* Adds io to c unless another entry names the same disk; takes io either way. */
 static void add_io_limit(struct pstate *st, struct pw_job_class *c, const struct ynode *dev, struct pw_io_limit *io) {
         for (size_t j = 0; j < c->n_io; j++)
-                if (c->io[j].major == io->major && c->io[j].minor == io->minor) {
+                if (io->absent || c->io[j].absent) {
+                        if (streq(c->io[j].device, io->device)) {
+                                pstate_error(st, dev, "'%s' is named twice", io->device);
+                                io_limit_done(io);
+                                return;
+                        }
+                } else if (c->io[j].major == io->major && c->io[j].minor == io->minor) {
                         pstate_error(st, dev, "'%s' is on disk %s (%u:%u), which '%s' already names", io->device,
                                      io->disk, io->major, io->minor, c->io[j].device);
                         io_limit_done(io);
@@ -1194,6 +1209,8 @@ static bool class_equal(const struct pw_job_class *a, const struct pw_job_class 
         for (size_t i = 0; i < a->n_io; i++) {
                 const struct pw_io_limit *x = &a->io[i], *y = &b->io[i];
 
+                if (x->absent != y->absent || (x->absent && !streq(x->device, y->device)))
+                        return false;
                 if (x->major != y->major || x->minor != y->minor || x->read_bps != y->read_bps ||
                     x->write_bps != y->write_bps || x->read_iops != y->read_iops || x->write_iops != y->write_iops)
                         return false;

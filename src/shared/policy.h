@@ -32,6 +32,7 @@ struct policy_context {
         uint64_t ram_bytes;    /* for percentages */
         const char *sysfs;     /* "/sys" */
         const char *mountinfo; /* "/proc/self/mountinfo" */
+        const char *fstab;     /* "/etc/fstab": io devices on file systems it names that are not mounted */
         bool check_owner;      /* refuse files not owned by root or writable by others */
         bool resolve_users;    /* look user and group names up (NSS) */
 };
@@ -44,6 +45,8 @@ struct pw_io_limit {
         unsigned major, minor;                               /* the whole disk it resolved to */
         char *disk;                                          /* its kernel name */
         uint64_t read_bps, write_bps, read_iops, write_iops; /* UNITS_MAX: no limit */
+        /* The device is not there (yet): major, minor and disk are unset, the limit waits for it. */
+        bool absent;
 };
 
 /* One entry of a match: list, with where it was written (for "placed by"). */

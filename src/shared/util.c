@@ -131,3 +131,17 @@ int write_file_atomic(const char *path, const char *text) {
         }
         return 0;
 }
+
+void mountinfo_unescape(char *s) {
+        char *w = s;
+
+        for (char *r = s; *r;) {
+                if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' && r[3] >= '0' &&
+                    r[3] <= '7') {
+                        *w++ = (char) (((r[1] - '0') << 6) | ((r[2] - '0') << 3) | (r[3] - '0'));
+                        r += 4;
+                } else
+                        *w++ = *r++;
+        }
+        *w = '\0';
+}

@@ -91,6 +91,9 @@ static inline bool path_under(const char *path, const char *top) {
         return rest && (*rest == '\0' || *rest == '/');
 }
 
+/* Decodes the octal escapes (\040 for a space) of a mountinfo or fstab path, in place. */
+void mountinfo_unescape(char *s);
+
 static inline bool endswith(const char *s, const char *suffix) {
         size_t ls = strlen(s), lx = strlen(suffix);
         return ls >= lx && memcmp(s + ls - lx, suffix, lx) == 0;

@@ -28,6 +28,20 @@ run "$CTL" check --quiet "$CONF/examples"
 expect_status 0 "the shipped examples are valid"
 expect_empty "$OUT" "--quiet prints nothing"
 
+# A device that is not there (an unplugged backup disk) is a warning: the
+# file is valid, unless --strict.
+printf 'jobs:\n  b:\n    io: [{device: /mnt/no-such-disk, write_bps: 10M}]\n' >"$TMP/absent.yaml"
+run "$CTL" check "$TMP/absent.yaml"
+expect_status 0 "a missing io device is not an error"
+expect_in "$ERR" "$TMP/absent.yaml:3:19: warning: device '/mnt/no-such-disk' does not exist: its limits apply once it does" "but a located warning"
+expect_in "$ERR" "1 warning" "counted"
+expect_in "$OUT" "1 source checked: 1 job class" "and the summary follows"
+run "$CTL" check --strict "$TMP/absent.yaml"
+expect_status 1 "--strict refuses warnings"
+expect_in "$ERR" "1 warning (--strict: invalid)" "--strict says why"
+run "$CTL" check --print "$TMP/absent.yaml"
+expect_in "$OUT" 'device: "/mnt/no-such-disk"  # not there now: applies once it is' "--print keeps the path of a device not there"
+
 # Errors: file:line:column, the line, a caret; every error of the file; exit 1.
 cat >"$TMP/bad.yaml" <<'YAML'
 jobs:

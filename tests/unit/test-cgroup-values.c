@@ -69,6 +69,32 @@ START_TEST(test_cgv_io_plan) {
 }
 END_TEST
 
+/* An entry whose device is not there writes nothing (no "0:0" line), and a
+ * disk it had been resolved to before gets its keys back to max. */
+START_TEST(test_cgv_io_plan_absent) {
+        struct pw_io_limit want[] = {
+                { .absent = true, .read_bps = 1, .write_bps = 2, .read_iops = UNITS_MAX, .write_iops = 3 },
+                { .major = 8,
+                  .minor = 32,
+                  .read_bps = 7,
+                  .write_bps = UNITS_MAX,
+                  .read_iops = UNITS_MAX,
+                  .write_iops = UNITS_MAX },
+        };
+        struct cgv_io_line have[] = { { 8, 16, 1, 2, UNITS_MAX, 3 } }, *plan;
+        size_t n;
+
+        ck_assert_int_eq(cgv_io_plan(want, 2, have, 1, &plan, &n), 0);
+        ck_assert_uint_eq(n, 2);
+        ck_assert_uint_eq(plan[0].minor, 32);
+        ck_assert_uint_eq(plan[0].rbps, 7);
+        ck_assert_uint_eq(plan[1].minor, 16);
+        ck_assert_uint_eq(plan[1].rbps, UNITS_MAX);
+        ck_assert_uint_eq(plan[1].wiops, UNITS_MAX);
+        free(plan);
+}
+END_TEST
+
 START_TEST(test_cgv_keyed) {
         static const char stat[] = "anon 4096\nfile 1048576\nfile_dirty 0\nworkingset_refault_file 12\n";
         bool populated, frozen;
@@ -175,6 +201,7 @@ Suite *cgroup_values_suite(void) {
         tcase_add_test(tc, test_cgv_limits);
         tcase_add_test(tc, test_cgv_io_max);
         tcase_add_test(tc, test_cgv_io_plan);
+        tcase_add_test(tc, test_cgv_io_plan_absent);
         tcase_add_test(tc, test_cgv_keyed);
         tcase_add_test(tc, test_cgv_protect_plan);
         tcase_add_test(tc, test_cgv_protect_plan_edges);

@@ -46,11 +46,11 @@ START_TEST(test_device_devnum) {
         ck_assert_str_eq(di.name, "dm-0");
         ck_assert_int_eq(device_resolve_devnum(7, 7, sys, &di), -ENODEV);
         /* MAJ:MIN written in the policy. */
-        ck_assert_int_eq(device_resolve("8:1", sys, "/nonexistent", &di), 0);
+        ck_assert_int_eq(device_resolve("8:1", sys, "/nonexistent", NULL, &di), 0);
         ck_assert_str_eq(di.name, "sda");
-        ck_assert_int_eq(device_resolve("8:", sys, "/nonexistent", &di), -EINVAL);
-        ck_assert_int_eq(device_resolve("8:1x", sys, "/nonexistent", &di), -EINVAL);
-        ck_assert_int_eq(device_resolve("/no/such/path", sys, "/nonexistent", &di), -ENOENT);
+        ck_assert_int_eq(device_resolve("8:", sys, "/nonexistent", NULL, &di), -EINVAL);
+        ck_assert_int_eq(device_resolve("8:1x", sys, "/nonexistent", NULL, &di), -EINVAL);
+        ck_assert_int_eq(device_resolve("/no/such/path", sys, "/nonexistent", NULL, &di), -ENOENT);
         tmpdir_cleanup(dir);
 }
 END_TEST
@@ -68,7 +68,7 @@ START_TEST(test_device_path_on_partition) {
         ck_assert_int_ge(asprintf(&majmin, "%u:%u", major(st.st_dev), minor(st.st_dev)), 0);
         if (!streq(majmin, "8:0")) /* pretend this file system is on partition sda1 */
                 add_link(sys, majmin, "../../devices/virtual/block/sda/sda1");
-        ck_assert_int_eq(device_resolve(file, sys, "/nonexistent", &di), 0);
+        ck_assert_int_eq(device_resolve(file, sys, "/nonexistent", NULL, &di), 0);
         ck_assert_str_eq(di.name, "sda");
         ck_assert_uint_eq(di.major, 8);
         ck_assert_uint_eq(di.minor, 0);
@@ -90,10 +90,10 @@ START_TEST(test_device_no_block_device) {
                                   dir),
                          0);
         mountinfo = write_file(dir, "mountinfo", line);
-        ck_assert_int_eq(device_resolve(file, sys, mountinfo, &di), -ENODEV);
+        ck_assert_int_eq(device_resolve(file, sys, mountinfo, NULL, &di), -ENODEV);
         ck_assert_str_eq(di.fstype, "tmpfs");
         /* Not in mountinfo at all: still -ENODEV, with no type. */
-        ck_assert_int_eq(device_resolve(file, sys, "/nonexistent", &di), -ENODEV);
+        ck_assert_int_eq(device_resolve(file, sys, "/nonexistent", NULL, &di), -ENODEV);
         ck_assert_str_eq(di.fstype, "");
         tmpdir_cleanup(dir);
 }
@@ -122,12 +122,59 @@ START_TEST(test_device_anonymous_dev) {
                                   node),
                          0);
         mountinfo = write_file(dir, "mountinfo", line);
-        ck_assert_int_eq(device_resolve(file, sys, mountinfo, &di), 0);
+        ck_assert_int_eq(device_resolve(file, sys, mountinfo, NULL, &di), 0);
         ck_assert_str_eq(di.name, "sda");
         ck_assert_uint_eq(di.minor, 0);
         /* The device node itself names its disk. */
-        ck_assert_int_eq(device_resolve(node, sys, "/nonexistent", &di), 0);
+        ck_assert_int_eq(device_resolve(node, sys, "/nonexistent", NULL, &di), 0);
         ck_assert_str_eq(di.name, "sda");
+        tmpdir_cleanup(dir);
+}
+END_TEST
+
+/* A path on a file system that fstab names but that is not mounted is not
+ * the disk below its mount point: -ENOMEDIUM, until it is mounted. */
+START_TEST(test_device_fstab_unmounted) {
+        char *dir = tmpdir_new();
+        _cleanup_free_ char *fstab = NULL, *mounted = NULL, *unmounted = NULL, *escaped = NULL;
+        _cleanup_free_ char *usb = path_join(dir, "mnt/usb"), *backup = path_join(dir, "mnt/usb/backup");
+        struct device_info di;
+
+        ck_assert_int_ge(asprintf(&fstab,
+                                  "# a comment naming %s/mnt/usb\n"
+                                  "/dev/sda2 / ext4 defaults 0 1\n"
+                                  "/dev/sdb1 none swap sw 0 0\n"
+                                  "UUID=1234 %s/mnt/usb ext4 noauto 0 2\n"
+                                  "/dev/sdc1 %s/mnt/with\\040space ext4 noauto 0 2\n",
+                                  dir, dir, dir),
+                         0);
+        free(write_file(dir, "mnt/usb/backup/.keep", ""));
+        free(write_file(dir, "fstab", fstab));
+        free(fstab);
+        fstab = path_join(dir, "fstab");
+        ck_assert_int_ge(asprintf(&unmounted, "20 1 8:2 / / rw - ext4 /dev/sda2 rw\n"), 0);
+        free(write_file(dir, "mi-unmounted", unmounted));
+        free(unmounted);
+        unmounted = path_join(dir, "mi-unmounted");
+        ck_assert_int_ge(asprintf(&mounted,
+                                  "20 1 8:2 / / rw - ext4 /dev/sda2 rw\n21 20 8:33 / %s rw - ext4 /dev/sdc1 rw\n", usb),
+                         0);
+        free(write_file(dir, "mi-mounted", mounted));
+        free(mounted);
+        mounted = path_join(dir, "mi-mounted");
+
+        /* Not mounted: the mount point, a directory below it, and a path that does not exist yet. */
+        ck_assert_int_eq(device_resolve(usb, "/sys", unmounted, fstab, &di), -ENOMEDIUM);
+        ck_assert_str_eq(di.mountpoint, usb);
+        ck_assert_int_eq(device_resolve(backup, "/sys", unmounted, fstab, &di), -ENOMEDIUM);
+        ck_assert_str_eq(di.mountpoint, usb);
+        escaped = path_join(dir, "mnt/with space/x");
+        ck_assert_int_eq(device_resolve(escaped, "/sys", unmounted, fstab, &di), -ENOMEDIUM);
+        /* Mounted: resolved as any path (here: to this machine's disk, whatever it is). */
+        ck_assert_int_ne(device_resolve(backup, "/sys", mounted, fstab, &di), -ENOMEDIUM);
+        /* A path under no fstab entry but "/", and no fstab at all: as before. */
+        ck_assert_int_eq(device_resolve("/no/such/path", "/sys", unmounted, fstab, &di), -ENOENT);
+        ck_assert_int_ne(device_resolve(backup, "/sys", unmounted, NULL, &di), -ENOMEDIUM);
         tmpdir_cleanup(dir);
 }
 END_TEST
@@ -138,7 +185,7 @@ START_TEST(test_device_real_root) {
         _cleanup_free_ char *part = NULL;
         struct stat st;
 
-        ck_assert_int_eq(device_resolve("/", "/sys", "/proc/self/mountinfo", &di), 0);
+        ck_assert_int_eq(device_resolve("/", "/sys", "/proc/self/mountinfo", NULL, &di), 0);
         ck_assert_int_ge(asprintf(&part, "/sys/dev/block/%u:%u/partition", di.major, di.minor), 0);
         ck_assert_int_eq(stat(part, &st), -1);
         ck_assert_int_eq(errno, ENOENT);
@@ -155,6 +202,7 @@ Suite *device_suite(void) {
         tcase_add_test(tc, test_device_no_block_device);
         tcase_add_test(tc, test_device_anonymous_dev);
         tcase_add_test(tc, test_device_real_root);
+        tcase_add_test(tc, test_device_fstab_unmounted);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -269,6 +269,23 @@ START_TEST(test_governor_many_devices) {
 }
 END_TEST
 
+/* An io entry whose device is not there has no io.max: the governor leaves it out. */
+START_TEST(test_governor_absent_device) {
+        _cleanup_(fixture_done) struct fixture f = {};
+        struct pw_io_limit io[2];
+
+        setup(&f);
+        governor_class_done(&f.c);
+        io[0] = (struct pw_io_limit){ .absent = true, .write_bps = 80 * MIB, .read_bps = UNITS_MAX };
+        io[1] = (struct pw_io_limit){ .major = 8, .minor = 16, .write_bps = 80 * MIB, .read_bps = UNITS_MAX };
+        f.pc.io = io;
+        f.pc.n_io = 2;
+        ck_assert_int_eq(governor_class_init(&f.c, &f.pc), 0);
+        ck_assert_uint_eq(f.c.n_io, 1);
+        ck_assert_uint_eq(f.c.io[0].minor, 16);
+}
+END_TEST
+
 /* ---- signals and "auto", on recorded counters (tests/unit/data/samples) ---- */
 
 static char *sample_file(const char *sample, const char *file) {
@@ -392,6 +409,7 @@ Suite *governor_suite(void) {
         tcase_add_test(tc, test_governor_release_level);
         tcase_add_test(tc, test_governor_freeze_needs_all_floors);
         tcase_add_test(tc, test_governor_many_devices);
+        tcase_add_test(tc, test_governor_absent_device);
         suite_add_tcase(s, tc);
         tc = tcase_create("signals");
         tcase_add_test(tc, test_governor_sample_parse);

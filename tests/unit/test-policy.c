@@ -196,7 +196,8 @@ static const struct {
         /* io */
         { "jobs:\n  b:\n    io: [{write_bps: 1M}]\n", 3, 10, "io entry needs a device:" },
         { "jobs:\n  b:\n    io: [{device: /}]\n", 3, 10, "sets no limit" },
-        { "jobs:\n  b:\n    io: [{device: /does/not/exist, write_bps: 1M}]\n", 3, 19, "does not exist" },
+        { "jobs:\n  b:\n    io: [{device: /no/disk, write_bps: 1M}, {device: /no/disk, read_bps: 1M}]\n", 3, 54,
+          "'/no/disk' is named twice" },
         { "jobs:\n  b:\n    io: [{device: relative, write_bps: 1M}]\n", 3, 19, "give an absolute path" },
         { "jobs:\n  b:\n    io: [{device: /proc, write_bps: 1M}]\n", 3, 19,
           "proc file system, which has no block device" },
@@ -227,6 +228,31 @@ static const struct {
 
 START_TEST(test_policy_errors) {
         assert_policy_error(error_cases[_i].text, error_cases[_i].line, error_cases[_i].column, error_cases[_i].needle);
+}
+END_TEST
+
+/* A device that is not there (an unplugged backup disk) is a warning, not an
+ * error: the file stays valid, and the entry waits for the device. */
+START_TEST(test_policy_absent_device) {
+        struct parse_result res;
+        const struct pw_job_class *c;
+
+        parse_policy("jobs:\n  b:\n    io: [{device: /does/not/exist, write_bps: 1M}, {device: /, read_bps: 2M}]\n",
+                     &res);
+        ck_assert_msg(res.r == 0, "%s", res.errors);
+        ck_assert_uint_eq(res.diags.n_errors, 0);
+        ck_assert_uint_eq(res.diags.n_warnings, 1);
+        ck_assert(
+                has_diag(&res.diags, 3, 19, "device '/does/not/exist' does not exist: its limits apply once it does"));
+        ck_assert(res.diags.items[0].warning);
+        c = policy_find_class(&res.policy, "b");
+        ck_assert_ptr_nonnull(c);
+        ck_assert_uint_eq(c->n_io, 2);
+        ck_assert(c->io[0].absent);
+        ck_assert_ptr_null(c->io[0].disk);
+        ck_assert(!c->io[1].absent);
+        ck_assert_ptr_nonnull(c->io[1].disk);
+        parse_result_done(&res);
 }
 END_TEST
 
@@ -865,7 +891,8 @@ static char *adv_users(void) {
         return gen_close(&g);
 }
 
-/* Every class with all the io entries it may have. */
+/* Every class with all the io entries it may have, on devices that do not
+ * exist (each a warning and a lookup), and one error at the end. */
 static char *adv_io(void) {
         struct gen g;
         FILE *f = gen_open(&g);
@@ -876,6 +903,7 @@ static char *adv_io(void) {
                 for (size_t i = 0; i < PW_MAX_IO; i++)
                         fprintf(f, "      - {device: /%zu, read_bps: 1M}\n", i);
         }
+        fputs("  bad: 5\n", f);
         return gen_close(&g);
 }
 
@@ -938,6 +966,7 @@ Suite *policy_suite(void) {
         tcase_add_test(tc, test_policy_defaults);
         tcase_add_loop_test(tc, test_policy_errors, 0, ELEMENTSOF(error_cases));
         tcase_add_test(tc, test_policy_all_errors);
+        tcase_add_test(tc, test_policy_absent_device);
         tcase_add_test(tc, test_policy_error_format);
         tcase_add_test(tc, test_policy_empty_sections);
         tcase_add_test(tc, test_policy_duplicates_across_files);

@@ -236,6 +236,52 @@ expect_eq "without the entries, the cgroup created again gets its own original b
 	"$(cat $CG/apps/late/memory.min)" 0
 rmdir $CG/later/app $CG/later $CG/apps/late
 
+# A backup disk that is not there is a warning, not an invalid policy; its
+# limits apply the moment it is mounted and wait again once it is unmounted.
+# /mnt/usb: in fstab, not mounted (the data disk stands in for a USB disk).
+mkdir -p /mnt/usb
+echo "$PW_DATA_DEV /mnt/usb ext4 noauto 0 0" >/etc/fstab
+cat >/etc/pw/policies.d/40-usb.yaml <<YAML
+jobs:
+  usb:
+    io: [{device: /mnt/usb, write_bps: 20M}, {device: /mnt/nodisk/backup, read_bps: 5M}]
+YAML
+pagewardenctl check --config $CONF 2>/tmp/check.err
+expect_eq "check accepts a policy whose io devices are not there (exit 0)" "$?" 0
+check "and warns about the unmounted one" grep -q "'/mnt/usb' is on /mnt/usb, which /etc/fstab names but is not mounted" /tmp/check.err
+check "and about the missing one" grep -q "device '/mnt/nodisk/backup' does not exist" /tmp/check.err
+pagewardenctl check --strict --config $CONF 2>/dev/null
+expect_eq "check --strict refuses it (exit 1)" "$?" 1
+pagewardenctl reload >/dev/null
+expect_eq "the daemon reloads it (exit 0)" "$?" 0
+check "logging a warning" grep -q "<4>.*'/mnt/usb' is on /mnt/usb, which /etc/fstab names but is not mounted" /tmp/daemon.log
+usb() { pagewardenctl status --json | jq -c ".classes[] | select(.name == \"usb\") | $1"; }
+expect_eq "status lists both as waiting" "$(usb .io_waiting)" '["/mnt/usb","/mnt/nodisk/backup"]'
+check "and the status table says so" sh -c "pagewardenctl status | grep -q 'io waits for /mnt/usb, ...'"
+expect_eq "no io limit is written meanwhile" "$(cat $S/usb/io.max)" ""
+t0=$(uptime_ms)
+mount $PW_DATA_DEV /mnt/usb
+i=0
+while [ $i -lt 100 ] && ! grep -q "^$PW_DATA_MAJMIN .*wbps=20971520" $S/usb/io.max; do
+	sleep 0.05
+	i=$((i + 1))
+done
+ms=$(($(uptime_ms) - t0))
+diag "io limit applied $ms ms after the mount"
+expect_between "once mounted, its limit is in force within 2 s (ms)" "$ms" 0 2000
+expect_eq "status now waits for the missing one only" "$(usb .io_waiting)" '["/mnt/nodisk/backup"]'
+check "the daemon logged it" grep -q "Class usb: '/mnt/usb' is on disk" /tmp/daemon.log
+umount /mnt/usb
+i=0
+while [ $i -lt 100 ] && [ "$(usb '.io_waiting | length')" != 2 ]; do
+	sleep 0.05
+	i=$((i + 1))
+done
+expect_eq "unmounted, it waits again" "$(usb .io_waiting)" '["/mnt/usb","/mnt/nodisk/backup"]'
+expect_eq "and its limit is lifted" "$(grep -c wbps=20971520 $S/usb/io.max)" 0
+rm /etc/pw/policies.d/40-usb.yaml /etc/fstab
+pagewardenctl reload >/dev/null
+
 # SIGTERM: the daemon stops cleanly and jobs keep running.
 pagewardenctl run --job backup --name survivor -- sleep 30 &
 sleep 0.5
