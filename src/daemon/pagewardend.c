@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "backend.h"
 #include "cgroup-discover.h"
 #include "log.h"
 #include "manager.h"
@@ -29,10 +30,11 @@ enum {
 
 static const char *arg_config = NULL; /* NULL: the default, which may be missing */
 static bool arg_check = false;
+static bool arg_thaw = false;
 
 static void help(FILE *f) {
         fprintf(f,
-                "Usage: pagewardend [--config FILE] [--check]\n"
+                "Usage: pagewardend [--config FILE] [--check | --thaw]\n"
                 "       pagewardend --help | --version\n"
                 "\n"
                 "The pagewarden daemon: keeps bulk jobs from pushing important\n"
@@ -40,6 +42,8 @@ static void help(FILE *f) {
                 "\n"
                 "  -c, --config FILE   Settings file (default: %s)\n"
                 "      --check         Validate the configuration and exit\n"
+                "      --thaw          Thaw every job class of a daemon that is not\n"
+                "                      running any more, and exit (the unit's ExecStopPost=)\n"
                 "  -h, --help          Print this help and exit\n"
                 "  -V, --version       Print the version and exit\n"
                 "\n"
@@ -48,13 +52,16 @@ static void help(FILE *f) {
 }
 
 static int parse_argv(int argc, char *argv[]) {
+        /* clang-format off */
         static const struct option options[] = {
                 { "config", required_argument, NULL, 'c' },
                 { "check", no_argument, NULL, 'k' },
+                { "thaw", no_argument, NULL, 't' },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'V' },
                 {},
         };
+        /* clang-format on */
         int c;
 
         while ((c = getopt_long(argc, argv, "c:hV", options, NULL)) >= 0)
@@ -64,6 +71,9 @@ static int parse_argv(int argc, char *argv[]) {
                         break;
                 case 'k':
                         arg_check = true;
+                        break;
+                case 't':
+                        arg_thaw = true;
                         break;
                 case 'h':
                         help(stdout);
@@ -75,6 +85,10 @@ static int parse_argv(int argc, char *argv[]) {
                         fputs("Try 'pagewardend --help'.\n", stderr);
                         return -EINVAL;
                 }
+        if (arg_check && arg_thaw) {
+                fputs("pagewardend: --check and --thaw exclude each other\nTry 'pagewardend --help'.\n", stderr);
+                return -EINVAL;
+        }
         if (optind < argc) {
                 fprintf(stderr, "pagewardend: unexpected argument '%s'\nTry 'pagewardend --help'.\n", argv[optind]);
                 return -EINVAL;
@@ -131,6 +145,66 @@ static int lock_instance(const char *socket_path) {
         return fd;
 }
 
+/*
+ * --thaw: a daemon that died while the governor held a class frozen (kill -9,
+ * a stop past its timeout, a crash) leaves it frozen until a daemon starts
+ * again, which may be never.  This undoes it from outside, as the unit's
+ * ExecStopPost=, through the same backend the daemon uses (with systemd,
+ * ThawUnit, so that systemd's idea of the unit's state stays true).  Only
+ * the settings are read: a broken policy must not keep jobs frozen.  It
+ * takes the instance lock, so it never thaws behind a running daemon's back.
+ */
+static int thaw(void) {
+        _cleanup_(diag_list_done) struct diag_list diags = {};
+        _cleanup_(settings_done) struct pw_settings settings = {};
+        _cleanup_(backend_freep) struct backend *b = NULL;
+        _cleanup_free_ char *why = NULL;
+        struct policy_context ctx;
+        struct cgroup_mount mount;
+        sd_event *event = NULL;
+        int lock, r;
+
+        r = policy_context_default(&ctx);
+        if (r < 0)
+                return log_error_errno(r, "Cannot read the machine's memory size: %m"), EXIT_FAILURE_RUNTIME;
+        r = settings_load(&ctx, arg_config ?: PW_DEFAULT_CONFIG, !arg_config, &settings, &diags);
+        if (r == -ENOMEM)
+                return log_error("Out of memory"), EXIT_FAILURE_RUNTIME;
+        if (r < 0) {
+                log_error("Invalid settings (%zu error%s):", diags.n_errors, diags.n_errors == 1 ? "" : "s");
+                log_diags(LOG_LEVEL_ERR, &diags);
+                return EXIT_CONFIG;
+        }
+        lock = lock_instance(settings.socket);
+        if (lock < 0)
+                return EXIT_FAILURE_RUNTIME;
+        r = cgroup_discover("", "/proc/self/mountinfo", "/proc/pressure", &mount, &why);
+        if (r == -ENOMEM)
+                return log_error("Out of memory"), EXIT_FAILURE_RUNTIME;
+        if (r < 0) {
+                log_error("This host cannot run pagewarden: %s", why);
+                return EXIT_HOST;
+        }
+        r = sd_event_default(&event);
+        if (r < 0)
+                return log_error_errno(r, "Cannot create an event loop: %m"), EXIT_FAILURE_RUNTIME;
+        r = backend_open(&(struct backend_setup){ .event = event,
+                                                  .mount = mount.path,
+                                                  .root = settings.cgroup_root,
+                                                  .want = settings.backend },
+                         &b);
+        if (r >= 0)
+                r = b->ops->thaw_all(b);
+        b = backend_free(b);
+        sd_event_unref(event);
+        close(lock);
+        if (r < 0)
+                return log_error_errno(r, "Cannot thaw every job class below /%s: %m", settings.cgroup_root),
+                       EXIT_FAILURE_RUNTIME;
+        log_info("Every job class below /%s is thawed", settings.cgroup_root);
+        return EXIT_OK;
+}
+
 int main(int argc, char *argv[]) {
         _cleanup_(diag_list_done) struct diag_list diags = {};
         _cleanup_(settings_done) struct pw_settings settings = {};
@@ -145,6 +219,8 @@ int main(int argc, char *argv[]) {
         if (r <= 0)
                 return r < 0 ? EXIT_USAGE : EXIT_OK;
 
+        if (arg_thaw)
+                return thaw();
         raise_fd_limit();
         r = policy_context_default(&ctx);
         if (r < 0)

@@ -6,7 +6,8 @@ CONF="$top_srcdir/conf"
 
 run "$DAEMON" --help
 expect_status 0 "--help succeeds"
-expect_in "$OUT" "Usage: pagewardend [--config FILE] [--check]" "--help prints the synopsis"
+expect_in "$OUT" "Usage: pagewardend [--config FILE] [--check | --thaw]" "--help prints the synopsis"
+expect_in "$OUT" "--thaw" "--help names --thaw"
 run "$DAEMON" --version
 expect_status 0 "--version succeeds"
 run "$DAEMON" --frobnicate
@@ -42,7 +43,24 @@ run timeout 10 "$DAEMON" --config "$TMP/one/pagewarden.yaml"
 expect_status 1 "a second daemon for the same socket stops with exit 1"
 expect_in "$ERR" "Another pagewardend runs for $TMP/one/control.sock" "and says which socket is taken"
 expect_not_in "$ERR" "This host" "before the host check"
+# --thaw must never thaw behind a running daemon's back (its governor froze
+# the class on purpose): it takes the same lock.
+run timeout 10 "$DAEMON" --thaw --config "$TMP/one/pagewarden.yaml"
+expect_status 1 "--thaw while a daemon runs stops with exit 1"
+expect_in "$ERR" "Another pagewardend runs for $TMP/one/control.sock" "and says a daemon runs"
 exec {lock}>&-
+run "$DAEMON" --thaw --check
+expect_status 2 "--thaw and --check together are a usage error"
+printf 'log_level: chatty\n' >"$TMP/bad-settings.yaml"
+run "$DAEMON" --thaw --config "$TMP/bad-settings.yaml"
+expect_status 3 "--thaw with invalid settings exits 3"
+expect_in "$ERR" "bad-settings.yaml:1:12: error: 'chatty'" "and names the error"
+# Only the settings are read: a broken policy does not keep jobs frozen.
+mkdir -p "$TMP/two/policies.d"
+printf 'socket: %s\n' "$TMP/two/control.sock" >"$TMP/two/pagewarden.yaml"
+printf 'jobs:\n  b: {memory: {high: 5%%%%}}\n' >"$TMP/two/policies.d/a.yaml"
+run timeout 10 "$DAEMON" --thaw --config "$TMP/two/pagewarden.yaml"
+expect_not_in "$ERR" "Invalid" "--thaw does not read the policy (a broken one does not stop it)"
 
 # The host check on this very machine.  Our build machines are hybrid
 # (memory and io on cgroup v1): the daemon must refuse with the cause and the remedy.

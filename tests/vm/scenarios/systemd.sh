@@ -119,6 +119,27 @@ expect_eq "and after more than WatchdogSec (20s here) the service was never rest
 	"$(systemctl show -P NRestarts pagewarden.service)/$(systemctl is-active pagewarden.service)" "0/active"
 check "pagewarden.service stops" systemctl stop pagewarden.service
 expect_eq "it stopped cleanly" "$(systemctl show -P Result pagewarden.service)" success
+
+# However the daemon ends, nothing stays frozen: ExecStopPost= runs
+# pagewardend --thaw.  Restart=no here, so that no new daemon thaws it first.
+printf '[Service]\nWatchdogSec=20s\nRestart=no\n' >/run/systemd/system/pagewarden.service.d/test.conf
+systemctl daemon-reload
+systemctl start pagewarden.service
+wait_daemon
+pagewardenctl run --job backup -- sleep 120 &
+FROZEN_JOB=$!
+sleep 1
+systemctl freeze pagewarden-backup.slice # as the governor does (FreezeUnit)
+expect_eq "the class slice is frozen" "$(systemctl show -P FreezerState pagewarden-backup.slice)" frozen
+systemctl kill -s KILL pagewarden.service
+i=0
+while [ $i -lt 100 ] && [ "$(systemctl is-active pagewarden.service)" != failed ]; do sleep 0.1; i=$((i + 1)); done
+expect_eq "kill -9: the service failed with a signal" "$(systemctl show -P Result pagewarden.service)" signal
+expect_eq "and ExecStopPost= thawed the class slice (systemd's view)" \
+	"$(systemctl show -P FreezerState pagewarden-backup.slice)" running
+expect_eq "and the kernel's" "$(keyed $SLICE/cgroup.events frozen)" 0
+kill $FROZEN_JOB 2>/dev/null
+systemctl stop 'pagewarden-backup-*.scope' 2>/dev/null
 journalctl -u pagewarden.service -p warning --no-pager -q | head -10 | sed 's/^/# journal: /'
 systemctl stop pw-cache.service
 rm -f "$PW_DATA_MNT"/*.dat
