@@ -11,8 +11,31 @@ static char *cgfs_class_path(struct backend *b, const char *class) {
         return asprintf(&p, "%s/%s", cgroup_engine_root(b->engine), class) < 0 ? NULL : p;
 }
 
+/* The limits at once, except those whose write reclaims: the worker writes them (the loop never waits on reclaim). */
 static int cgfs_class_apply(struct backend *b, const struct pw_job_class *c) {
-        return cgroup_class_apply(b->engine, c);
+        _cleanup_free_ char *path = NULL;
+        unsigned deferred;
+        char value[32];
+        int r;
+
+        r = cgroup_class_apply(b->engine, c, &deferred);
+        if (r < 0 || !deferred)
+                return r;
+        path = cgfs_class_path(b, c->name);
+        if (!path)
+                return -ENOMEM;
+        /* memory.max first: with both lower, memory.high then reclaims nothing more. */
+        if (deferred & CGROUP_DEFERRED_MAX) {
+                cgv_format_limit(c->memory_max, value, sizeof(value));
+                r = worker_write(b->worker, path, "memory.max", value, 0);
+                if (r < 0)
+                        return r;
+        }
+        if (deferred & CGROUP_DEFERRED_HIGH) {
+                cgv_format_limit(c->memory_high, value, sizeof(value));
+                r = worker_write(b->worker, path, "memory.high", value, 0);
+        }
+        return r < 0 ? r : 0;
 }
 
 static int cgfs_class_set_memory_high(struct backend *b, const char *class, uint64_t bytes, uint64_t wake_usec) {

@@ -65,8 +65,15 @@ void cgroup_engine_set_idle_slots(struct cgroup_engine *e, unsigned n);
 
 /* ---- classes ---- */
 
-/* Creates the class cgroup if needed and writes every limit of c. */
-int cgroup_class_apply(struct cgroup_engine *e, const struct pw_job_class *c);
+/* Creates the class cgroup if needed and writes every limit of c.  With
+ * ret_deferred, memory.high and memory.max are not written when that would
+ * reclaim (they are lower than what the class holds): *ret_deferred says
+ * which were left for the caller to write elsewhere (the worker). */
+enum {
+        CGROUP_DEFERRED_HIGH = 1 << 0,
+        CGROUP_DEFERRED_MAX = 1 << 1,
+};
+int cgroup_class_apply(struct cgroup_engine *e, const struct pw_job_class *c, unsigned *ret_deferred);
 /* What the governor changes (memory.high it writes through the worker: see worker.h). */
 int cgroup_class_set_io(struct cgroup_engine *e, const char *class, const struct pw_io_limit *io, size_t n);
 int cgroup_class_freeze(struct cgroup_engine *e, const char *class, bool frozen);

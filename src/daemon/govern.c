@@ -31,8 +31,9 @@ void govern_write_done(struct govern *g, const struct worker_task *t) {
         if (t->end_usec - t->start_usec > g->write_usec_max)
                 g->write_usec_max = t->end_usec - t->start_usec;
         if (t->r < 0 && t->r != -ENOENT)
-                action_log_add(g->log, LOG_LEVEL_WARNING, "Governor: writing %s %s of /%s failed: %s", t->file,
-                               t->value, t->path, strerror(-t->r));
+                action_log_add(g->log, LOG_LEVEL_WARNING, "%s %s %s of /%s failed: %s",
+                               t->wake_usec ? "Governor: writing" : "Writing", t->file, t->value, t->path,
+                               strerror(-t->r));
 }
 
 /* The io limits the governor has for c now; the policy's iops limits stay. */
