@@ -89,14 +89,15 @@ static void job_start_release(struct jobs *js, struct job *j) {
 
         if (j->releasing)
                 return;
+        /* The watch stays enabled (job_check ignores it while the release runs): libsystemd up to v257
+         * spins at 100% CPU inside sd_event_wait() on a buffered inotify event whose only source is
+         * disabled (systemd#38265).  Seen here: a job ending while its class was frozen hung the daemon. */
         j->releasing = true;
-        (void) sd_event_source_set_enabled(j->watch, SD_EVENT_OFF);
         r = worker_release(js->backend->worker, j->id, j->path);
         if (r < 0) {
                 action_log_add(js->log, LOG_LEVEL_ERR, "Job %" PRIu64 " (%s): cannot queue its release: %s", j->id,
                                j->name, strerror(-r));
                 j->releasing = false;
-                (void) sd_event_source_set_enabled(j->watch, SD_EVENT_ON);
         }
 }
 
@@ -105,6 +106,8 @@ static void job_check(struct jobs *js, struct job *j) {
         bool populated = true, releases = js->backend->ops->caps.releases_jobs;
         int r;
 
+        if (j->releasing)
+                return; /* the worker is at it; jobs_release_done() looks again if it must */
         r = cgroup_read_file(js->backend->engine, j->path, "cgroup.events", &text);
         if (r == -ENOENT || r == -ENODEV) {
                 /* systemd removes a scope's cgroup as soon as it is empty: that is the job's end. */
@@ -191,7 +194,6 @@ void jobs_release_done(struct jobs *js, const struct worker_task *t) {
                 return;
         if (t->r == -EBUSY) { /* something entered the slot again: it is still a job */
                 j->releasing = false;
-                (void) sd_event_source_set_enabled(j->watch, SD_EVENT_ON);
                 job_check(js, j);
                 return;
         }
