@@ -145,6 +145,18 @@ static int lock_instance(const char *socket_path) {
         return fd;
 }
 
+/* The cgroup2 mount: 0 (EXIT_OK), or the exit status to stop with, the cause logged. */
+static int find_cgroup2(struct cgroup_mount *ret) {
+        _cleanup_free_ char *why = NULL;
+        int r = cgroup_discover("", "/proc/self/mountinfo", "/proc/pressure", ret, &why);
+
+        if (r == -ENOMEM)
+                return log_error("Out of memory"), EXIT_FAILURE_RUNTIME;
+        if (r < 0)
+                return log_error("This host cannot run pagewarden: %s", why), EXIT_HOST;
+        return EXIT_OK;
+}
+
 /*
  * --thaw: a daemon that died while the governor held a class frozen (kill -9,
  * a stop past its timeout, a crash) leaves it frozen until a daemon starts
@@ -158,7 +170,6 @@ static int thaw(void) {
         _cleanup_(diag_list_done) struct diag_list diags = {};
         _cleanup_(settings_done) struct pw_settings settings = {};
         _cleanup_(backend_freep) struct backend *b = NULL;
-        _cleanup_free_ char *why = NULL;
         struct policy_context ctx;
         struct cgroup_mount mount;
         sd_event *event = NULL;
@@ -178,12 +189,10 @@ static int thaw(void) {
         lock = lock_instance(settings.socket);
         if (lock < 0)
                 return EXIT_FAILURE_RUNTIME;
-        r = cgroup_discover("", "/proc/self/mountinfo", "/proc/pressure", &mount, &why);
-        if (r == -ENOMEM)
-                return log_error("Out of memory"), EXIT_FAILURE_RUNTIME;
-        if (r < 0) {
-                log_error("This host cannot run pagewarden: %s", why);
-                return EXIT_HOST;
+        r = find_cgroup2(&mount);
+        if (r != EXIT_OK) {
+                close(lock);
+                return r;
         }
         r = sd_event_default(&event);
         if (r < 0)
@@ -210,7 +219,6 @@ int main(int argc, char *argv[]) {
         _cleanup_(settings_done) struct pw_settings settings = {};
         _cleanup_(policy_done) struct pw_policy policy = {};
         _cleanup_(manager_freep) struct manager *m = NULL;
-        _cleanup_free_ char *why = NULL;
         struct policy_context ctx;
         struct cgroup_mount mount;
         int r;
@@ -245,13 +253,9 @@ int main(int argc, char *argv[]) {
 
         if (lock_instance(settings.socket) < 0)
                 return EXIT_FAILURE_RUNTIME;
-        r = cgroup_discover("", "/proc/self/mountinfo", "/proc/pressure", &mount, &why);
-        if (r == -ENOMEM)
-                return log_error("Out of memory"), EXIT_FAILURE_RUNTIME;
-        if (r < 0) {
-                log_error("This host cannot run pagewarden: %s", why);
-                return EXIT_HOST;
-        }
+        r = find_cgroup2(&mount);
+        if (r != EXIT_OK)
+                return r;
         if (!mount.psi)
                 log_warning("Pressure stall information is off (boot with psi=1): pressure cannot be watched");
 
