@@ -12,7 +12,8 @@
  *   pwload escape FILE             write 4 KiB at a time until this process is in a pagewarden job;
  *                                  print "escaped=BYTES usec=T" (what it wrote before being placed)
  *   pwload hold PATH N SECONDS     connect N times and hold every connection idle for SECONDS
- *   pwload sleep SECONDS           sleep (a program of its own, unlike busybox's applets)
+ *   pwload churn MIB               write every page of MIB MiB of anonymous memory, forever
+ *   pwload sleep SECONDS           sleep, fractions too (a program of its own, unlike busybox's applets)
  *   pwload execloop RATE SECONDS PROGRAM [ARG...]
  *                                  fork and exec PROGRAM RATE times a second for SECONDS; print
  *                                  "execs=N seconds=S cpu_us=C" (the loop's CPU and its children's);
@@ -27,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -195,11 +197,29 @@ int main(int argc, char *argv[]) {
         if (strcmp(argv[1], "execloop") == 0 && argc >= 5)
                 return execloop_cmd(argc, argv);
         if (strcmp(argv[1], "sleep") == 0) {
-                sleep((unsigned) atoi(argv[2]));
+                double secs = atof(argv[2]);
+                struct timespec ts = { .tv_sec = (time_t) secs, .tv_nsec = (long) ((secs - (time_t) secs) * 1e9) };
+
+                while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+                        ;
                 return 0;
         }
         if (strcmp(argv[1], "escape") == 0)
                 return escape_cmd(argv[2]);
+        if (strcmp(argv[1], "churn") == 0) {
+                /* Writes every page of MIB MiB of anonymous memory, over and over: in a cgroup whose
+                 * memory.high is below MIB, the task spends its life reclaiming and swapping. */
+                size_t size = (size_t) atoi(argv[2]) * CHUNK;
+                char *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+                if (p == MAP_FAILED) {
+                        perror("mmap");
+                        return 1;
+                }
+                for (unsigned char v = 1;; v++)
+                        for (size_t off = 0; off < size; off += 4096)
+                                p[off] = (char) v;
+        }
         if (strcmp(argv[1], "hold") == 0 && argc >= 5) {
                 for (int i = 0; i < atoi(argv[3]); i++)
                         (void) unix_connect(argv[2]);

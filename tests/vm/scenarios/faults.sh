@@ -1,0 +1,240 @@
+#!/bin/sh
+# Faults on a real kernel: the governor freezes a class under pressure and
+# thaws it within freeze_max; a daemon killed with SIGKILL while a class is
+# frozen leaves it frozen, and a restarted daemon (or pagewardend --thaw,
+# without a daemon) thaws it within a second; then a soak kills the daemon at
+# 50 random moments while jobs start and end and the governor acts, and
+# checks what is left: no job leaked, none frozen, no duplicate job, the
+# protection as configured, no dying cgroup.
+. /lib.sh
+S=$CG/pagewarden.slice
+CONF=/etc/pw/pagewarden.yaml
+LOG=/tmp/daemon.log
+KILLS=${PW_KILLS:-50}
+
+mkdir -p /etc/pw/policies.d $CG/apps/app
+echo "+memory +io +cpu" >$CG/cgroup.subtree_control
+echo +memory >$CG/apps/cgroup.subtree_control
+# A low threshold over a 1 s window: the hog below (a job swapping against its
+# class's memory.high) stalls the whole machine well beyond it.
+cat >$CONF <<YAML
+log_level: debug
+pressure: {threshold: 5%, window: 1s, release: 1%, cooldown: 5s}
+YAML
+# bulk starts at its floor, so the governor's next step is to freeze it.
+cat >/etc/pw/policies.d/10-faults.yaml <<YAML
+jobs:
+  bulk:
+    memory: {high: 48M}
+    under_pressure: {memory_high_floor: 48M, freeze: true, freeze_max: 3s}
+  short:
+    memory: {high: 64M}
+protect:
+  app:
+    cgroup: /apps/app
+    memory: {min: 32M}
+YAML
+
+start_daemon() {
+	pagewardend --config $CONF 2>>$LOG &
+	DAEMON=$!
+}
+# What a daemon that does not answer is doing.
+daemon_state() {
+	for t in /proc/$DAEMON/task/*; do
+		for _ in 1 2 3; do
+			diag "task ${t##*/}: $(awk '$1 == "State:" { print $2, $3 }' $t/status) wchan=$(cat $t/wchan 2>/dev/null)" \
+				"syscall=$(cat $t/syscall 2>/dev/null) utime,stime=$(awk '{ print $14 "," $15 }' $t/stat)"
+			sed 's/^/#   /' $t/stack 2>/dev/null | head -12
+			sleep 1
+		done
+	done
+	tail -15 $LOG | sed 's/^/# daemon: /'
+}
+frozen() { keyed $S/bulk/cgroup.events frozen; }
+# wait_frozen STATE SECONDS: until bulk's cgroup.events says STATE (polled
+# every 50 ms); prints the milliseconds it took, or "timeout".
+wait_frozen() {
+	_t0=$(uptime_ms)
+	_end=$((_t0 + $2 * 1000))
+	while [ "$(frozen)" != "$1" ]; do
+		[ "$(uptime_ms)" -ge $_end ] && {
+			echo timeout
+			return
+		}
+		usleep 50000
+	done
+	echo $(($(uptime_ms) - _t0))
+}
+
+# The application holds its protected cgroup; the hog writes 160 MiB of
+# anonymous memory over and over in a class held at 48 MiB: it spends its
+# life reclaiming and swapping, and the machine stalls on it.
+sh -c "echo \$\$ >$CG/apps/app/cgroup.procs && exec pwload sleep 100000" &
+APP=$!
+start_daemon
+wait_daemon
+check "the daemon runs" pagewardenctl status
+pagewardenctl run --job bulk -- pwload churn 160 2>>/tmp/hog.err &
+HOG=$!
+
+# 1. The governor freezes bulk (pressure at the floor), and thaws it after freeze_max.
+t=$(wait_frozen 1 120)
+check "the governor freezes the class under pressure (after $t ms)" [ "$t" != timeout ]
+t=$(wait_frozen 0 10)
+diag "frozen for $t ms (freeze_max 3 s)"
+expect_between "and thaws it after freeze_max (3 s, polled every 50 ms)" "${t%timeout}" 2500 4500
+check "the daemon logged the freeze" grep -q "freeze" $LOG
+expect_eq "status counts the freeze" \
+	"$(pagewardenctl status --json | jq '[.governor.classes[] | select(.name == "bulk") | .frozen_times >= 1] | any')" true
+
+# 2. SIGKILL while frozen: nothing thaws the class until a daemon starts again,
+# which then thaws it at once.
+t=$(wait_frozen 1 60)
+check "frozen again (after $t ms)" [ "$t" != timeout ]
+kill -9 $DAEMON
+wait $DAEMON 2>/dev/null
+sleep 4 # longer than freeze_max
+expect_eq "after kill -9 the class stays frozen (no daemon to thaw it)" "$(frozen)" 1
+t0=$(uptime_ms)
+start_daemon
+t=$(wait_frozen 0 10)
+diag "restarted daemon thawed the class $t ms after its start"
+expect_le "a restarted daemon thaws it within 1 s of its start" "${t%timeout}" 1000
+wait_daemon
+check "and serves status" pagewardenctl status
+
+# pagewardend --thaw, the unit's ExecStopPost=, without a daemon.
+kill -9 $DAEMON
+wait $DAEMON 2>/dev/null
+echo 1 >$S/bulk/cgroup.freeze
+t=$(wait_frozen 1 10)
+pagewardend --thaw --config $CONF 2>/tmp/thaw.err
+expect_eq "pagewardend --thaw succeeds without a daemon" "$?" 0
+expect_eq "and the class is thawed" "$(frozen)" 0
+check "and says so" grep -q "Every job class below /pagewarden.slice is thawed" /tmp/thaw.err
+
+# 3. The soak: kill -9 at random moments (during start-up, adoption, a
+# placement, a governor action) while short jobs start and end.
+rm -f /tmp/stop
+(
+	while [ ! -f /tmp/stop ]; do
+		pagewardenctl run --job short -- pwload sleep "0.$((RANDOM % 10))" >/dev/null 2>&1 &
+		usleep $((100000 + RANDOM % 200000))
+	done
+	wait
+) &
+GEN=$!
+dups=0
+sampled=0
+i=0
+while [ $i -lt "$KILLS" ]; do
+	i=$((i + 1))
+	start_daemon
+	# Half the time the kill comes once the daemon answers, when its jobs
+	# are adopted: then look for duplicates; else at any moment of its start.
+	t0=$(uptime_ms)
+	how=early
+	if [ $((RANDOM % 2)) = 0 ]; then
+		n=0 # at most 30 s, each try at most 2 s
+		while [ $n -lt 15 ] && ! timeout 2 pagewardenctl status >/dev/null 2>&1; do
+			n=$((n + 1))
+		done
+		timeout 10 pagewardenctl status >/dev/null 2>&1 || {
+			diag "kill $i: the daemon does not answer after $(($(uptime_ms) - t0)) ms"
+			daemon_state
+		}
+		how=answering
+		ids=$(timeout 20 pagewardenctl status --json 2>/dev/null | jq -c '[.jobs[] | .id]')
+		if [ -n "$ids" ]; then
+			sampled=$((sampled + 1))
+			[ "$(echo "$ids" | jq 'length == (unique | length)')" = true ] || {
+				dups=$((dups + 1))
+				diag "duplicate job ids: $ids"
+			}
+		fi
+	fi
+	usleep $((RANDOM % 1500 * 1000))
+	kill -9 $DAEMON
+	usleep 200000
+	[ -d /proc/$DAEMON ] && [ "$(awk '$1 == "State:" { print $2 }' /proc/$DAEMON/status)" != Z ] && {
+		diag "kill $i: the daemon is still there 200 ms after kill -9"
+		daemon_state
+	}
+	wait $DAEMON 2>/dev/null
+	diag "kill $i ($how): $(($(uptime_ms) - t0)) ms after the start"
+done
+touch /tmp/stop
+wait $GEN
+diag "the job generator stopped"
+diag "$KILLS kills; job lists sampled $sampled times"
+expect_eq "no job list had a duplicate job" $dups 0
+
+start_daemon
+wait_daemon
+check "the daemon starts after $KILLS kills" pagewardenctl status
+running=$(pagewardenctl status --json | jq '[.jobs[] | select(.class == "bulk")] | length')
+expect_eq "the hog's job was adopted (one bulk job)" "$running" 1
+# End the hog, then wait for every job to be gone.
+for f in $S/bulk/slot-*/cgroup.kill; do echo 1 >"$f"; done
+wait $HOG 2>/dev/null
+n=1
+for _ in $(seq 100); do
+	n=$(timeout 5 pagewardenctl status --json | jq '.jobs | length')
+	[ "$n" = 0 ] && break
+	[ -z "$n" ] && {
+		diag "the daemon does not answer while the jobs end"
+		daemon_state
+		break
+	}
+	sleep 0.1
+done
+expect_eq "every job has ended" "$n" 0
+populated=$(cat $S/*/slot-*/cgroup.events 2>/dev/null | awk '$1 == "populated" { n += $2 } END { print n + 0 }')
+expect_eq "no slot holds a process" "$populated" 0
+for c in bulk short; do
+	slots=$(ls -d $S/$c/slot-* 2>/dev/null | wc -l)
+	expect_le "class $c keeps at most 4 idle slots (no job cgroup leaked)" "$slots" 4
+done
+# The governor may have frozen bulk just before its job ended: a class stays
+# frozen for freeze_max (3 s) at most, job or not.
+t0=$(uptime_ms)
+for _ in $(seq 60); do
+	nfrozen=$(find $S -name cgroup.events -exec cat {} + | awk '$1 == "frozen" { n += $2 } END { print n + 0 }')
+	[ "$nfrozen" = 0 ] && break
+	usleep 100000
+done
+diag "nothing frozen $(($(uptime_ms) - t0)) ms after the last job ended"
+expect_eq "no cgroup below the job tree is frozen (within freeze_max)" "$nfrozen" 0
+expect_eq "the protection is as configured" "$(cat $CG/apps/app/memory.min)" 33554432
+dying=x
+for _ in $(seq 100); do
+	dying=$(keyed $S/cgroup.stat nr_dying_descendants)
+	[ "$dying" = 0 ] && break
+	sleep 0.1
+done
+expect_eq "no dying cgroup is left below the job tree" "$dying" 0
+kill $DAEMON
+n=0
+while [ $n -lt 100 ] && [ -d /proc/$DAEMON ] && [ "$(awk '$1 == "State:" { print $2 }' /proc/$DAEMON/status)" != Z ]; do
+	usleep 100000
+	n=$((n + 1))
+done
+if [ $n -ge 100 ]; then
+	not_ok "the daemon stops within 10 s of SIGTERM"
+	daemon_state
+	kill -9 $DAEMON
+else
+	ok "the daemon stops within 10 s of SIGTERM"
+fi
+wait $DAEMON
+expect_eq "with exit status 0" "$?" 0
+if grep -E "ERROR: (Address|Leak)Sanitizer|runtime error:" $LOG >/dev/null; then
+	not_ok "no sanitizer report"
+	grep -E -A20 "ERROR: (Address|Leak)Sanitizer|runtime error:" $LOG | head -40
+else
+	ok "no sanitizer report"
+fi
+kill $APP 2>/dev/null
+[ "$T_FAILED" = 0 ] || tail -40 $LOG
+done_testing
