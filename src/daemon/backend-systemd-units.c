@@ -399,12 +399,17 @@ int sysd_units_find(struct backend *b, const char *const *patterns, size_t n,
         return r;
 }
 
+static void unit_event(struct systemd_data *d, const char *unit) {
+        for (size_t i = 0; i < SYSD_UNIT_LISTENERS && d->unit_listeners[i].fn; i++)
+                d->unit_listeners[i].fn(d->unit_listeners[i].userdata, unit);
+}
+
 static int on_unit_new(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         struct systemd_data *d = userdata;
         const char *unit, *path;
 
-        if (sd_bus_message_read(m, "so", &unit, &path) >= 0 && d->unit_event)
-                d->unit_event(d->unit_event_userdata, unit);
+        if (sd_bus_message_read(m, "so", &unit, &path) >= 0)
+                unit_event(d, unit);
         return 0;
 }
 
@@ -413,8 +418,8 @@ static int on_job_done(sd_bus_message *m, void *userdata, sd_bus_error *ret_erro
         const char *job, *unit, *result;
         uint32_t id;
 
-        if (sd_bus_message_read(m, "uoss", &id, &job, &unit, &result) >= 0 && d->unit_event)
-                d->unit_event(d->unit_event_userdata, unit);
+        if (sd_bus_message_read(m, "uoss", &id, &job, &unit, &result) >= 0)
+                unit_event(d, unit);
         return 0;
 }
 
@@ -445,17 +450,22 @@ static int on_unit_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_
         struct systemd_data *d = userdata;
         char unit[256];
 
-        if (d->unit_event && unit_from_path(sd_bus_message_get_path(m), unit, sizeof(unit)) >= 0)
-                d->unit_event(d->unit_event_userdata, unit);
+        if (unit_from_path(sd_bus_message_get_path(m), unit, sizeof(unit)) >= 0)
+                unit_event(d, unit);
         return 0;
 }
 
 int sysd_units_watch(struct backend *b, void (*fn)(void *userdata, const char *unit), void *userdata) {
         struct systemd_data *d = sysd_data(b);
+        size_t i = 0;
         int r;
 
-        d->unit_event = fn;
-        d->unit_event_userdata = userdata;
+        while (i < SYSD_UNIT_LISTENERS && d->unit_listeners[i].fn)
+                i++;
+        if (i == SYSD_UNIT_LISTENERS)
+                return -ENOSPC;
+        d->unit_listeners[i].fn = fn;
+        d->unit_listeners[i].userdata = userdata;
         if (d->unit_new)
                 return 0;
         r = sd_bus_match_signal_async(d->bus, &d->unit_new, SD_DEST, SD_PATH, SD_MANAGER, "UnitNew", on_unit_new, NULL,

@@ -20,6 +20,8 @@
 
 struct unit_limits;
 
+#define SYSD_UNIT_LISTENERS 4
+
 struct systemd_data {
         sd_bus *bus;
         char *prefix;             /* "pagewarden" for ROOT pagewarden.slice */
@@ -29,8 +31,11 @@ struct systemd_data {
         struct unit_limits *saved;
         size_t n_saved, allocated_saved;
         sd_bus_slot *unit_new, *job_removed, *unit_changed;
-        void (*unit_event)(void *userdata, const char *unit);
-        void *unit_event_userdata;
+        /* Who hears of units' events: placement by rule, protection of unit: entries. */
+        struct {
+                void (*fn)(void *userdata, const char *unit);
+                void *userdata;
+        } unit_listeners[SYSD_UNIT_LISTENERS];
 };
 
 struct systemd_data *sysd_data(struct backend *b);
@@ -66,6 +71,7 @@ int sysd_units_find(struct backend *b, const char *const *patterns, size_t n,
                     void (*fn)(void *userdata, const char *unit), void *userdata);
 int sysd_unit_apply(struct backend *b, const char *unit, const struct pw_job_class *c);
 int sysd_unit_restore(struct backend *b, const char *unit);
+/* Adds a listener of units' events (UnitNew, JobRemoved, a unit's state changing); -ENOSPC past SYSD_UNIT_LISTENERS. */
 int sysd_units_watch(struct backend *b, void (*fn)(void *userdata, const char *unit), void *userdata);
 int sysd_unit_set_memory_high(struct backend *b, const char *unit, uint64_t bytes);
 int sysd_unit_set_io(struct backend *b, const char *unit, const struct pw_io_limit *io, size_t n);

@@ -26,9 +26,17 @@ void protect_clear_auto(struct protect *p) {
         p->n_autos = 0;
 }
 
+static void waiting_units_clear(struct protect *p) {
+        for (size_t i = 0; i < p->n_waiting_units; i++)
+                free(p->waiting_units[i]);
+        p->n_waiting_units = 0;
+}
+
 void protect_done(struct protect *p) {
         protect_clear_auto(p);
         free(p->autos);
+        waiting_units_clear(p);
+        free(p->waiting_units);
         unwatch(p);
         free(p->watches);
         sd_event_source_disable_unref(p->again);
@@ -106,6 +114,67 @@ static int on_again(sd_event_source *s, void *userdata) {
         return 0;
 }
 
+/* Applies again on the next turn of the loop, once however many events ask for it now. */
+static void apply_again_soon(struct protect *p) {
+        if (!p->again && sd_event_add_defer(p->event, &p->again, on_again, p) >= 0)
+                (void) sd_event_source_set_description(p->again, "protect-again");
+        if (p->again)
+                (void) sd_event_source_set_enabled(p->again, SD_EVENT_ONESHOT);
+}
+
+/* systemd reported an event of a unit: apply again if an entry waits for that unit to run. */
+static void on_unit(void *userdata, const char *unit) {
+        struct protect *p = userdata;
+
+        for (size_t i = 0; i < p->n_waiting_units; i++)
+                if (streq(p->waiting_units[i], unit)) {
+                        log_debug("Protection: unit %s changed: applying again", unit);
+                        apply_again_soon(p);
+                        return;
+                }
+}
+
+/* The unit an entry is about: unit:, or a cgroup: path's last component if it is a unit's name. */
+static const char *entry_unit(const struct pw_protect *pr) {
+        const char *last;
+
+        if (pr->unit)
+                return pr->unit;
+        last = strrchr(pr->cgroup, '/');
+        last = last ? last + 1 : pr->cgroup;
+        return policy_unit_name_problem(last) ? NULL : last;
+}
+
+/* Remembers the units of entries that could not be applied because their unit does not run. */
+static void wait_for_units(struct protect *p, const struct pw_policy *policy, const struct cgroup_protect_result *res) {
+        waiting_units_clear(p);
+        if (!p->event || !p->backend->ops->caps.protects_units)
+                return;
+        for (size_t i = 0; i < policy->n_protects; i++) {
+                const char *unit = entry_unit(&policy->protects[i]);
+                char *copy;
+
+                if (res[i].error != -ENOENT || !unit)
+                        continue;
+                copy = strdup(unit);
+                if (!copy || GROW(p->waiting_units, p->allocated_waiting_units, p->n_waiting_units + 1) < 0) {
+                        free(copy);
+                        return; /* out of memory: it is applied at the next reload */
+                }
+                p->waiting_units[p->n_waiting_units++] = copy;
+        }
+        if (p->n_waiting_units > 0 && !p->watching_units) {
+                int r = p->backend->ops->units_watch(p->backend, on_unit, p);
+
+                if (r < 0)
+                        log_warning_errno(r,
+                                          "Cannot follow systemd's units (%m): a protected unit that starts later "
+                                          "is protected at the next reload");
+                else
+                        p->watching_units = true;
+        }
+}
+
 /* A directory came or went in a watched one: apply again if it is a protected cgroup or on the way to one. */
 static int on_dir(sd_event_source *s, const struct inotify_event *ev, void *userdata) {
         struct protect_watch *w = userdata;
@@ -125,10 +194,7 @@ static int on_dir(sd_event_source *s, const struct inotify_event *ev, void *user
         if (ev->mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF))
                 p->watches_stale = true; /* this directory's watch is gone: watch anew even if the path is the same */
         log_debug("Protection: %s%s%s changed: applying again", w->dir, path ? " -> " : "", path ?: "");
-        if (!p->again && sd_event_add_defer(p->event, &p->again, on_again, p) >= 0)
-                (void) sd_event_source_set_description(p->again, "protect-again");
-        if (p->again)
-                (void) sd_event_source_set_enabled(p->again, SD_EVENT_ONESHOT);
+        apply_again_soon(p);
         return 0;
 }
 
@@ -280,6 +346,7 @@ int protect_apply(struct protect *p, const struct pw_policy *policy) {
                 action_log_add(p->log, LOG_LEVEL_ERR, "Protection could not be applied completely: %s", strerror(-r));
         for (size_t i = 0; i < n; i++)
                 log_result(p, &req[i], &res[i]);
+        wait_for_units(p, policy, res);
         return r;
 }
 

@@ -46,6 +46,11 @@ struct protect {
         sd_event_source *again; /* the deferred apply */
         bool watches_stale;     /* a watched directory went away */
         bool watch_warned;
+        /* Units of entries not in force because the unit does not run (yet): applied again when systemd
+         * reports an event of one of them (it was loaded, its start job ended, its state changed). */
+        char **waiting_units;
+        size_t n_waiting_units, allocated_waiting_units;
+        bool watching_units;
 };
 
 void protect_init(struct protect *p, sd_event *event, struct backend *backend, struct action_log *log);

@@ -25,6 +25,7 @@ Suite *targets_suite(void);
 Suite *rules_suite(void);
 Suite *procevents_suite(void);
 Suite *devwatch_suite(void);
+Suite *protect_suite(void);
 Suite *worker_suite(void);
 Suite *ctl_print_suite(void);
 Suite *ctl_client_suite(void);

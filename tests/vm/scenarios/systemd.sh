@@ -102,6 +102,33 @@ kept=$((after * 100 / before))
 diag "protected: pw-cache.service keeps $((after / MIB)) of $((before / MIB)) MiB ($kept%)"
 expect_ge "with protection the service keeps at least 90% of its cached file (% kept)" "$kept" 90
 
+# A protected unit that starts after the policy is in force is protected as
+# it starts (systemd's UnitNew and JobRemoved), not at the next reload.
+cat >/etc/pagewarden/policies.d/late.yaml <<YAML
+protect:
+  late:
+    unit: pw-late.service
+    memory: {min: 64M}
+YAML
+chmod 0644 /etc/pagewarden/policies.d/late.yaml
+check "reload with an entry whose unit does not run" pagewardenctl reload
+late_error() { pagewardenctl status --json | jq -r '.protected[] | select(.name == "late") | .error'; }
+check "status does not say ok while it does not run" test "$(late_error)" != null
+t0=$(uptime_ms)
+systemd-run --unit=pw-late.service --quiet pwload sleep 300
+i=0
+while [ $i -lt 100 ] && [ "$(systemctl show -P MemoryMin pw-late.service)" != 67108864 ]; do
+	sleep 0.05
+	i=$((i + 1))
+done
+ms=$(($(uptime_ms) - t0))
+diag "a protected unit started later was protected $ms ms after systemd-run"
+expect_between "a protected unit started later is protected within 2 s (ms)" "$ms" 0 2000
+expect_eq "memory.min in its cgroup" "$(cat /sys/fs/cgroup/system.slice/pw-late.service/memory.min)" 67108864
+expect_eq "and status says ok" "$(late_error)" null
+systemctl stop pw-late.service
+rm /etc/pagewarden/policies.d/late.yaml
+
 rm /etc/pagewarden/policies.d/protect.yaml
 sed -i '/^  reader:/d' /etc/pagewarden/policies.d/jobs.yaml
 check "reload without the protect entry and without class reader" pagewardenctl reload
