@@ -85,10 +85,10 @@ static void help(FILE *f) {
                 "  -v, --verbose       Print the job and how long placing COMMAND in it took\n"
                 "\n"
                 "Exit status: 0 success; 1 the daemon answered with an error, or check found\n"
-                "invalid files (with --strict, warnings too); 2 usage error; 3 the daemon\n"
-                "cannot be reached.  run exits with COMMAND's status, or 125 if COMMAND was\n"
-                "not run (including usage errors), 126 if it could not be executed, 127 if\n"
-                "it was not found.\n"
+                "invalid files (with --strict, warnings too); 2 usage error;\n"
+                "3 the daemon cannot be reached.  run exits with COMMAND's status, or 125 if\n"
+                "COMMAND was not run (including usage errors), 126 if it could not be\n"
+                "executed, 127 if it was not found.\n"
                 "\n"
                 "See pagewardenctl(8) and pagewarden.yaml(5).\n",
                 PW_DEFAULT_SOCKET, PW_DEFAULT_CONFIG);

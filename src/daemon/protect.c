@@ -226,6 +226,7 @@ static char *dir_to_watch(const char *mount, const char *cg) {
 static int add_watch(struct protect *p, const char *mount, char *dir) {
         _cleanup_free_ char *abs = NULL;
         struct protect_watch *w = &p->watches[p->n_watches];
+        struct stat st;
         int r;
 
         assert(p->n_watches < p->allocated_watches);
@@ -234,6 +235,8 @@ static int add_watch(struct protect *p, const char *mount, char *dir) {
                 free(dir);
                 return -ENOMEM;
         }
+        if (stat(abs, &st) >= 0)
+                w->ino = st.st_ino;
         r = sd_event_add_inotify(p->event, &w->source, abs,
                                  IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE_SELF | IN_MOVE_SELF |
                                          IN_ONLYDIR,
@@ -247,10 +250,17 @@ static int add_watch(struct protect *p, const char *mount, char *dir) {
         return 0;
 }
 
-static bool watched(const struct protect *p, const char *dir) {
+/* Whether dir is watched, and is still the directory that was (its DELETE_SELF may not have come yet). */
+static bool watched(const struct protect *p, const char *mount, const char *dir) {
         for (size_t i = 0; i < p->n_watches; i++)
-                if (streq(p->watches[i].dir, dir))
-                        return true;
+                if (streq(p->watches[i].dir, dir)) {
+                        _cleanup_free_ char *abs = NULL;
+                        struct stat st;
+
+                        if (asprintf(&abs, "%s%s", mount, streq(dir, "/") ? "" : dir) < 0)
+                                return false;
+                        return stat(abs, &st) >= 0 && st.st_ino == p->watches[i].ino;
+                }
         return false;
 }
 
@@ -293,7 +303,7 @@ static void rewatch(struct protect *p, const struct pw_policy *policy) {
         }
         same = r >= 0 && n == p->n_watches && !p->watches_stale;
         for (size_t k = 0; same && k < n; k++)
-                same = watched(p, dirs[k]);
+                same = watched(p, mount, dirs[k]);
         if (!same) {
                 unwatch(p);
                 p->watches_stale = false;

@@ -17,6 +17,7 @@
  */
 
 #include <stdint.h>
+#include <sys/types.h>
 #include <systemd/sd-event.h>
 
 #include "actions.h"
@@ -31,6 +32,7 @@ struct protect_auto {
 struct protect_watch {
         struct protect *p;
         char *dir; /* below the cgroup2 mount, with a leading '/' ("/" the root) */
+        ino_t ino; /* the directory watched: one made again at the same path is another */
         sd_event_source *source;
 };
 
