@@ -69,7 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 check_reprint(&p);
         else if (diags.n == 0)
                 abort(); /* invalid, but nothing says why */
-        if (diags.n > DIAG_MAX_PER_FILE || diags.n > diags.n_errors)
+        if (diags.n > DIAG_MAX_PER_FILE || diags.n > diags.n_errors + diags.n_warnings)
                 abort();                 /* the report of one file is bounded, and counts what it does not show */
         errors = diag_to_string(&diags); /* exercises the caret printer */
         if (errors && strlen(errors) > (DIAG_MAX_PER_FILE + 1) * (size_t) (DIAG_MAX_MESSAGE + 4 * DIAG_LINE_WINDOW))
