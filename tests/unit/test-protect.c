@@ -4,6 +4,7 @@
  * does not run yet is applied again when systemd reports an event of that
  * unit, and only then (not for other units, not once it is in force).
  */
+#include "actions.h"
 #include "cgroup.h"
 #include "common.h"
 #include "protect.h"
@@ -97,6 +98,7 @@ START_TEST(test_protect_unit_started_later) {
         ck_assert_uint_eq(f.listeners, 1);
 
         protect_done(&p);
+        action_log_done(&log);
         cgroup_engine_free(f.b.engine);
         tmpdir_cleanup(dir);
 }
