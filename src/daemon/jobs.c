@@ -9,6 +9,9 @@
 
 /* How often a job inotify cannot watch is looked at. */
 #define JOBS_POLL_USEC (UINT64_C(2) * 1000000)
+/* A unit's cgroup is empty for a moment between its commands (ExecStart= done, ExecStartPost= not yet
+ * forked): its job ends when it stays empty this long, or when systemd removes the cgroup. */
+#define JOBS_UNIT_GAP_USEC (UINT64_C(1) * 1000000)
 
 void jobs_init(struct jobs *js, sd_event *event, struct backend *backend, struct action_log *log,
                jobs_changed_fn changed, void *userdata) {
@@ -49,6 +52,7 @@ static struct job *job_free(struct job *j) {
                 return NULL;
         sd_event_source_disable_unref(j->watch);
         sd_event_source_disable_unref(j->first_check);
+        sd_event_source_disable_unref(j->gap);
         free(j->path);
         free(j->unit);
         free(j);
@@ -101,6 +105,27 @@ static void job_start_release(struct jobs *js, struct job *j) {
         }
 }
 
+static void job_check(struct jobs *js, struct job *j);
+
+static int on_gap(sd_event_source *s, uint64_t usec, void *userdata) {
+        struct job *j = userdata;
+
+        j->gap = sd_event_source_disable_unref(j->gap);
+        j->gap_passed = true;
+        job_check(j->jobs, j); /* may free j */
+        return 0;
+}
+
+/* True while j is a unit whose cgroup has been empty for less than JOBS_UNIT_GAP_USEC. */
+static bool unit_between_commands(struct jobs *js, struct job *j) {
+        if (!j->unit || j->gap_passed)
+                return false;
+        if (!j->gap &&
+            sd_event_add_time_relative(js->event, &j->gap, CLOCK_MONOTONIC, JOBS_UNIT_GAP_USEC, 0, on_gap, j) < 0)
+                return false; /* cannot wait: it ends now, as before */
+        return true;
+}
+
 static void job_check(struct jobs *js, struct job *j) {
         _cleanup_free_ char *text = NULL;
         bool populated = true, releases = js->backend->ops->caps.releases_jobs;
@@ -127,7 +152,12 @@ static void job_check(struct jobs *js, struct job *j) {
                 log_warning_errno(r, "Job %" PRIu64 ": cannot read /%s/cgroup.events: %m", j->id, j->path);
                 return;
         }
-        if (populated)
+        if (populated) {
+                j->gap = sd_event_source_disable_unref(j->gap);
+                j->gap_passed = false;
+                return;
+        }
+        if (unit_between_commands(js, j))
                 return;
         if (!releases) {
                 action_log_add(js->log, LOG_LEVEL_INFO, "Job %" PRIu64 " (%s) of class %s ended; systemd removes /%s",

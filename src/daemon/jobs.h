@@ -38,6 +38,8 @@ struct job {
         uint64_t started_usec;        /* CLOCK_REALTIME */
         sd_event_source *watch;       /* inotify on cgroup.events (or a timer) */
         sd_event_source *first_check; /* a job that ended before it was watched */
+        sd_event_source *gap;         /* a unit's cgroup is empty: it ends unless a process comes back */
+        bool gap_passed;              /* ... and it stayed empty for JOBS_UNIT_GAP_USEC */
         bool releasing;
         struct job *next;
 };
