@@ -114,14 +114,14 @@ chmod 0644 /etc/pagewarden/policies.d/late.yaml
 check "reload with an entry whose unit does not run" pagewardenctl reload
 late_error() { pagewardenctl status --json | jq -r '.protected[] | select(.name == "late") | .error'; }
 check "status does not say ok while it does not run" test "$(late_error)" != null
-t0=$(uptime_ms)
+late0=$(uptime_ms)
 systemd-run --unit=pw-late.service --quiet pwload sleep 300
 i=0
 while [ $i -lt 100 ] && [ "$(systemctl show -P MemoryMin pw-late.service)" != 67108864 ]; do
 	sleep 0.05
 	i=$((i + 1))
 done
-ms=$(($(uptime_ms) - t0))
+ms=$(($(uptime_ms) - late0))
 diag "a protected unit started later was protected $ms ms after systemd-run"
 expect_between "a protected unit started later is protected within 2 s (ms)" "$ms" 0 2000
 expect_eq "memory.min in its cgroup" "$(cat /sys/fs/cgroup/system.slice/pw-late.service/memory.min)" 67108864
