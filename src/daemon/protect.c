@@ -264,6 +264,21 @@ static bool watched(const struct protect *p, const char *mount, const char *dir)
         return false;
 }
 
+/* Adds dir (taken) to dirs unless it is there. */
+static int dirs_add(char ***dirs, size_t *n, size_t *allocated, char *dir) {
+        for (size_t k = 0; k < *n; k++)
+                if (streq((*dirs)[k], dir)) {
+                        free(dir);
+                        return 0;
+                }
+        if (GROW(*dirs, *allocated, *n + 1) < 0) {
+                free(dir);
+                return -ENOMEM;
+        }
+        (*dirs)[(*n)++] = dir;
+        return 0;
+}
+
 /*
  * Watches the directories the cgroup: entries of the policy need (kept as
  * they are when they are the same ones: the governor applies often).
@@ -274,32 +289,33 @@ static bool watched(const struct protect *p, const char *mount, const char *dir)
 static void rewatch(struct protect *p, const struct pw_policy *policy) {
         const char *mount = cgroup_engine_mount(p->backend->engine);
         _cleanup_free_ char **dirs = NULL;
-        size_t n = 0;
+        size_t n = 0, allocated = 0;
         bool same;
         int r = 0;
 
         if (!p->event)
                 return;
-        dirs = calloc(policy->n_protects + 1, sizeof(char *));
-        if (!dirs)
-                r = -ENOMEM;
         for (size_t i = 0; r >= 0 && i < policy->n_protects; i++) {
                 char *dir;
-                bool dup = false;
 
                 if (!policy->protects[i].cgroup)
                         continue;
+                /* The nearest directory that exists, and each above it: a watched directory removed and made
+                 * again is seen in its parent (cgroupfs does not always send its IN_DELETE_SELF). */
                 dir = dir_to_watch(mount, policy->protects[i].cgroup);
-                if (!dir) {
+                if (!dir)
                         r = -ENOMEM;
-                        break;
+                while (dir && r >= 0) {
+                        char *slash = strrchr(dir, '/'), *up = NULL;
+
+                        if (!streq(dir, "/") &&
+                            !(up = slash == dir ? strdup("/") : strndup(dir, (size_t) (slash - dir))))
+                                r = -ENOMEM;
+                        if (dirs_add(&dirs, &n, &allocated, dir) < 0)
+                                r = -ENOMEM;
+                        dir = up;
                 }
-                for (size_t k = 0; k < n && !dup; k++)
-                        dup = streq(dirs[k], dir);
-                if (dup)
-                        free(dir);
-                else
-                        dirs[n++] = dir;
+                free(dir);
         }
         same = r >= 0 && n == p->n_watches && !p->watches_stale;
         for (size_t k = 0; same && k < n; k++)

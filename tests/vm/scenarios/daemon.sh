@@ -225,13 +225,22 @@ diag "a protected cgroup created again was protected after $ms ms"
 expect_between "a protected cgroup created again is protected within 2 s (ms)" "$ms" 0 2000
 echo 0 >$CG/later/app/memory.min
 expect_eq "status does not say ok for a protection someone lowered" "$(prot_error later)" "not in force: memory.min is 0 B, want 32 MiB"
-rmdir $CG/later/app $CG/later # the watched directory itself goes
-mkdir $CG/later
-echo +memory >$CG/later/cgroup.subtree_control
-mkdir $CG/later/app
-ms=$(ms_until_min /later/app 33554432)
-expect_between "so does one whose parent was removed and made again too (ms)" "$ms" 0 2000
-[ "$ms" = -1 ] && grep -E 'Protection: |Protect later' /tmp/daemon.log | tail -12 | sed 's/^/# daemon: /'
+# The watched directory itself goes and comes back, at once or after a
+# moment (the daemon may see it gone before or after it is back), 4 times.
+worst=0
+for pause in 0 0.3 0 0.3; do
+	rmdir $CG/later/app $CG/later
+	sleep $pause
+	mkdir $CG/later
+	echo +memory >$CG/later/cgroup.subtree_control
+	mkdir $CG/later/app
+	ms=$(ms_until_min /later/app 33554432)
+	[ "$ms" = -1 ] && { worst=-1; break; }
+	[ "$ms" -gt "$worst" ] && worst=$ms
+done
+diag "a protected cgroup whose parent was removed and made again: protected after at most $worst ms (4 times)"
+expect_between "so does one whose parent was removed and made again too (ms)" "$worst" 0 2000
+[ "$worst" = -1 ] && grep -E 'Protection: |Protect later' /tmp/daemon.log | tail -12 | sed 's/^/# daemon: /'
 rm /etc/pw/policies.d/30-protect.yaml
 pagewardenctl reload >/dev/null
 expect_eq "without the entries, the cgroup created again gets its own original back (0), not the first one's" \
