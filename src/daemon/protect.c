@@ -106,6 +106,10 @@ static void log_result(struct protect *p, const struct backend_protect *req, con
 
 /* ---- following the cgroups ---- */
 
+/* How often rewatch() looks again for directories made while it set its watches: each round catches one more
+ * level of a tree being made right then; the next event catches the rest. */
+#define REWATCH_ROUNDS 4
+
 static int on_again(sd_event_source *s, void *userdata) {
         struct protect *p = userdata;
 
@@ -279,29 +283,25 @@ static int dirs_add(char ***dirs, size_t *n, size_t *allocated, char *dir) {
         return 0;
 }
 
-/*
- * Watches the directories the cgroup: entries of the policy need (kept as
- * they are when they are the same ones: the governor applies often).
- * Called before the apply, so that a cgroup created meanwhile is not
- * missed.  The sources point into p->watches, which is sized before any
- * is added and never grows while they live.
- */
-static void rewatch(struct protect *p, const struct pw_policy *policy) {
-        const char *mount = cgroup_engine_mount(p->backend->engine);
-        _cleanup_free_ char **dirs = NULL;
+static void dirs_free(char **dirs, size_t n) {
+        for (size_t k = 0; k < n; k++)
+                free(dirs[k]);
+        free(dirs);
+}
+
+/* The directories the cgroup: entries of policy need watched now: for each, the nearest directory that exists,
+ * and each above it (a watched directory removed and made again is seen in its parent: cgroupfs does not always
+ * send its IN_DELETE_SELF). */
+static int needed_dirs(const char *mount, const struct pw_policy *policy, char ***ret, size_t *ret_n) {
+        char **dirs = NULL;
         size_t n = 0, allocated = 0;
-        bool same;
         int r = 0;
 
-        if (!p->event)
-                return;
         for (size_t i = 0; r >= 0 && i < policy->n_protects; i++) {
                 char *dir;
 
                 if (!policy->protects[i].cgroup)
                         continue;
-                /* The nearest directory that exists, and each above it: a watched directory removed and made
-                 * again is seen in its parent (cgroupfs does not always send its IN_DELETE_SELF). */
                 dir = dir_to_watch(mount, policy->protects[i].cgroup);
                 if (!dir)
                         r = -ENOMEM;
@@ -317,25 +317,76 @@ static void rewatch(struct protect *p, const struct pw_policy *policy) {
                 }
                 free(dir);
         }
-        same = r >= 0 && n == p->n_watches && !p->watches_stale;
-        for (size_t k = 0; same && k < n; k++)
-                same = watched(p, mount, dirs[k]);
-        if (!same) {
-                unwatch(p);
-                p->watches_stale = false;
-                if (r >= 0 && GROW(p->watches, p->allocated_watches, n) < 0)
-                        r = -ENOMEM;
-                for (size_t k = 0; k < n; k++) {
-                        char *dir = TAKE_PTR(dirs[k]);
-
-                        if (r >= 0)
-                                r = add_watch(p, mount, dir);
-                        else
-                                free(dir);
-                }
+        if (r < 0) {
+                dirs_free(dirs, n);
+                return r;
         }
-        for (size_t k = 0; k < n; k++)
-                free(dirs[k]);
+        *ret = dirs;
+        *ret_n = n;
+        return 0;
+}
+
+/* Watches dirs (taken) instead of what is watched.  The new watches are added before the old ones go, so that a
+ * directory in both is never unwatched for a moment (sd-event keeps one inotify watch per inode). */
+static int watch_dirs(struct protect *p, const char *mount, char **dirs, size_t n) {
+        struct protect old = { .watches = p->watches, .n_watches = p->n_watches };
+        int r = 0;
+
+        p->watches = calloc(n ?: 1, sizeof(*p->watches));
+        p->n_watches = 0;
+        p->allocated_watches = p->watches ? n : 0;
+        p->watches_stale = false;
+        for (size_t k = 0; k < n; k++) {
+                char *dir = TAKE_PTR(dirs[k]);
+
+                if (r >= 0 && p->watches) {
+                        int q = add_watch(p, mount, dir);
+
+                        if (q == -ENOENT || q == -ENOTDIR)
+                                p->watches_stale = true; /* removed since it was seen: look again */
+                        else
+                                r = q;
+                } else
+                        free(dir);
+        }
+        unwatch(&old);
+        free(old.watches);
+        return p->watches ? r : -ENOMEM;
+}
+
+/*
+ * Watches the directories the cgroup: entries of the policy need (kept as
+ * they are when they are the same ones: the governor applies often).
+ * Called before the apply, so that a cgroup created meanwhile is not
+ * missed; and a directory made while the watches were being set (seen
+ * missing, so its parent was watched instead, but there before that watch
+ * was), or one removed before its watch was set, is caught by looking
+ * again once they are set.  The sources point into p->watches, which is
+ * sized before any is added and never grows while they live.
+ */
+static void rewatch(struct protect *p, const struct pw_policy *policy) {
+        const char *mount = cgroup_engine_mount(p->backend->engine);
+        int r = 0;
+
+        if (!p->event)
+                return;
+        for (unsigned round = 0; r >= 0 && round < REWATCH_ROUNDS; round++) {
+                char **dirs = NULL;
+                size_t n = 0;
+                bool same;
+
+                r = needed_dirs(mount, policy, &dirs, &n);
+                if (r < 0)
+                        break;
+                same = n == p->n_watches && !p->watches_stale;
+                for (size_t k = 0; same && k < n; k++)
+                        same = watched(p, mount, dirs[k]);
+                if (!same)
+                        r = watch_dirs(p, mount, dirs, n);
+                dirs_free(dirs, n);
+                if (same)
+                        break;
+        }
         if (r < 0 && !p->watch_warned) {
                 p->watch_warned = true;
                 log_warning_errno(r,
