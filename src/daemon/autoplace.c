@@ -156,28 +156,80 @@ static void take_children(struct autoplace *a, const struct job *j, pid_t pid) {
                 (void) a->backend->ops->job_attach(a->backend, j->path, children, n, &moved);
 }
 
-static void place(struct autoplace *a, struct candidate *c, const struct rules_process *p,
-                  const struct rules_match *m) {
+/* A process a rule names, being placed; its exec waits (hold) where fanotify holds it. */
+struct autoplace_placing {
+        struct autoplace *a;
+        pid_t pid;
+        struct execperm_hold *hold;
         char name[POLICY_NAME_MAX + 1], by[CGROUP_JOB_BY_MAX + 1];
-        struct job *j;
-        int r;
+        struct autoplace_placing *prev, *next;
+};
 
-        job_name(p->exe, p->cmdline, name, sizeof(name));
-        if (rules_describe(m, by, sizeof(by)) < 0)
-                snprintf(by, sizeof(by), "rule %s (%s:%u)", m->kind, m->class->source, m->rule->line);
-        r = jobs_place(a->jobs, m->class, name, p->uid, by, &c->pid, 1, &j, NULL);
-        if (r == -ESRCH || r == -ENOENT)
-                return; /* it exited first */
-        if (r < 0) {
-                action_log_add(a->log, LOG_LEVEL_WARNING, "Cannot place process %d (%s) by %s: %s", (int) c->pid, name,
-                               by, strerror(-r));
-                return;
-        }
-        a->placed++;
-        take_children(a, j, c->pid);
+static void placing_free(struct autoplace_placing *pp) {
+        struct autoplace *a = pp->a;
+
+        execperm_answer(pp->hold);
+        if (pp->prev)
+                pp->prev->next = pp->next;
+        else
+                a->placings = pp->next;
+        if (pp->next)
+                pp->next->prev = pp->prev;
+        free(pp);
 }
 
-static void consider(struct autoplace *a, pid_t pid, const char *exe, bool scan) {
+static void on_placed(void *userdata, int r, struct job *j) {
+        struct autoplace_placing *pp = userdata;
+        struct autoplace *a = pp->a;
+
+        if (r >= 0) {
+                a->placed++;
+                take_children(a, j, pp->pid);
+        } else if (r != -ESRCH && r != -ENOENT && r != -ECANCELED) /* not: it exited first, the daemon stops */
+                action_log_add(a->log, LOG_LEVEL_WARNING, "Cannot place process %d (%s) by %s: %s", (int) pp->pid,
+                               pp->name, pp->by, strerror(-r));
+        placing_free(pp); /* and the exec goes on, in its job */
+}
+
+static void place(struct autoplace *a, struct candidate *c, const struct rules_process *p, const struct rules_match *m,
+                  struct execperm_hold **hold) {
+        struct autoplace_placing *pp = calloc(1, sizeof(*pp));
+        int r;
+
+        if (!pp) {
+                log_warning("Cannot place process %d: out of memory", (int) c->pid);
+                return;
+        }
+        *pp = (struct autoplace_placing){ .a = a, .pid = c->pid };
+        job_name(p->exe, p->cmdline, pp->name, sizeof(pp->name));
+        if (rules_describe(m, pp->by, sizeof(pp->by)) < 0)
+                snprintf(pp->by, sizeof(pp->by), "rule %s (%s:%u)", m->kind, m->class->source, m->rule->line);
+        r = jobs_place_async(a->jobs, m->class, pp->name, p->uid, pp->by, c->pid, on_placed, pp);
+        if (r < 0) {
+                action_log_add(a->log, LOG_LEVEL_WARNING, "Cannot place process %d (%s) by %s: %s", (int) c->pid,
+                               pp->name, pp->by, strerror(-r));
+                free(pp);
+                return;
+        }
+        pp->next = a->placings;
+        if (pp->next)
+                pp->next->prev = pp;
+        a->placings = pp;
+        if (hold) { /* the exec waits until the job is there */
+                pp->hold = *hold;
+                *hold = NULL;
+        }
+}
+
+/* The placements go on without us (their jobs are made); the execs they hold go on now. */
+static void placings_drop(struct autoplace *a) {
+        while (a->placings) {
+                jobs_place_forget(a->jobs, a->placings);
+                placing_free(a->placings);
+        }
+}
+
+static void consider(struct autoplace *a, pid_t pid, const char *exe, bool scan, struct execperm_hold **hold) {
         _cleanup_close_ int pidfd = -1;
         struct candidate c = {};
         struct rules_process p;
@@ -189,6 +241,8 @@ static void consider(struct autoplace *a, pid_t pid, const char *exe, bool scan)
                                             .n_protected = a->n_protected };
 
         /* Every exec costs this much; only a program some rule names costs more. */
+        if (jobs_placing(a->jobs, pid))
+                return; /* a job for it is on its way (an exec seen twice: fanotify and the proc connector) */
         if (!candidate_read(a, pid, exe, &c))
                 return;
         /* Held from here: what is read next is about this process, not one that reused its pid. */
@@ -208,7 +262,7 @@ static void consider(struct autoplace *a, pid_t pid, const char *exe, bool scan)
         }
         if (scan && parent_matches(a, p.ppid))
                 goto done;
-        place(a, &c, &p, &m);
+        place(a, &c, &p, &m, hold);
 done:
         proc_ids_done(&c.ids);
 }
@@ -216,11 +270,11 @@ done:
 /* ---- events ---- */
 
 static void on_exec(void *userdata, pid_t pid, pid_t tgid) {
-        consider(userdata, tgid, NULL, false);
+        consider(userdata, tgid, NULL, false, NULL);
 }
 
-static void on_exec_held(void *userdata, pid_t pid, const char *exe) {
-        consider(userdata, pid, exe, false);
+static void on_exec_held(void *userdata, pid_t pid, const char *exe, struct execperm_hold **hold) {
+        consider(userdata, pid, exe, false, hold);
 }
 
 static void scan(struct autoplace *a) {
@@ -237,7 +291,7 @@ static void scan(struct autoplace *a) {
                 long pid = strtol(de->d_name, &end, 10);
 
                 if (*end == '\0' && pid > 1)
-                        consider(a, (pid_t) pid, NULL, true);
+                        consider(a, (pid_t) pid, NULL, true, NULL);
         }
         a->scanning = false;
         closedir(d);
@@ -411,6 +465,7 @@ static void perm_update(struct autoplace *a) {
         int r;
 
         if (!a->need_exe) {
+                placings_drop(a); /* they may hold execs of a->perm */
                 a->perm = execperm_free(a->perm);
                 return;
         }
@@ -490,6 +545,7 @@ void autoplace_done(struct autoplace *a) {
         a->units = mfree(a->units);
         a->n_units = 0;
         a->events = procevents_free(a->events);
+        placings_drop(a);
         a->perm = execperm_free(a->perm);
         a->rescan = sd_event_source_disable_unref(a->rescan);
         protected_done(a);

@@ -64,6 +64,7 @@ struct autoplace {
         } * units;
         size_t n_units, allocated_units;
         bool watching_units;
+        struct autoplace_placing *placings; /* under way (the backend is making their jobs) */
 };
 
 void autoplace_init(struct autoplace *a);

@@ -400,6 +400,7 @@ int sysd_units_find(struct backend *b, const char *const *patterns, size_t n,
 }
 
 static void unit_event(struct systemd_data *d, const char *unit) {
+        sysd_unit_cgroup_forget(d, unit); /* it may have started or stopped */
         for (size_t i = 0; i < SYSD_UNIT_LISTENERS && d->unit_listeners[i].fn; i++)
                 d->unit_listeners[i].fn(d->unit_listeners[i].userdata, unit);
 }

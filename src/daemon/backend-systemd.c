@@ -18,6 +18,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-daemon.h>
 #include <time.h>
@@ -146,7 +147,7 @@ int sysd_unit_get_u64(struct backend *b, const char *unit, const char *property,
 }
 
 /* The unit's cgroup, relative to the mount ("system.slice/x.service"); -ENOENT if it has none (not running). */
-int sysd_unit_cgroup(struct backend *b, const char *unit, char **ret) {
+static int unit_cgroup_ask(struct backend *b, const char *unit, char **ret) {
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
         _cleanup_free_ char *path = NULL, *cg = NULL;
         const char *iface = sysd_unit_interface(unit);
@@ -164,6 +165,64 @@ int sysd_unit_cgroup(struct backend *b, const char *unit, char **ret) {
                 return -ENOENT;
         *ret = strdup(cg + 1);
         return *ret ? 0 : -ENOMEM;
+}
+
+static bool unit_cgroup_there(struct backend *b, const char *path) {
+        _cleanup_free_ char *abs = NULL;
+        struct stat st;
+
+        return asprintf(&abs, "%s/%s", cgroup_engine_mount(b->engine), path) >= 0 && stat(abs, &st) >= 0 &&
+               S_ISDIR(st.st_mode);
+}
+
+/*
+ * What PID 1 said of a unit's cgroup is kept, so that status, run and the
+ * governor do not wait on PID 1 each time (it may be slow to answer): a
+ * cgroup while its directory exists; "none" while systemd's unit events come
+ * (sysd_unit_cgroup_forget() drops the entry on each event of the unit).
+ */
+int sysd_unit_cgroup(struct backend *b, const char *unit, char **ret) {
+        struct systemd_data *d = sysd_data(b);
+        struct sysd_unit_cg *c = NULL;
+        char *cg = NULL;
+        int r;
+
+        for (size_t i = 0; i < d->n_unit_cgs; i++)
+                if (streq(d->unit_cgs[i].unit, unit))
+                        c = &d->unit_cgs[i];
+        if (c && c->path && unit_cgroup_there(b, c->path)) {
+                *ret = strdup(c->path);
+                return *ret ? 0 : -ENOMEM;
+        }
+        if (c && !c->path && d->unit_new)
+                return -ENOENT;
+        if (c)
+                sysd_unit_cgroup_forget(d, unit);
+        r = unit_cgroup_ask(b, unit, &cg);
+        if ((r >= 0 || r == -ENOENT) && GROW(d->unit_cgs, d->allocated_unit_cgs, d->n_unit_cgs + 1) >= 0) {
+                char *name = strdup(unit), *copy = cg ? strdup(cg) : NULL;
+
+                if (name && (!cg || copy))
+                        d->unit_cgs[d->n_unit_cgs++] = (struct sysd_unit_cg){ .unit = name, .path = copy };
+                else {
+                        free(name);
+                        free(copy);
+                }
+        }
+        if (r < 0)
+                return r;
+        *ret = cg;
+        return 0;
+}
+
+void sysd_unit_cgroup_forget(struct systemd_data *d, const char *unit) {
+        for (size_t i = 0; i < d->n_unit_cgs; i++)
+                if (streq(d->unit_cgs[i].unit, unit)) {
+                        free(d->unit_cgs[i].unit);
+                        free(d->unit_cgs[i].path);
+                        d->unit_cgs[i] = d->unit_cgs[--d->n_unit_cgs];
+                        return;
+                }
 }
 
 int sysd_append_u64(sd_bus_message *m, const char *name, uint64_t v) {
@@ -479,15 +538,103 @@ static int append_job_memory(sd_bus_message *m, const struct pw_job_limits *l) {
         return r;
 }
 
-static int sysd_job_place(struct backend *b, const char *class, const struct pw_job_limits *limits,
-                          const struct cgroup_job_label *label, const pid_t *pids, size_t n, size_t *ret_moved,
-                          char **ret_path) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
-        _cleanup_free_ char *slice = class_slice(b, class), *eclass = escape(class), *scope = NULL, *desc = NULL;
+/* ---- jobs: a transient scope each, started without waiting for PID 1 ---- */
+
+struct backend_placing {
+        struct backend *b;
+        backend_placed_fn done;
+        void *userdata;
+        sd_bus_slot *call;
+        sd_event_source *timeout;
+        char *job;  /* the scope's start job, once systemd answered */
+        char *path; /* the scope's cgroup */
+        struct backend_placing *prev, *next;
+};
+
+static void placing_free(struct backend_placing *p) {
+        struct systemd_data *d = sysd_data(p->b);
+
+        if (p->prev)
+                p->prev->next = p->next;
+        else
+                d->placings = p->next;
+        if (p->next)
+                p->next->prev = p->prev;
+        /* The JobRemoved match is there while a placement waits: systemd's every job end wakes us then only. */
+        if (!d->placings)
+                d->placings_match = sd_bus_slot_unref(d->placings_match);
+        sd_bus_slot_unref(p->call);
+        sd_event_source_disable_unref(p->timeout);
+        free(p->job);
+        free(p->path);
+        free(p);
+}
+
+static void placing_finish(struct backend_placing *p, int r) {
+        backend_placed_fn done = p->done;
+        void *userdata = p->userdata;
+        _cleanup_free_ char *path = TAKE_PTR(p->path);
+
+        placing_free(p);
+        done(userdata, r, r >= 0 ? path : NULL);
+}
+
+static int on_placing_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        struct systemd_data *d = userdata;
+        const char *path, *unit, *result;
+        uint32_t id;
+
+        if (sd_bus_message_read(m, "uoss", &id, &path, &unit, &result) < 0)
+                return 0;
+        for (struct backend_placing *p = d->placings; p; p = p->next)
+                if (p->job && streq(p->job, path)) {
+                        if (!streq(result, "done"))
+                                log_debug("systemd: start job %s of %s ended with '%s'", path, unit, result);
+                        placing_finish(p, streq(result, "done") ? 0 : -EIO);
+                        break;
+                }
+        return 0;
+}
+
+static int on_placing_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        struct backend_placing *p = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+        const char *job;
         int r;
 
-        if (!slice || !eclass ||
-            asprintf(&scope, "%s-%s-%" PRIu64 ".scope", sysd_data(b)->prefix, eclass, label->id) < 0 ||
+        p->call = sd_bus_slot_unref(p->call);
+        if (e) {
+                log_debug("systemd: StartTransientUnit: %s", e->message ?: e->name);
+                placing_finish(p, sysd_bus_errno(e, -sd_bus_message_get_errno(reply)));
+                return 0;
+        }
+        r = sd_bus_message_read(reply, "o", &job);
+        if (r >= 0 && !(p->job = strdup(job)))
+                r = -ENOMEM;
+        if (r < 0)
+                placing_finish(p, r);
+        return 0; /* JobRemoved ends it */
+}
+
+static int on_placing_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
+        struct backend_placing *p = userdata;
+
+        log_warning("systemd: the start of a job's scope did not end within %u s",
+                    (unsigned) (BUS_TIMEOUT_USEC / 1000000));
+        placing_finish(p, -ETIMEDOUT);
+        return 0;
+}
+
+static int sysd_job_place_async(struct backend *b, const char *class, const struct pw_job_limits *limits,
+                                const struct cgroup_job_label *label, pid_t pid, backend_placed_fn done, void *userdata,
+                                struct backend_placing **ret) {
+        struct systemd_data *d = sysd_data(b);
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        _cleanup_free_ char *slice = class_slice(b, class), *eclass = escape(class), *scope = NULL, *desc = NULL;
+        struct backend_placing *p;
+        int r;
+
+        if (!slice || !eclass || asprintf(&scope, "%s-%s-%" PRIu64 ".scope", d->prefix, eclass, label->id) < 0 ||
             asprintf(&desc, "pagewarden job %" PRIu64 " (%s) of class %s for uid %u, started %" PRIu64 "%s%s",
                      label->id, label->name, class, (unsigned) label->uid, label->started_usec,
                      label->by[0] ? ", placed by " : "", label->by) < 0)
@@ -499,28 +646,41 @@ static int sysd_job_place(struct backend *b, const char *class, const struct pw_
         if (r >= 0)
                 r = append_job_memory(m, limits);
         if (r >= 0)
-                r = sd_bus_message_open_container(m, 'r', "sv");
-        if (r >= 0)
-                r = sd_bus_message_append(m, "s", "PIDs");
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'v', "au");
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'a', "u");
-        for (size_t i = 0; r >= 0 && i < n; i++)
-                r = sd_bus_message_append(m, "u", (uint32_t) pids[i]);
-        for (int k = 0; r >= 0 && k < 3; k++)
-                r = sd_bus_message_close_container(m);
+                r = sd_bus_message_append(m, "(sv)", "PIDs", "au", 1, (uint32_t) pid);
         if (r >= 0)
                 r = finish_start_transient(m);
         if (r < 0)
                 return r;
-        r = start_transient(b, m);
-        if (r < 0)
-                return r;
-        if (asprintf(ret_path, "%s/%s/%s", b->root, slice, scope) < 0)
+        p = calloc(1, sizeof(*p));
+        if (!p)
                 return -ENOMEM;
-        *ret_moved = n;
+        *p = (struct backend_placing){ .b = b, .done = done, .userdata = userdata, .next = d->placings };
+        if (p->next)
+                p->next->prev = p;
+        d->placings = p;
+        if (asprintf(&p->path, "%s/%s/%s", b->root, slice, scope) < 0)
+                r = -ENOMEM;
+        /* The match first: JobRemoved may come right after the answer (AddMatch is ahead of the call). */
+        if (r >= 0 && !d->placings_match)
+                r = sd_bus_match_signal_async(d->bus, &d->placings_match, SD_DEST, SD_PATH, SD_MANAGER, "JobRemoved",
+                                              on_placing_removed, NULL, d);
+        if (r >= 0)
+                r = sd_bus_call_async(d->bus, &p->call, m, on_placing_reply, p, BUS_TIMEOUT_USEC);
+        if (r >= 0)
+                r = sd_event_add_time_relative(b->event, &p->timeout, CLOCK_MONOTONIC, BUS_TIMEOUT_USEC, 0,
+                                               on_placing_timeout, p);
+        if (r < 0) {
+                placing_free(p);
+                return r;
+        }
+        (void) sd_event_source_set_description(p->timeout, "job-scope-start");
+        *ret = p;
         return 0;
+}
+
+static void sysd_job_place_cancel(struct backend *b, struct backend_placing *p) {
+        if (p)
+                placing_free(p);
 }
 
 /* The scope is the last component of the job's cgroup path. */
@@ -749,6 +909,11 @@ static void sysd_free(struct backend *b) {
 
         if (!d)
                 return;
+        while (d->placings)
+                placing_free(d->placings);
+        while (d->n_unit_cgs > 0)
+                sysd_unit_cgroup_forget(d, d->unit_cgs[0].unit);
+        free(d->unit_cgs);
         sd_bus_flush_close_unref(d->bus);
         ledger_done(&d->protection);
         sysd_units_done(b);
@@ -766,7 +931,8 @@ static const struct backend_ops systemd_ops = {
         .class_freeze = sysd_class_freeze,
         .thaw_all = sysd_thaw_all,
         .class_remove = sysd_class_remove,
-        .job_place = sysd_job_place,
+        .job_place_async = sysd_job_place_async,
+        .job_place_cancel = sysd_job_place_cancel,
         .job_attach = sysd_job_attach,
         .scan = sysd_scan,
         .protect_set = sysd_protect_set,

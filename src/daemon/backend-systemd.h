@@ -36,6 +36,15 @@ struct systemd_data {
                 void (*fn)(void *userdata, const char *unit);
                 void *userdata;
         } unit_listeners[SYSD_UNIT_LISTENERS];
+        /* Jobs whose scope systemd is starting (backend-systemd.c), and the match that hears them end. */
+        struct backend_placing *placings;
+        sd_bus_slot *placings_match;
+        /* What PID 1 said of units' cgroups (sysd_unit_cgroup). */
+        struct sysd_unit_cg {
+                char *unit;
+                char *path; /* NULL: it has none (it does not run) */
+        } * unit_cgs;
+        size_t n_unit_cgs, allocated_unit_cgs;
 };
 
 struct systemd_data *sysd_data(struct backend *b);
@@ -46,8 +55,11 @@ int sysd_bus_errno(const sd_bus_error *e, int r);
 /* The unit's object path; load: load the unit if it is not (LoadUnit), else -ENOENT (GetUnit). */
 int sysd_unit_object(struct backend *b, const char *unit, bool load, char **ret_path);
 int sysd_unit_get_u64(struct backend *b, const char *unit, const char *property, uint64_t *ret);
-/* The unit's cgroup, relative to the mount; -ENOENT if it has none (not running). */
+/* The unit's cgroup, relative to the mount; -ENOENT if it has none (not running).  Kept from PID 1's last
+ * answer while that still holds (see backend-systemd.c). */
 int sysd_unit_cgroup(struct backend *b, const char *unit, char **ret);
+/* An event of unit came: ask PID 1 again next time. */
+void sysd_unit_cgroup_forget(struct systemd_data *d, const char *unit);
 
 /* A SetUnitProperties(unit, runtime=true, ...) message, its properties open. */
 int sysd_new_set_properties(struct backend *b, const char *unit, sd_bus_message **ret);

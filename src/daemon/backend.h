@@ -51,6 +51,10 @@ struct backend_caps {
         bool places_units;
 };
 
+/* The end of a job_place_async: r, and on success the job's cgroup (relative to the mount). */
+typedef void (*backend_placed_fn)(void *userdata, int r, const char *path);
+struct backend_placing; /* a placement under way, the backend's own */
+
 struct backend_ops {
         const char *name;
         struct backend_caps caps;
@@ -69,6 +73,13 @@ struct backend_ops {
         int (*job_place)(struct backend *b, const char *class, const struct pw_job_limits *limits,
                          const struct cgroup_job_label *label, const pid_t *pids, size_t n, size_t *ret_moved,
                          char **ret_path);
+        /* As job_place with one process, without waiting for anyone (PID 1): done() is called later, from the
+         * loop, unless the placement is cancelled first.  NULL where job_place does not wait (cgroupfs). */
+        int (*job_place_async)(struct backend *b, const char *class, const struct pw_job_limits *limits,
+                               const struct cgroup_job_label *label, pid_t pid, backend_placed_fn done, void *userdata,
+                               struct backend_placing **ret);
+        /* Forgets a placement under way: done() is not called. */
+        void (*job_place_cancel)(struct backend *b, struct backend_placing *p);
         /* Moves more processes into a job's cgroup (path); *ret_moved of them moved. */
         int (*job_attach)(struct backend *b, const char *path, const pid_t *pids, size_t n, size_t *ret_moved);
         /* The jobs an earlier instance left. */

@@ -17,7 +17,14 @@ struct execperm_dir {
         struct execperm *x;
 };
 
+struct execperm_hold {
+        struct execperm *x;
+        int fd; /* the event's */
+        struct execperm_hold *prev, *next;
+};
+
 struct execperm {
+        struct execperm_hold *holds; /* taken by the caller, not answered yet */
         sd_event *event;
         int fd;
         sd_event_source *source;
@@ -35,6 +42,40 @@ static void allow(struct execperm *x, int event_fd) {
         /* Never left unanswered: that would hold the exec for good. */
         if (write(x->fd, &resp, sizeof(resp)) < 0)
                 log_warning_errno(errno, "fanotify: cannot answer an exec: %m");
+}
+
+/* Answers (allow) and frees h. */
+void execperm_answer(struct execperm_hold *h) {
+        if (!h)
+                return;
+        allow(h->x, h->fd);
+        close(h->fd);
+        if (h->prev)
+                h->prev->next = h->next;
+        else
+                h->x->holds = h->next;
+        if (h->next)
+                h->next->prev = h->prev;
+        free(h);
+}
+
+/* Asks the caller about pid's exec; true if it took the hold (it answers later). */
+static bool ask(struct execperm *x, int event_fd, pid_t pid, const char *exe) {
+        struct execperm_hold *h = calloc(1, sizeof(*h)), *taken;
+
+        if (h)
+                *h = (struct execperm_hold){ .x = x, .fd = event_fd };
+        taken = h;
+        x->fn(x->userdata, pid, exe, &taken);
+        if (taken || !h) {
+                free(h);
+                return false;
+        }
+        h->next = x->holds;
+        if (h->next)
+                h->next->prev = h;
+        x->holds = h;
+        return true;
 }
 
 static int on_events(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -61,7 +102,8 @@ static int on_events(sd_event_source *s, int fd, uint32_t revents, void *userdat
                                 k = readlink(link, exe, sizeof(exe) - 1);
                                 if (k > 0) {
                                         exe[k] = '\0';
-                                        x->fn(x->userdata, ev->pid, exe);
+                                        if (ask(x, ev->fd, ev->pid, exe))
+                                                continue; /* answered later, its fd closed then */
                                 }
                                 allow(x, ev->fd);
                         }
@@ -171,6 +213,14 @@ int execperm_clear(struct execperm *x) {
 struct execperm *execperm_free(struct execperm *x) {
         if (!x)
                 return NULL;
+        while (x->holds) { /* closing x->fd would allow them too; their fds must close */
+                struct execperm_hold *h = x->holds;
+
+                x->holds = h->next;
+                allow(x, h->fd);
+                close(h->fd);
+                free(h);
+        }
         forget(x);
         free(x->marked);
         free(x->dirs);

@@ -11,7 +11,9 @@
  * programs, a little after their exec.
  *
  * The price: while the daemon does not answer, execs of those programs
- * wait (the watchdog restarts a hung daemon; a dead one's marks go with it).
+ * wait (the watchdog restarts a hung daemon; a dead one's marks go with it);
+ * with systemd, each waits until its scope has started (the caller takes the
+ * hold and answers then, up to 10 s later if PID 1 is slow).
  *
  * A program replaced by an upgrade is a new file: its mark is on the old
  * one.  The directories of the marked programs are watched (inotify), and a
@@ -24,10 +26,18 @@
 
 struct execperm;
 
-/* pid is executing exe, one of the marked programs, and waits for the answer, given when this returns. */
-typedef void (*execperm_fn)(void *userdata, pid_t pid, const char *exe);
+/* An exec waiting for its answer. */
+struct execperm_hold;
+
+/* pid is executing exe, one of the marked programs, and waits for the answer: given when this returns, unless
+ * fn takes *hold (sets it NULL) and answers later with execperm_answer().  *hold may be NULL (no memory to
+ * hold it): then the answer goes when fn returns. */
+typedef void (*execperm_fn)(void *userdata, pid_t pid, const char *exe, struct execperm_hold **hold);
 
 int execperm_new(sd_event *event, execperm_fn fn, void *userdata, struct execperm **ret);
+/* Allows the exec of a hold taken from execperm_fn, and frees the hold. */
+void execperm_answer(struct execperm_hold *h);
+/* Allows every exec held (those held by callers too: their holds are freed). */
 struct execperm *execperm_free(struct execperm *x);
 static inline void execperm_freep(struct execperm **x) {
         execperm_free(*x);

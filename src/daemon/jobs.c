@@ -78,7 +78,38 @@ void jobs_forget(struct jobs *js, struct job *j) {
         job_end(js, j);
 }
 
+/* A placement under way: the backend may take its time (systemd starts a scope), the loop does not wait. */
+struct job_placing {
+        struct jobs *js;
+        struct cgroup_job_label label;
+        char class[POLICY_NAME_MAX + 1];
+        pid_t pid;
+        jobs_placed_fn fn; /* NULL: its caller went away, the job is still made */
+        void *userdata;
+        struct backend_placing *bp; /* the backend's, while it works */
+        sd_event_source *defer;     /* a backend that did not wait: the result, on the next turn */
+        int r;
+        char *path;
+        struct job_placing *next;
+};
+
+static void placing_free(struct job_placing *pl) {
+        sd_event_source_disable_unref(pl->defer);
+        free(pl->path);
+        free(pl);
+}
+
 void jobs_done(struct jobs *js) {
+        while (js->placings) {
+                struct job_placing *pl = js->placings;
+
+                js->placings = pl->next;
+                if (pl->bp)
+                        js->backend->ops->job_place_cancel(js->backend, pl->bp);
+                if (pl->fn)
+                        pl->fn(pl->userdata, -ECANCELED, NULL);
+                placing_free(pl);
+        }
         while (js->list) {
                 struct job *j = js->list;
 
@@ -277,35 +308,102 @@ static int job_add(struct jobs *js, const struct cgroup_job_label *label, const 
         return 0;
 }
 
-int jobs_place(struct jobs *js, const struct pw_job_class *c, const char *name, uid_t uid, const char *by,
-               const pid_t *pids, size_t n, struct job **ret, size_t *ret_moved) {
-        struct cgroup_job_label label = { .id = js->next_id, .uid = uid, .started_usec = now_usec(CLOCK_REALTIME) };
-        _cleanup_free_ char *path = NULL;
-        size_t moved = 0;
-        struct job *j;
+/* ---- placement ---- */
+
+static void placing_unlink(struct jobs *js, struct job_placing *pl) {
+        for (struct job_placing **pp = &js->placings; *pp; pp = &(*pp)->next)
+                if (*pp == pl) {
+                        *pp = pl->next;
+                        break;
+                }
+}
+
+static void placing_done(struct job_placing *pl, int r, const char *path) {
+        struct jobs *js = pl->js;
+        struct job *j = NULL;
+
+        pl->bp = NULL;
+        placing_unlink(js, pl);
+        if (r >= 0)
+                r = job_add(js, &pl->label, pl->class, path, &j);
+        if (r >= 0)
+                action_log_add(js->log, LOG_LEVEL_INFO,
+                               "Job %" PRIu64
+                               " (%s) of class %s started for uid %u with 1 process in /%s, placed by %s",
+                               j->id, j->name, j->class, (unsigned) pl->label.uid, j->path, j->by[0] ? j->by : "?");
+        if (pl->fn)
+                pl->fn(pl->userdata, r, j);
+        placing_free(pl);
+}
+
+static void on_backend_placed(void *userdata, int r, const char *path) {
+        placing_done(userdata, r, path);
+}
+
+static int on_placed_now(sd_event_source *s, void *userdata) {
+        struct job_placing *pl = userdata;
+
+        placing_done(pl, pl->r, pl->path);
+        return 0;
+}
+
+int jobs_place_async(struct jobs *js, const struct pw_job_class *c, const char *name, uid_t uid, const char *by,
+                     pid_t pid, jobs_placed_fn fn, void *userdata) {
+        const struct backend_ops *ops = js->backend->ops;
+        struct job_placing *pl;
         int r;
 
-        assert(js && c && ret);
+        assert(js && c && fn);
+        pl = calloc(1, sizeof(*pl));
+        if (!pl)
+                return -ENOMEM;
+        *pl = (struct job_placing){ .js = js,
+                                    .pid = pid,
+                                    .fn = fn,
+                                    .userdata = userdata,
+                                    .label = {
+                                            .id = js->next_id, .uid = uid, .started_usec = now_usec(CLOCK_REALTIME) } };
         if (name && name[0])
-                snprintf(label.name, sizeof(label.name), "%s", name);
+                snprintf(pl->label.name, sizeof(pl->label.name), "%s", name);
         else
-                snprintf(label.name, sizeof(label.name), "job-%" PRIu64, label.id);
-        snprintf(label.by, sizeof(label.by), "%s", strempty(by));
-        r = js->backend->ops->job_place(js->backend, c->name, &c->per_job, &label, pids, n, &moved, &path);
-        if (r < 0)
+                snprintf(pl->label.name, sizeof(pl->label.name), "job-%" PRIu64, pl->label.id);
+        snprintf(pl->label.by, sizeof(pl->label.by), "%s", strempty(by));
+        snprintf(pl->class, sizeof(pl->class), "%s", c->name);
+        if (ops->job_place_async)
+                r = ops->job_place_async(js->backend, c->name, &c->per_job, &pl->label, pid, on_backend_placed, pl,
+                                         &pl->bp);
+        else {
+                size_t moved = 0;
+
+                pl->r = ops->job_place(js->backend, c->name, &c->per_job, &pl->label, &pid, 1, &moved, &pl->path);
+                r = sd_event_add_defer(js->event, &pl->defer, on_placed_now, pl);
+                if (r >= 0)
+                        (void) sd_event_source_set_priority(pl->defer, SD_EVENT_PRIORITY_IMPORTANT);
+                if (r < 0 && pl->r >= 0)
+                        log_warning("Job %" PRIu64 ": placed in /%s, but cannot go on: %s", pl->label.id, pl->path,
+                                    strerror(-r));
+        }
+        if (r < 0) {
+                placing_free(pl);
                 return r;
-        js->next_id++;
-        r = job_add(js, &label, c->name, path, &j);
-        if (r < 0)
-                return r;
-        action_log_add(js->log, LOG_LEVEL_INFO,
-                       "Job %" PRIu64 " (%s) of class %s started for uid %u with %zu process%s in /%s, placed by %s",
-                       j->id, j->name, j->class, (unsigned) uid, moved, moved == 1 ? "" : "es", j->path,
-                       j->by[0] ? j->by : "?");
-        *ret = j;
-        if (ret_moved)
-                *ret_moved = moved;
+        }
+        js->next_id++; /* taken, whatever comes of it: two placements under way never share an id */
+        pl->next = js->placings;
+        js->placings = pl;
         return 0;
+}
+
+void jobs_place_forget(struct jobs *js, void *userdata) {
+        for (struct job_placing *pl = js->placings; pl; pl = pl->next)
+                if (pl->userdata == userdata)
+                        pl->fn = NULL;
+}
+
+bool jobs_placing(const struct jobs *js, pid_t pid) {
+        for (const struct job_placing *pl = js->placings; pl; pl = pl->next)
+                if (pl->pid == pid)
+                        return true;
+        return false;
 }
 
 struct job *jobs_find_unit(const struct jobs *js, const char *unit) {

@@ -55,6 +55,7 @@ struct jobs {
         void *userdata;
         struct job *list;
         unsigned n;
+        struct job_placing *placings; /* under way */
         uint64_t next_id;
 };
 
@@ -68,10 +69,17 @@ struct job *jobs_find(const struct jobs *js, const char *id_or_name);
 struct job *jobs_find_id(const struct jobs *js, uint64_t id);
 unsigned jobs_in_class(const struct jobs *js, const char *class);
 
-/* A new job of class c for uid holding pids (those that still exist); *ret_moved of them moved.  by says how
- * it was placed ("run", "move", a rule). */
-int jobs_place(struct jobs *js, const struct pw_job_class *c, const char *name, uid_t uid, const char *by,
-               const pid_t *pids, size_t n, struct job **ret, size_t *ret_moved);
+/* The end of a placement: r, and the new job (NULL on error). */
+typedef void (*jobs_placed_fn)(void *userdata, int r, struct job *j);
+/* A new job of class c for uid holding pid; by says how it was placed ("run", "move", a rule).  The loop does
+ * not wait: fn comes later, once (never before this returns 0; not at all if this fails); with -ECANCELED
+ * from jobs_done() if the daemon stops first. */
+int jobs_place_async(struct jobs *js, const struct pw_job_class *c, const char *name, uid_t uid, const char *by,
+                     pid_t pid, jobs_placed_fn fn, void *userdata);
+/* The placements userdata asked for go on without it: their jobs are made, fn is not called. */
+void jobs_place_forget(struct jobs *js, void *userdata);
+/* Is pid being placed? */
+bool jobs_placing(const struct jobs *js, pid_t pid);
 /* A unit placed by rule that runs (in path) becomes a job of class c, if it is not one yet. */
 int jobs_add_unit(struct jobs *js, const struct pw_job_class *c, const char *unit, const char *path, const char *by,
                   struct job **ret);

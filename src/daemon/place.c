@@ -2,6 +2,7 @@
 #include <assert.h>
 #include <inttypes.h>
 #include <pwd.h>
+#include <signal.h>
 
 #include "auth.h"
 #include "log.h"
@@ -126,13 +127,37 @@ static json_object *placed(struct manager *m, struct job *j, const pid_t *moved,
 
 /* ---- run ---- */
 
-json_object *place_run(struct manager *m, const struct ucred *peer, const struct pw_request *req) {
+/* A run under way: the answer goes when the job is there (systemd may take its time; the loop does not wait). */
+struct run {
+        struct manager *m;
+        uint64_t client;
+        pid_t pid;
+        char class[POLICY_NAME_MAX + 1];
+};
+
+static void on_run_placed(void *userdata, int r, struct job *j) {
+        struct run *run = userdata;
+
+        if (r != -ECANCELED) { /* cancelled: the daemon stops, there is nobody left to answer */
+                json_object *resp = r < 0 ? control_error("cannot place process %d in class %s: %s", (int) run->pid,
+                                                          run->class, strerror(-r))
+                                          : placed(run->m, j, NULL, 0);
+
+                if (r >= 0 && kill(run->pid, 0) < 0 && errno == ESRCH)
+                        log_warning("Job %" PRIu64 ": process %d exited while it was placed", j->id, (int) run->pid);
+                if (control_reply(run->m->control, run->client, resp) < 0)
+                        log_debug("Run of process %d: the caller could not be answered", (int) run->pid);
+        }
+        free(run);
+}
+
+json_object *place_run(struct manager *m, uint64_t client, const struct ucred *peer, const struct pw_request *req) {
         _cleanup_(context_done) struct context x = {};
         _cleanup_(targets_done) struct targets t = {};
         const struct pw_job_class *c;
+        struct run *run;
         char why[256];
         json_object *err;
-        struct job *j;
         int r;
 
         err = check_request(m, peer->uid, req, &c);
@@ -144,22 +169,28 @@ json_object *place_run(struct manager *m, const struct ucred *peer, const struct
         r = targets_add(&t, req->pid, why, sizeof(why));
         if (r < 0)
                 return control_error("%s", why);
-        r = jobs_place(&m->jobs, c, req->name, peer->uid, "run", &req->pid, 1, &j, NULL);
-        if (r < 0)
+        run = calloc(1, sizeof(*run));
+        if (!run)
+                return control_error("out of memory");
+        *run = (struct run){ .m = m, .client = client, .pid = req->pid };
+        snprintf(run->class, sizeof(run->class), "%s", c->name);
+        r = jobs_place_async(&m->jobs, c, req->name, peer->uid, "run", req->pid, on_run_placed, run);
+        if (r < 0) {
+                free(run);
                 return control_error("cannot place process %d in class %s: %s", (int) req->pid, c->name, strerror(-r));
-        if (!targets_alive(&t, req->pid))
-                log_warning("Job %" PRIu64 ": process %d exited while it was placed", j->id, (int) req->pid);
-        return placed(m, j, NULL, 0);
+        }
+        return CONTROL_LATER;
 }
 
 /* ---- move, in slices ---- */
 
 enum move_phase {
-        MOVE_CHECK,  /* the named processes */
-        MOVE_WALK,   /* their trees */
-        MOVE_PLACE,  /* a new job with the first of them */
-        MOVE_ATTACH, /* the rest, into the job */
-        MOVE_ROUND,  /* a walk again, for children forked meanwhile */
+        MOVE_CHECK,   /* the named processes */
+        MOVE_WALK,    /* their trees */
+        MOVE_PLACE,   /* a new job with the first of them */
+        MOVE_PLACING, /* ... which the backend is making (the move sleeps) */
+        MOVE_ATTACH,  /* the rest, into the job */
+        MOVE_ROUND,   /* a walk again, for children forked meanwhile */
         MOVE_DONE,
 };
 
@@ -190,6 +221,7 @@ static struct move *move_free(struct move *mv) {
                 mv->m->moves = mv->next_move;
         if (mv->next_move)
                 mv->next_move->prev_move = mv->prev_move;
+        jobs_place_forget(&mv->m->jobs, mv);
         sd_event_source_disable_unref(mv->slice);
         targets_done(&mv->t);
         context_done(&mv->x);
@@ -249,9 +281,24 @@ static int step_walk(struct move *mv, char *why, size_t len) {
         return r < 0 ? r : 0;
 }
 
+static void on_move_placed(void *userdata, int r, struct job *j) {
+        struct move *mv = userdata;
+
+        if (r == -ECANCELED)
+                return; /* the daemon stops: place_moves_free() frees the move */
+        if (r < 0) {
+                move_finish(mv,
+                            control_error("cannot move the processes into class %s: %s", mv->req.class, strerror(-r)));
+                return;
+        }
+        mv->job_id = j->id;
+        mv->next = 1;
+        mv->phase = MOVE_ATTACH;
+        (void) sd_event_source_set_enabled(mv->slice, SD_EVENT_ON);
+}
+
 static int step_place(struct move *mv, char *why, size_t len) {
         const struct pw_job_class *c = policy_find_class(&mv->m->policy, mv->req.class);
-        struct job *j;
         int r;
 
         if (!c) {
@@ -263,16 +310,16 @@ static int step_place(struct move *mv, char *why, size_t len) {
                 snprintf(why, len, "the processes exited before they could be moved");
                 return -ESRCH;
         }
-        /* The job with its first process; the rest follow in slices. */
+        /* The job with its first process; the rest follow in slices once it is there. */
         if (r >= 0)
-                r = jobs_place(&mv->m->jobs, c, mv->req.name, mv->uid, "move", mv->pending, 1, &j, NULL);
+                r = jobs_place_async(&mv->m->jobs, c, mv->req.name, mv->uid, "move", mv->pending[0], on_move_placed,
+                                     mv);
         if (r < 0) {
                 snprintf(why, len, "cannot move the processes into class %s: %s", c->name, strerror(-r));
                 return r;
         }
-        mv->job_id = j->id;
-        mv->next = 1;
-        mv->phase = MOVE_ATTACH;
+        mv->phase = MOVE_PLACING;
+        (void) sd_event_source_set_enabled(mv->slice, SD_EVENT_OFF);
         return 0;
 }
 
@@ -331,6 +378,8 @@ static int step(struct move *mv, char *why, size_t len) {
                 return step_walk(mv, why, len);
         case MOVE_PLACE:
                 return step_place(mv, why, len);
+        case MOVE_PLACING:
+                break;
         case MOVE_ATTACH:
                 return step_attach(mv, why, len);
         case MOVE_ROUND:
@@ -366,7 +415,7 @@ static int on_slice(sd_event_source *s, void *userdata) {
                         move_finish(mv, r == -ENOMEM ? control_error("out of memory") : control_error("%s", why));
                         return 0;
                 }
-        } while (mv->phase != MOVE_DONE && now_usec(CLOCK_MONOTONIC) < end);
+        } while (mv->phase != MOVE_DONE && mv->phase != MOVE_PLACING && now_usec(CLOCK_MONOTONIC) < end);
         if (mv->phase == MOVE_DONE)
                 move_done(mv);
         return 0;

@@ -95,7 +95,7 @@ json_object *requests_handle(void *userdata, uint64_t client, const struct ucred
         case PW_CMD_RELOAD:
                 return handle_reload(m, peer);
         case PW_CMD_RUN:
-                return place_run(m, peer, req);
+                return place_run(m, client, peer, req);
         case PW_CMD_MOVE:
                 return place_move(m, client, peer, req);
         default:

@@ -2,7 +2,9 @@
 /*
  * jobs.c on a fake cgroup tree: a unit's job survives the moment its cgroup
  * is empty between two of its commands (ExecStart= done, ExecStartPost= not
- * yet forked), and ends when the cgroup stays empty or is removed.
+ * yet forked), and ends when the cgroup stays empty or is removed; a
+ * placement by a backend that takes its time (systemd) does not hold the
+ * caller, and one that does not (cgroupfs) still answers on the next turn.
  */
 #include <unistd.h>
 
@@ -93,12 +95,111 @@ START_TEST(test_jobs_unit_between_commands) {
 }
 END_TEST
 
+/* A backend whose placements end when the test says (systemd answering late). */
+struct slow {
+        struct backend b;
+        backend_placed_fn done;
+        void *done_userdata;
+        unsigned started, cancelled;
+};
+
+static int slow_place_async(struct backend *b, const char *class, const struct pw_job_limits *limits,
+                            const struct cgroup_job_label *label, pid_t pid, backend_placed_fn done, void *userdata,
+                            struct backend_placing **ret) {
+        struct slow *s = (struct slow *) b;
+
+        s->started++;
+        s->done = done;
+        s->done_userdata = userdata;
+        *ret = (struct backend_placing *) s; /* any handle */
+        return 0;
+}
+
+static void slow_place_cancel(struct backend *b, struct backend_placing *p) {
+        ((struct slow *) b)->cancelled++;
+}
+
+static const struct backend_ops slow_ops = { .name = "slow",
+                                             .job_place_async = slow_place_async,
+                                             .job_place_cancel = slow_place_cancel };
+
+struct answer {
+        unsigned calls;
+        int r;
+        uint64_t id;
+};
+
+static void on_placed(void *userdata, int r, struct job *j) {
+        struct answer *a = userdata;
+
+        a->calls++;
+        a->r = r;
+        a->id = j ? j->id : 0;
+}
+
+START_TEST(test_jobs_place_async) {
+        _cleanup_(sd_event_unrefp) sd_event *event = NULL;
+        struct pw_job_class class = { .name = (char *) "backup" };
+        struct slow s = { .b.ops = &slow_ops };
+        struct action_log log = {};
+        struct seen seen = {};
+        struct answer first = {}, second = {}, third = {};
+        struct jobs js;
+        char *dir = tmpdir_new();
+
+        free(write_file(dir, "pagewarden/backup/1/cgroup.events", "populated 1\nfrozen 0\n"));
+        ck_assert_int_ge(sd_event_new(&event), 0);
+        ck_assert_int_eq(cgroup_engine_new(dir, "pagewarden", NULL, false, &s.b.engine), 0);
+        jobs_init(&js, event, &s.b, &log, on_changed, &seen);
+
+        /* Asked: nothing yet, the caller is not held, the process is known to be under way. */
+        ck_assert_int_eq(jobs_place_async(&js, &class, "dump", 0, "run", 4242, on_placed, &first), 0);
+        ck_assert_uint_eq(s.started, 1);
+        run_for(event, 20);
+        ck_assert_uint_eq(first.calls, 0);
+        ck_assert_uint_eq(js.n, 0);
+        ck_assert(jobs_placing(&js, 4242));
+        ck_assert(!jobs_placing(&js, 4243));
+
+        /* The backend is done: the job is there, the caller hears it once. */
+        s.done(s.done_userdata, 0, "pagewarden/backup/1");
+        ck_assert_uint_eq(first.calls, 1);
+        ck_assert_int_eq(first.r, 0);
+        ck_assert_uint_eq(js.n, 1);
+        ck_assert_ptr_nonnull(jobs_find_id(&js, first.id));
+        ck_assert(!jobs_placing(&js, 4242));
+        ck_assert_uint_eq(seen.started, 1);
+
+        /* A failure: no job, the error to the caller; the next placement has an id of its own. */
+        ck_assert_int_eq(jobs_place_async(&js, &class, "dump", 0, "run", 4243, on_placed, &second), 0);
+        s.done(s.done_userdata, -EIO, NULL);
+        ck_assert_uint_eq(second.calls, 1);
+        ck_assert_int_eq(second.r, -EIO);
+        ck_assert_uint_eq(js.n, 1);
+
+        /* A caller that went away is not called; the daemon stopping cancels what is under way. */
+        ck_assert_int_eq(jobs_place_async(&js, &class, "dump", 0, "run", 4244, on_placed, &third), 0);
+        jobs_place_forget(&js, &third);
+        ck_assert_int_eq(jobs_place_async(&js, &class, "dump", 0, "run", 4245, on_placed, &second), 0);
+        jobs_done(&js);
+        ck_assert_uint_eq(s.cancelled, 2);
+        ck_assert_uint_eq(third.calls, 0);
+        ck_assert_uint_eq(second.calls, 2);
+        ck_assert_int_eq(second.r, -ECANCELED);
+
+        action_log_done(&log);
+        cgroup_engine_free(s.b.engine);
+        tmpdir_cleanup(dir);
+}
+END_TEST
+
 Suite *jobs_suite(void) {
         Suite *s = suite_create("jobs");
         TCase *tc = tcase_create("units");
 
         tcase_set_timeout(tc, 20);
         tcase_add_test(tc, test_jobs_unit_between_commands);
+        tcase_add_test(tc, test_jobs_place_async);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -129,6 +129,38 @@ expect_eq "and status says ok" "$(late_error)" null
 systemctl stop pw-late.service
 rm /etc/pagewarden/policies.d/late.yaml
 
+# PID 1 answers late: a generator that sleeps stalls `systemctl daemon-reload`
+# (PID 1 runs its generators and answers nobody meanwhile).  A job placed then
+# waits for its scope, but the daemon's loop does not: status (with its
+# protected unit) is answered.
+status_ms() {
+	_t=$(uptime_ms)
+	pagewardenctl status >/dev/null || echo "# status failed"
+	echo $(($(uptime_ms) - _t))
+}
+idle_ms=$(status_ms)
+mkdir -p /run/systemd/system-generators
+printf '#!/bin/sh\nsleep 6\n' >/run/systemd/system-generators/pw-slow
+chmod 0755 /run/systemd/system-generators/pw-slow
+systemctl daemon-reload &
+stall=$!
+sleep 1
+run0=$(uptime_ms)
+(pagewardenctl run --job backup --name during-stall -- true; echo $? >/run/stall-run) &
+sleep 0.5
+stalled_ms=$(status_ms)
+wait $stall
+i=0
+while [ $i -lt 100 ] && [ ! -s /run/stall-run ]; do sleep 0.1; i=$((i + 1)); done
+run_ms=$(($(uptime_ms) - run0))
+rm /run/systemd/system-generators/pw-slow
+diag "PID 1 stalled 6 s: status took $stalled_ms ms (idle: $idle_ms ms); a run placed meanwhile took $run_ms ms"
+check "the stall was real: the run waited for PID 1 (ms)" test "$run_ms" -ge 3000
+expect_between "status is answered while PID 1 stalls (ms)" "$stalled_ms" 0 $((idle_ms + 1000))
+expect_eq "and the run placed meanwhile succeeds once PID 1 answers" "$(cat /run/stall-run)" 0
+check "as a job of its own" sh -c "journalctl -u pagewarden.service -q --no-pager | grep -q 'Job [0-9]* (during-stall) of class backup started'"
+systemctl daemon-reload
+
 rm /etc/pagewarden/policies.d/protect.yaml
 sed -i '/^  reader:/d' /etc/pagewarden/policies.d/jobs.yaml
 check "reload without the protect entry and without class reader" pagewardenctl reload
