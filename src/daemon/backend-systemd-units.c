@@ -482,12 +482,15 @@ int sysd_units_watch(struct backend *b, void (*fn)(void *userdata, const char *u
                                            on_unit_changed, NULL, d);
         /* systemd sends UnitNew and JobRemoved for every unit only to subscribers. */
         if (r >= 0)
-                r = sd_bus_call_method_async(d->bus, NULL, SD_DEST, SD_PATH, SD_MANAGER, "Subscribe",
-                                             sysd_on_async_reply, (void *) "Subscribe", "");
+                r = sysd_method_later(b, "Subscribe", NULL, NULL);
         return r;
 }
 
 /* ---- the governor's actions on a unit ---- */
+
+int sysd_unit_freeze(struct backend *b, const char *unit, bool frozen) {
+        return sysd_method_later(b, frozen ? "FreezeUnit" : "ThawUnit", unit, NULL);
+}
 
 int sysd_unit_set_memory_high(struct backend *b, const char *unit, uint64_t bytes) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
@@ -499,8 +502,7 @@ int sysd_unit_set_memory_high(struct backend *b, const char *unit, uint64_t byte
         if (r >= 0)
                 r = sd_bus_message_close_container(m);
         if (r >= 0)
-                r = sd_bus_call_async(sysd_data(b)->bus, NULL, m, sysd_on_async_reply, (void *) "setting MemoryHigh",
-                                      BUS_TIMEOUT_USEC);
+                r = sysd_call_later(b, m, "setting MemoryHigh");
         return r < 0 ? r : 1;
 }
 
@@ -514,13 +516,6 @@ int sysd_unit_set_io(struct backend *b, const char *unit, const struct pw_io_lim
         if (r >= 0)
                 r = sd_bus_message_close_container(m);
         if (r >= 0)
-                r = sd_bus_call_async(sysd_data(b)->bus, NULL, m, sysd_on_async_reply, (void *) "setting io limits",
-                                      BUS_TIMEOUT_USEC);
+                r = sysd_call_later(b, m, "setting io limits");
         return r;
-}
-
-int sysd_unit_freeze(struct backend *b, const char *unit, bool frozen) {
-        return sd_bus_call_method_async(sysd_data(b)->bus, NULL, SD_DEST, SD_PATH, SD_MANAGER,
-                                        frozen ? "FreezeUnit" : "ThawUnit", sysd_on_async_reply,
-                                        (void *) (frozen ? "FreezeUnit" : "ThawUnit"), "s", unit);
 }

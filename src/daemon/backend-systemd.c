@@ -16,6 +16,7 @@
  * empty, without reclaiming it first).  `cgroup:` entries that name a unit's
  * cgroup are protected through that unit; deeper ones through cgroupfs.
  */
+#include <assert.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -321,77 +322,89 @@ int sysd_call(struct backend *b, sd_bus_message *m, sd_bus_message **ret_reply) 
         return 0;
 }
 
-/* For calls the event loop must not wait for (the governor's): errors are logged when the reply comes. */
-int sysd_on_async_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+/*
+ * Calls the event loop does not wait for: the governor's actions, and the
+ * protection's writes (which a reload, or the governor's auto sizes, make).
+ * They are counted until answered, so that whoever must know they are in
+ * force (a reload's answer, the daemon's exit) waits for them without
+ * holding the loop: sysd_when_answered().
+ */
+struct later {
+        struct systemd_data *d;
+        const char *what;
+};
+
+static void answered(struct systemd_data *d) {
+        struct sysd_waiter *w;
+        size_t n;
+
+        assert(d->n_later > 0);
+        if (--d->n_later > 0 || d->n_waiters == 0)
+                return;
+        /* Taken first: a waiter may send calls and wait again. */
+        w = TAKE_PTR(d->waiters);
+        n = d->n_waiters;
+        d->n_waiters = d->allocated_waiters = 0;
+        for (size_t i = 0; i < n; i++)
+                w[i].fn(w[i].userdata);
+        free(w);
+}
+
+static int on_later_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        struct later *l = userdata;
         const sd_bus_error *e = sd_bus_message_get_error(reply);
 
         if (e)
-                log_warning("systemd: %s failed: %s", (const char *) userdata, e->message ?: e->name);
+                log_warning("systemd: %s failed: %s", l->what, e->message ?: e->name);
+        answered(l->d);
         return 0;
+}
+
+int sysd_call_later(struct backend *b, sd_bus_message *m, const char *what) {
+        struct systemd_data *d = sysd_data(b);
+        _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *slot = NULL;
+        struct later *l = malloc(sizeof(*l));
+        int r;
+
+        if (!l)
+                return -ENOMEM;
+        *l = (struct later){ .d = d, .what = what };
+        r = sd_bus_call_async(d->bus, &slot, m, on_later_reply, l, BUS_TIMEOUT_USEC);
+        if (r < 0) {
+                free(l);
+                return r;
+        }
+        /* The bus owns it from here, and frees l with it (answered, or the bus closed). */
+        (void) sd_bus_slot_set_destroy_callback(slot, free);
+        (void) sd_bus_slot_set_floating(slot, 1);
+        d->n_later++;
+        return 0;
+}
+
+static int sysd_when_answered(struct backend *b, void (*fn)(void *userdata), void *userdata) {
+        struct systemd_data *d = sysd_data(b);
+
+        if (d->n_later == 0)
+                return 0;
+        if (GROW(d->waiters, d->allocated_waiters, d->n_waiters + 1) < 0)
+                return -ENOMEM;
+        d->waiters[d->n_waiters++] = (struct sysd_waiter){ .fn = fn, .userdata = userdata };
+        return 1;
+}
+
+int sysd_method_later(struct backend *b, const char *member, const char *unit, const char *mode) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        int r;
+
+        r = sd_bus_message_new_method_call(sysd_data(b)->bus, &m, SD_DEST, SD_PATH, SD_MANAGER, member);
+        if (r >= 0 && unit)
+                r = sd_bus_message_append(m, "s", unit);
+        if (r >= 0 && mode)
+                r = sd_bus_message_append(m, "s", mode);
+        return r < 0 ? r : sysd_call_later(b, m, member);
 }
 
 /* ---- transient units and their start jobs ---- */
-
-struct job_wait {
-        const char *job;
-        bool done;
-        char result[32];
-};
-
-static int on_job_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
-        struct job_wait *w = userdata;
-        const char *path, *unit, *result;
-        uint32_t id;
-
-        if (sd_bus_message_read(m, "uoss", &id, &path, &unit, &result) < 0 || !w->job || !streq(path, w->job))
-                return 0;
-        snprintf(w->result, sizeof(w->result), "%s", result);
-        w->done = true;
-        return 0;
-}
-
-/*
- * StartTransientUnit, then wait for its start job to finish (JobRemoved
- * arrives without Subscribe() when the match is added before the call).
- * Returns -EEXIST if the unit exists already.
- */
-static int start_transient(struct backend *b, sd_bus_message *m) {
-        _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *slot = NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        struct job_wait w = {};
-        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + BUS_TIMEOUT_USEC;
-        int r;
-
-        r = sd_bus_match_signal(sysd_data(b)->bus, &slot, SD_DEST, SD_PATH, SD_MANAGER, "JobRemoved", on_job_removed,
-                                &w);
-        if (r < 0)
-                return r;
-        r = sysd_call(b, m, &reply);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_read(reply, "o", &w.job);
-        if (r < 0)
-                return r;
-        while (!w.done) {
-                uint64_t now = now_usec(CLOCK_MONOTONIC);
-
-                if (now >= deadline)
-                        return -ETIMEDOUT;
-                r = sd_bus_process(sysd_data(b)->bus, NULL);
-                if (r < 0)
-                        return r;
-                if (r == 0) {
-                        r = sd_bus_wait(sysd_data(b)->bus, deadline - now);
-                        if (r < 0)
-                                return r;
-                }
-        }
-        if (!streq(w.result, "done")) {
-                log_debug("systemd: start job %s ended with '%s'", w.job, w.result);
-                return -EIO;
-        }
-        return 0;
-}
 
 static int new_start_transient(struct backend *b, const char *unit, sd_bus_message **ret) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
@@ -416,13 +429,23 @@ static int finish_start_transient(sd_bus_message *m) {
 
 /* ---- classes ---- */
 
+/* A class's slice: updated if it runs (ours, or an earlier instance's: transient slices stay while started), else
+ * started.  Neither is waited for (a reload's answer waits, through sysd_when_answered). */
 static int sysd_class_apply(struct backend *b, const struct pw_job_class *c) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
-        _cleanup_free_ char *slice = class_slice(b, c->name), *desc = NULL;
+        _cleanup_free_ char *slice = class_slice(b, c->name), *path = sysd_class_path(b, c->name), *desc = NULL;
         int r;
 
-        if (!slice || asprintf(&desc, "pagewarden job class %s", c->name) < 0)
+        if (!slice || !path || asprintf(&desc, "pagewarden job class %s", c->name) < 0)
                 return -ENOMEM;
+        if (unit_cgroup_there(b, path)) {
+                r = sysd_new_set_properties(b, slice, &m);
+                if (r >= 0)
+                        r = sysd_append_class_properties(m, c);
+                if (r >= 0)
+                        r = sd_bus_message_close_container(m);
+                return r < 0 ? r : sysd_call_later(b, m, "setting a class's limits");
+        }
         r = new_start_transient(b, slice, &m);
         if (r >= 0)
                 r = sd_bus_message_append(m, "(sv)", "Description", "s", desc);
@@ -430,19 +453,7 @@ static int sysd_class_apply(struct backend *b, const struct pw_job_class *c) {
                 r = sysd_append_class_properties(m, c);
         if (r >= 0)
                 r = finish_start_transient(m);
-        if (r < 0)
-                return r;
-        r = start_transient(b, m);
-        if (r != -EEXIST)
-                return r;
-        /* Left by an earlier instance (transient slices stay while started): update it. */
-        m = sd_bus_message_unref(m);
-        r = sysd_new_set_properties(b, slice, &m);
-        if (r >= 0)
-                r = sysd_append_class_properties(m, c);
-        if (r >= 0)
-                r = sd_bus_message_close_container(m);
-        return r < 0 ? r : sysd_call(b, m, NULL);
+        return r < 0 ? r : sysd_call_later(b, m, "starting a class's slice");
 }
 
 static int sysd_class_set_memory_high(struct backend *b, const char *class, uint64_t bytes, uint64_t wake_usec) {
@@ -469,8 +480,7 @@ static int sysd_class_remove(struct backend *b, const char *class) {
 
         if (!slice)
                 return -ENOMEM;
-        return sd_bus_call_method_async(sysd_data(b)->bus, NULL, SD_DEST, SD_PATH, SD_MANAGER, "StopUnit",
-                                        sysd_on_async_reply, (void *) "StopUnit", "ss", slice, "fail");
+        return sysd_method_later(b, "StopUnit", slice, "fail");
 }
 
 /* Units matching a pattern: (name, description, active state). */
@@ -505,7 +515,7 @@ int sysd_list_units(struct backend *b, const char *pattern,
 }
 
 static int thaw_one(struct backend *b, const char *name, const char *desc, const char *active, void *ud) {
-        (void) sd_bus_call_method(sysd_data(b)->bus, SD_DEST, SD_PATH, SD_MANAGER, "ThawUnit", NULL, NULL, "s", name);
+        (void) sysd_unit_freeze(b, name, false);
         return 0;
 }
 
@@ -825,7 +835,9 @@ static int unit_write(void *userdata, const char *unit, const struct ledger_valu
                 r = sysd_append_u64(m, "MemorySwapMax", v->swap_max);
         if (r >= 0)
                 r = sd_bus_message_close_container(m);
-        return r < 0 ? r : sysd_call(b, m, NULL);
+        /* Not waited for (the governor's auto sizes come through here); a reload's answer and the daemon's exit
+         * wait for it (sysd_when_answered). */
+        return r < 0 ? r : sysd_call_later(b, m, "setting protection");
 }
 
 /* The unit owning a protected entry: unit:, or the last component of a cgroup: path if it is a unit. */
@@ -915,6 +927,7 @@ static void sysd_free(struct backend *b) {
                 sysd_unit_cgroup_forget(d, d->unit_cgs[0].unit);
         free(d->unit_cgs);
         sd_bus_flush_close_unref(d->bus);
+        free(d->waiters);
         ledger_done(&d->protection);
         sysd_units_done(b);
         free(d->prefix);
@@ -934,6 +947,7 @@ static const struct backend_ops systemd_ops = {
         .job_place_async = sysd_job_place_async,
         .job_place_cancel = sysd_job_place_cancel,
         .job_attach = sysd_job_attach,
+        .when_answered = sysd_when_answered,
         .scan = sysd_scan,
         .protect_set = sysd_protect_set,
         .protect_path = sysd_protect_path,

@@ -45,6 +45,13 @@ struct systemd_data {
                 char *path; /* NULL: it has none (it does not run) */
         } * unit_cgs;
         size_t n_unit_cgs, allocated_unit_cgs;
+        /* Calls sent without waiting (sysd_call_later) and not answered yet, and who waits for them all. */
+        unsigned n_later;
+        struct sysd_waiter {
+                void (*fn)(void *userdata);
+                void *userdata;
+        } * waiters;
+        size_t n_waiters, allocated_waiters;
 };
 
 struct systemd_data *sysd_data(struct backend *b);
@@ -69,8 +76,11 @@ int sysd_append_io_all(sd_bus_message *m, const struct pw_io_limit *io, size_t n
 /* A class's limits as unit properties (MemoryHigh ... IO*Max, with accounting on). */
 int sysd_append_class_properties(sd_bus_message *m, const struct pw_job_class *c);
 int sysd_call(struct backend *b, sd_bus_message *m, sd_bus_message **ret_reply);
-/* For calls the loop must not wait for: userdata names the call for the log. */
-int sysd_on_async_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error);
+/* Sends m without waiting for PID 1: an error is logged when the answer comes (what names the call, a static
+ * string); backend_ops.when_answered waits for every such call. */
+int sysd_call_later(struct backend *b, sd_bus_message *m, const char *what);
+/* The manager's method member(unit, mode), each argument left out when NULL, called later. */
+int sysd_method_later(struct backend *b, const char *member, const char *unit, const char *mode);
 /* Units matching a pattern (loaded ones): fn(name, description, active state). */
 int sysd_list_units(struct backend *b, const char *pattern,
                     int (*fn)(struct backend *b, const char *name, const char *desc, const char *active, void *ud),

@@ -85,3 +85,8 @@ struct backend *backend_free(struct backend *b) {
         free(b);
         return NULL;
 }
+
+int backend_when_answered(struct backend *b, void (*fn)(void *userdata), void *userdata) {
+        assert(b && fn);
+        return b->ops->when_answered ? b->ops->when_answered(b, fn, userdata) : 0;
+}

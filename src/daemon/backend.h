@@ -80,6 +80,10 @@ struct backend_ops {
                                struct backend_placing **ret);
         /* Forgets a placement under way: done() is not called. */
         void (*job_place_cancel)(struct backend *b, struct backend_placing *p);
+        /* Calls fn, from the loop, once every write asked for so far is in force, and returns 1; returns 0 if
+         * that is so already (fn is not called).  NULL where no write waits for another process to answer
+         * (cgroupfs). */
+        int (*when_answered)(struct backend *b, void (*fn)(void *userdata), void *userdata);
         /* Moves more processes into a job's cgroup (path); *ret_moved of them moved. */
         int (*job_attach)(struct backend *b, const char *path, const pid_t *pids, size_t n, size_t *ret_moved);
         /* The jobs an earlier instance left. */
@@ -136,6 +140,8 @@ struct backend_setup {
  */
 int backend_open(const struct backend_setup *s, struct backend **ret);
 struct backend *backend_free(struct backend *b);
+/* ops->when_answered, or 0 where the backend has none. */
+int backend_when_answered(struct backend *b, void (*fn)(void *userdata), void *userdata);
 
 /* For backend_open: each takes over engine and worker on success. */
 int backend_cgroupfs_new(struct cgroup_engine *engine, struct worker *worker, sd_event *event, struct backend **ret);

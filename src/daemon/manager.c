@@ -232,7 +232,10 @@ int manager_reload(struct manager *m, char **ret_errors) {
 /* ---- signals and the loop ---- */
 
 static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
-        manager_reload(userdata, NULL);
+        struct manager *m = userdata;
+
+        if (!m->stopping) /* its protection is withdrawn already */
+                manager_reload(m, NULL);
         return 0;
 }
 
@@ -253,12 +256,24 @@ static void manager_stop(struct manager *m) {
         (void) m->backend->ops->thaw_all(m->backend);
 }
 
+static void exit_loop(void *userdata) {
+        struct manager *m = userdata;
+
+        (void) sd_event_exit(m->event, 0);
+}
+
+/* The first signal stops, and the loop ends once the backend's writes (a restore, a thaw) are answered; a second
+ * one ends it at once. */
 static int on_sigterm(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
         struct manager *m = userdata;
 
+        if (m->stopping)
+                return sd_event_exit(m->event, 0);
         log_info("Received %s, stopping; running jobs keep running under their limits", strsignal((int) si->ssi_signo));
         sd_notify(false, "STOPPING=1");
         manager_stop(m);
+        if (backend_when_answered(m->backend, exit_loop, m) > 0)
+                return 0;
         return sd_event_exit(m->event, 0);
 }
 

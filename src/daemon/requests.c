@@ -41,13 +41,37 @@ static json_object *find_job(struct manager *m, const struct ucred *peer, const 
                              id_or_name);
 }
 
-static json_object *handle_reload(struct manager *m, const struct ucred *peer) {
+static json_object *reloaded(struct manager *m) {
+        json_object *o = ok_object();
+
+        json_object_object_add(o, "classes", json_object_new_int64((int64_t) m->policy.n_classes));
+        json_object_object_add(o, "protected", json_object_new_int64((int64_t) m->policy.n_protects));
+        return o;
+}
+
+/* A reload whose writes systemd has not all answered yet: the answer waits, the loop does not. */
+struct reload_answer {
+        struct manager *m;
+        uint64_t client;
+};
+
+static void on_reload_answered(void *userdata) {
+        struct reload_answer *a = userdata;
+
+        (void) control_reply(a->m->control, a->client, reloaded(a->m));
+        free(a);
+}
+
+static json_object *handle_reload(struct manager *m, uint64_t client, const struct ucred *peer) {
         _cleanup_free_ char *errors = NULL;
+        struct reload_answer *a;
         json_object *o;
         int r;
 
         if (peer->uid != 0)
                 return control_error("only root may reload the policy");
+        if (m->stopping)
+                return control_error("the daemon is stopping");
         r = manager_reload(m, &errors);
         if (r < 0) {
                 o = control_error("the new policy is invalid; the running policy stays in force");
@@ -55,10 +79,16 @@ static json_object *handle_reload(struct manager *m, const struct ucred *peer) {
                         json_object_object_add(o, "diagnostics", json_object_new_string(errors));
                 return o;
         }
-        o = ok_object();
-        json_object_object_add(o, "classes", json_object_new_int64((int64_t) m->policy.n_classes));
-        json_object_object_add(o, "protected", json_object_new_int64((int64_t) m->policy.n_protects));
-        return o;
+        /* "reloaded" means in force: once the backend's writes are answered. */
+        a = malloc(sizeof(*a));
+        if (a) {
+                *a = (struct reload_answer){ .m = m, .client = client };
+                r = backend_when_answered(m->backend, on_reload_answered, a);
+                if (r > 0)
+                        return CONTROL_LATER;
+                free(a);
+        }
+        return reloaded(m);
 }
 
 json_object *requests_handle(void *userdata, uint64_t client, const struct ucred *peer, const struct pw_request *req) {
@@ -93,7 +123,7 @@ json_object *requests_handle(void *userdata, uint64_t client, const struct ucred
                 json_object_object_add(o, "job", status_job_json(m, j));
                 return o;
         case PW_CMD_RELOAD:
-                return handle_reload(m, peer);
+                return handle_reload(m, client, peer);
         case PW_CMD_RUN:
                 return place_run(m, client, peer, req);
         case PW_CMD_MOVE:

@@ -147,17 +147,26 @@ stall=$!
 sleep 1
 run0=$(uptime_ms)
 (pagewardenctl run --job backup --name during-stall -- true; echo $? >/run/stall-run) &
+sed -i 's/min: 256M/min: 200M/' /etc/pagewarden/policies.d/protect.yaml
+(pagewardenctl reload >/dev/null; echo "$? $(($(uptime_ms) - run0)) $(systemctl show -P MemoryMin pw-cache.service)" >/run/stall-reload) &
 sleep 0.5
 stalled_ms=$(status_ms)
 wait $stall
 i=0
 while [ $i -lt 100 ] && [ ! -s /run/stall-run ]; do sleep 0.1; i=$((i + 1)); done
 run_ms=$(($(uptime_ms) - run0))
+i=0
+while [ $i -lt 100 ] && [ ! -s /run/stall-reload ]; do sleep 0.1; i=$((i + 1)); done
+reload_ms=$(cut -d' ' -f2 /run/stall-reload)
 rm /run/systemd/system-generators/pw-slow
-diag "PID 1 stalled 6 s: status took $stalled_ms ms (idle: $idle_ms ms); a run placed meanwhile took $run_ms ms"
+diag "PID 1 stalled 6 s: status took $stalled_ms ms (idle: $idle_ms ms); a run placed meanwhile took $run_ms ms, a reload $reload_ms ms"
 check "the stall was real: the run waited for PID 1 (ms)" test "$run_ms" -ge 3000
 expect_between "status is answered while PID 1 stalls (ms)" "$stalled_ms" 0 $((idle_ms + 1000))
 expect_eq "and the run placed meanwhile succeeds once PID 1 answers" "$(cat /run/stall-run)" 0
+expect_eq "a reload during the stall succeeds" "$(cut -d' ' -f1 /run/stall-reload)" 0
+check "and answers only once systemd has answered its writes (ms)" test "$reload_ms" -ge 3000
+expect_eq "the reload's protection (min 256M -> 200M) is in force when it answers" \
+	"$(cut -d' ' -f3 /run/stall-reload)" 209715200
 check "as a job of its own" sh -c "journalctl -u pagewarden.service -q --no-pager | grep -q 'Job [0-9]* (during-stall) of class backup started'"
 systemctl daemon-reload
 
