@@ -166,6 +166,10 @@ static int find_cgroup2(struct cgroup_mount *ret) {
  * the settings are read: a broken policy must not keep jobs frozen.  It
  * takes the instance lock, so it never thaws behind a running daemon's back.
  */
+static void thawed(void *userdata) {
+        (void) sd_event_exit(userdata, 0);
+}
+
 static int thaw(void) {
         _cleanup_(diag_list_done) struct diag_list diags = {};
         _cleanup_(settings_done) struct pw_settings settings = {};
@@ -204,6 +208,9 @@ static int thaw(void) {
                          &b);
         if (r >= 0)
                 r = b->ops->thaw_all(b);
+        /* With systemd the thaws are sent without waiting: wait here for their answers (10 s at most each). */
+        if (r >= 0 && backend_when_answered(b, thawed, event) > 0)
+                r = sd_event_loop(event);
         b = backend_free(b);
         sd_event_unref(event);
         close(lock);
