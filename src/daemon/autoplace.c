@@ -169,12 +169,7 @@ static void placing_free(struct autoplace_placing *pp) {
         struct autoplace *a = pp->a;
 
         execperm_answer(pp->hold);
-        if (pp->prev)
-                pp->prev->next = pp->next;
-        else
-                a->placings = pp->next;
-        if (pp->next)
-                pp->next->prev = pp->prev;
+        LIST_REMOVE(a->placings, pp);
         free(pp);
 }
 
@@ -211,10 +206,7 @@ static void place(struct autoplace *a, struct candidate *c, const struct rules_p
                 free(pp);
                 return;
         }
-        pp->next = a->placings;
-        if (pp->next)
-                pp->next->prev = pp;
-        a->placings = pp;
+        LIST_PREPEND(a->placings, pp);
         if (hold) { /* the exec waits until the job is there */
                 pp->hold = *hold;
                 *hold = NULL;

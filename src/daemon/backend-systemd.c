@@ -323,8 +323,8 @@ int sysd_call(struct backend *b, sd_bus_message *m, sd_bus_message **ret_reply) 
 }
 
 /*
- * Calls the event loop does not wait for: the governor's actions, and the
- * protection's writes (which a reload, or the governor's auto sizes, make).
+ * Calls the event loop does not wait for: every write of this backend (class
+ * slices and limits, protection, the governor's actions, freezing, stops).
  * They are counted until answered, so that whoever must know they are in
  * force (a reload's answer, the daemon's exit) waits for them without
  * holding the loop: sysd_when_answered().
@@ -564,12 +564,7 @@ struct backend_placing {
 static void placing_free(struct backend_placing *p) {
         struct systemd_data *d = sysd_data(p->b);
 
-        if (p->prev)
-                p->prev->next = p->next;
-        else
-                d->placings = p->next;
-        if (p->next)
-                p->next->prev = p->prev;
+        LIST_REMOVE(d->placings, p);
         /* The JobRemoved match is there while a placement waits: systemd's every job end wakes us then only. */
         if (!d->placings)
                 d->placings_match = sd_bus_slot_unref(d->placings_match);
@@ -664,10 +659,8 @@ static int sysd_job_place_async(struct backend *b, const char *class, const stru
         p = calloc(1, sizeof(*p));
         if (!p)
                 return -ENOMEM;
-        *p = (struct backend_placing){ .b = b, .done = done, .userdata = userdata, .next = d->placings };
-        if (p->next)
-                p->next->prev = p;
-        d->placings = p;
+        *p = (struct backend_placing){ .b = b, .done = done, .userdata = userdata };
+        LIST_PREPEND(d->placings, p);
         if (asprintf(&p->path, "%s/%s/%s", b->root, slice, scope) < 0)
                 r = -ENOMEM;
         /* The match first: JobRemoved may come right after the answer (AddMatch is ahead of the call). */

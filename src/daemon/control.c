@@ -60,12 +60,7 @@ static void client_free(struct client *c) {
         sd_event_source_disable_unref(c->io);
         sd_event_source_disable_unref(c->timer);
         closep(&c->fd);
-        if (c->prev)
-                c->prev->next = c->next;
-        else
-                c->control->clients = c->next;
-        if (c->next)
-                c->next->prev = c->prev;
+        LIST_REMOVE(c->control->clients, c);
         c->control->n_clients--;
         free(c->out);
         free(c);
@@ -294,10 +289,7 @@ static int client_new(struct control *ctl, int fd, const struct ucred *peer) {
         c->id = ++ctl->next_id;
         c->fd = fd;
         c->peer = *peer;
-        c->next = ctl->clients;
-        if (c->next)
-                c->next->prev = c;
-        ctl->clients = c;
+        LIST_PREPEND(ctl->clients, c);
         ctl->n_clients++;
         r = sd_event_add_io(ctl->event, &c->io, fd, EPOLLIN, on_client_io, c);
         if (r >= 0)

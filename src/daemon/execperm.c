@@ -50,12 +50,7 @@ void execperm_answer(struct execperm_hold *h) {
                 return;
         allow(h->x, h->fd);
         close(h->fd);
-        if (h->prev)
-                h->prev->next = h->next;
-        else
-                h->x->holds = h->next;
-        if (h->next)
-                h->next->prev = h->prev;
+        LIST_REMOVE(h->x->holds, h);
         free(h);
 }
 
@@ -71,10 +66,7 @@ static bool ask(struct execperm *x, int event_fd, pid_t pid, const char *exe) {
                 free(h);
                 return false;
         }
-        h->next = x->holds;
-        if (h->next)
-                h->next->prev = h;
-        x->holds = h;
+        LIST_PREPEND(x->holds, h);
         return true;
 }
 

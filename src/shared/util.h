@@ -109,6 +109,26 @@ static inline uint64_t now_usec(clockid_t clock) {
 
 /* Grow *array so that it can hold at least need elements of size sz. */
 int grow_array(void **array, size_t *allocated, size_t need, size_t sz);
+/* Intrusive doubly-linked lists: an item has prev and next, head points at the first (NULL: empty). */
+#define LIST_PREPEND(head, item)                     \
+        do {                                         \
+                (item)->prev = NULL;                 \
+                (item)->next = (head);               \
+                if ((item)->next)                    \
+                        (item)->next->prev = (item); \
+                (head) = (item);                     \
+        } while (0)
+#define LIST_REMOVE(head, item)                            \
+        do {                                               \
+                if ((item)->prev)                          \
+                        (item)->prev->next = (item)->next; \
+                else                                       \
+                        (head) = (item)->next;             \
+                if ((item)->next)                          \
+                        (item)->next->prev = (item)->prev; \
+                (item)->prev = (item)->next = NULL;        \
+        } while (0)
+
 #define GROW(array, allocated, need) grow_array((void **) &(array), &(allocated), (need), sizeof(*(array)))
 
 /* Reads a whole file, at most max bytes (-EFBIG beyond). NUL-terminated. */
