@@ -18,6 +18,9 @@
  *                                  fork and exec PROGRAM RATE times a second for SECONDS; print
  *                                  "execs=N seconds=S cpu_us=C" (the loop's CPU and its children's);
  *                                  PROGRAM "-": fork and exit, without an exec (the cheapest event)
+ *   pwload rename COUNT             rename this process (PR_SET_NAME) COUNT times: a proc connector
+ *                                  event each, with no fork, so a flood at system-call speed;
+ *                                  print "renames=N seconds=S"
  *
  * Prints "bytes=N seconds=S mib_per_s=R" on stdout.
  */
@@ -29,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -198,6 +202,18 @@ int main(int argc, char *argv[]) {
                 return sock_cmd(argc, argv);
         if (strcmp(argv[1], "execloop") == 0 && argc >= 5)
                 return execloop_cmd(argc, argv);
+        if (strcmp(argv[1], "rename") == 0) {
+                double t0 = now();
+                long n = atol(argv[2]), i;
+
+                for (i = 0; i < n; i++)
+                        if (prctl(PR_SET_NAME, (i & 1) ? "pwload-a" : "pwload-b") < 0) {
+                                perror("prctl");
+                                return 1;
+                        }
+                printf("renames=%ld seconds=%.3f\n", i, now() - t0);
+                return 0;
+        }
         if (strcmp(argv[1], "sleep") == 0) {
                 double secs = atof(argv[2]);
                 struct timespec ts = { .tv_sec = (time_t) secs, .tv_nsec = (long) ((secs - (time_t) secs) * 1e9) };
