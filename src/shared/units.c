@@ -60,28 +60,31 @@ static int scale(uint64_t v, uint64_t num, uint64_t den, uint64_t mult, uint64_t
         return 0;
 }
 
-/* The multiplier of the suffix s[0..n). */
+/* The multiplier of the suffix s[0..n): K, M, G, T or KiB, MiB, GiB, TiB (both powers of 1024), B, or none. */
 static int suffix_multiplier(const char *s, size_t n, uint64_t *ret) {
-        static const struct {
-                const char *suffix;
-                uint64_t mult;
-        } table[] = {
-                { "", 1 },
-                { "K", UINT64_C(1) << 10 },
-                { "M", UINT64_C(1) << 20 },
-                { "G", UINT64_C(1) << 30 },
-                { "T", UINT64_C(1) << 40 },
-        };
+        static const char letters[] = "KMGT";
+        const char *l;
 
-        for (size_t i = 0; i < ELEMENTSOF(table); i++)
-                if (strlen(table[i].suffix) == n && strncmp(s, table[i].suffix, n) == 0) {
-                        *ret = table[i].mult;
-                        return 0;
-                }
-        return -EINVAL;
+        if (n == 0 || (n == 1 && s[0] == 'B')) {
+                *ret = 1;
+                return 0;
+        }
+        if (s[0] == '\0' || !(l = strchr(letters, s[0])) || !(n == 1 || (n == 3 && strncmp(s + 1, "iB", 2) == 0)))
+                return -EINVAL;
+        *ret = UINT64_C(1) << (10 * (l - letters + 1));
+        return 0;
 }
 
-/* "digits[.digits]" and an optional K, M, G or T (powers of 1024), in bytes; then "/s" if per_second. */
+/* KB, MB, GB, TB: powers of 1000 to some and of 1024 to others, so refused with their own message. */
+static bool suffix_ambiguous(const char *s, size_t n) {
+        return n == 2 && s[0] != '\0' && strchr("KMGT", s[0]) && s[1] == 'B';
+}
+
+/*
+ * "digits[.digits]", then an optional space and K, M, G, T, KiB, MiB, GiB or
+ * TiB (powers of 1024) or B, in bytes, then "/s" if per_second: 256M, 256MiB,
+ * "256 MiB" and "1.5 GiB" as status prints them.
+ */
 static int parse_bytes(const char *s, bool per_second, uint64_t *ret, const char **ret_error, const char *bad_suffix,
                        const char *not_whole, const char *too_large) {
         uint64_t v, num, den, mult;
@@ -92,9 +95,15 @@ static int parse_bytes(const char *s, bool per_second, uint64_t *ret, const char
         r = parse_decimal(&p, &v, &num, &den, ret_error);
         if (r < 0)
                 return r;
+        if (*p == ' ' && p[1] != '\0' && p[1] != '/')
+                p++; /* "256 MiB"; but not "256 " nor "256 /s" */
         n = strlen(p);
         if (per_second && endswith(p, "/s"))
                 n -= 2;
+        if (suffix_ambiguous(p, n))
+                FAIL(EINVAL,
+                     "KB, MB, GB and TB are ambiguous: write K, M, G, T or KiB, MiB, GiB, TiB (powers of "
+                     "1024)");
         if (suffix_multiplier(p, n, &mult) < 0)
                 FAIL(EINVAL, bad_suffix);
         if (den > 1 && mult == 1)
@@ -150,8 +159,8 @@ int units_parse_size(const char *s, uint64_t ram_bytes, uint64_t *ret, const cha
                 return 0;
         }
         r = parse_bytes(s, false, ret, ret_error,
-                        "expected a size such as 512M: a number with K, M, G or T (powers of 1024), a percentage of "
-                        "RAM, or max",
+                        "expected a size such as 512M or 1.5 GiB: a number with K, M, G, T or KiB, MiB, GiB, TiB "
+                        "(powers of 1024), a percentage of RAM, or max",
                         "a size in bytes must be a whole number", "size is too large");
         if (r < 0)
                 return r;
@@ -171,7 +180,9 @@ int units_parse_bandwidth(const char *s, uint64_t *ret, const char **ret_error) 
                 return 0;
         }
         r = parse_bytes(s, true, ret, ret_error,
-                        "expected a bandwidth such as 80M (bytes per second, K/M/G/T are powers of 1024) or max",
+                        "expected a bandwidth such as 80M or 80 MiB/s (bytes per second; K/M/G/T and KiB/MiB/GiB/TiB "
+                        "are "
+                        "powers of 1024) or max",
                         "a bandwidth in bytes must be a whole number", "bandwidth is too large");
         if (r < 0)
                 return r;

@@ -17,10 +17,11 @@
 #define UNITS_PERCENT_ONE 100u
 #define UNITS_PERCENT_FULL 10000u
 
-/* 256, 256K, 1.5G, 25% (of ram_bytes), max.  K/M/G/T are powers of 1024. */
+/* 256, 256K, 1.5G, 256MiB, "1.5 GiB", 512B, 25% (of ram_bytes), max.  K/M/G/T and KiB/MiB/GiB/TiB are powers
+ * of 1024 (KB, MB, ... are refused: they mean powers of 1000 to some). */
 int units_parse_size(const char *s, uint64_t ram_bytes, uint64_t *ret, const char **ret_error);
 
-/* Bytes per second: a size with an optional "/s", or max.  No percentages. */
+/* Bytes per second: a size ("80M", "80 MiB") with an optional "/s", or max.  No percentages. */
 int units_parse_bandwidth(const char *s, uint64_t *ret, const char **ret_error);
 
 /* I/O operations per second: a plain integer or max. */

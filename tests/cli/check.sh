@@ -91,6 +91,18 @@ run "$CTL" check --print --ram 8G "$TMP/pct.yaml"
 expect_status 0 "--ram resolves percentages"
 expect_in "$OUT" "high: 2147483648  # 2 GiB" "25% of 8G is 2 GiB"
 
+# Sizes as status prints them parse; check --print writes them in its one form.
+printf 'jobs:\n  b:\n    memory: {high: 256 MiB, max: "1.5GiB", swap_max: 512B}\n' >"$TMP/human.yaml"
+run "$CTL" check --print "$TMP/human.yaml"
+expect_status 0 "sizes as status prints them are accepted"
+expect_in "$OUT" "high: 268435456  # 256 MiB" "256 MiB is 268435456 bytes"
+expect_in "$OUT" "max: 1610612736  # 1.5 GiB" "1.5GiB is 1610612736 bytes"
+expect_in "$(printf '%s\n' "$OUT" | grep -cx '      swap_max: 512')" 1 "512B is 512 bytes"
+printf 'jobs:\n  b:\n    memory: {high: 256MB}\n' >"$TMP/si.yaml"
+run "$CTL" check "$TMP/si.yaml"
+expect_status 1 "256MB is refused"
+expect_in "$ERR" "si.yaml:3:20: error: '256MB': KB, MB, GB and TB are ambiguous" "and the error says why"
+
 # Bounds (pagewarden.yaml(5), LIMITS): any file is checked at once, and at most 100 errors of a file are shown.
 head -c 100000 /dev/zero | tr '\0' '[' >"$TMP/deep.yaml"
 run timeout 5 "$CTL" check "$TMP/deep.yaml"

@@ -177,7 +177,7 @@ static const struct {
         { "jobs:\n  b:\n    memory: {high: -1G}\n", 3, 20, "negative values are not allowed" },
         { "jobs:\n  b:\n    memory: {high: 99999999999T}\n", 3, 20, "size is too large" },
         { "jobs:\n  b:\n    memory: {high: 99999999999999999999999}\n", 3, 20, "number is too large" },
-        { "jobs:\n  b:\n    memory: {high: 1 G}\n", 3, 20, "expected a size such as 512M" },
+        { "jobs:\n  b:\n    memory: {high: 1 Gb}\n", 3, 20, "expected a size such as 512M" },
         { "jobs:\n  b:\n    memory: {high: 512K}\n", 3, 20, "memory.high must be at least 1M" },
         { "jobs:\n  b:\n    memory: {high: 2G, max: 1G}\n", 3, 20, "is above memory.max" },
         { "jobs:\n  b:\n    cpu: {weight: 0}\n", 3, 19, "cpu weight is 1 to 10000" },
@@ -290,8 +290,9 @@ START_TEST(test_policy_error_format) {
 
         parse_policy("jobs:\n  backup:\n    memory:\n      high: 12Q\n", &res);
         ck_assert_str_eq(res.errors,
-                         "test.yaml:4:13: error: '12Q': expected a size such as 512M: a number with K, M, G or T "
-                         "(powers of 1024), a percentage of RAM, or max\n"
+                         "test.yaml:4:13: error: '12Q': expected a size such as 512M or 1.5 GiB: a number with K, M, "
+                         "G, "
+                         "T or KiB, MiB, GiB, TiB (powers of 1024), a percentage of RAM, or max\n"
                          "          high: 12Q\n"
                          "                ^\n");
         parse_result_done(&res);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "common.h"
 #include "units.h"
+#include <string.h>
 
 #define GiB (UINT64_C(1) << 30)
 
@@ -36,8 +37,26 @@ static const struct {
         { " 1G", -EINVAL, 0 },
         { "1G ", -EINVAL, 0 },
         { "1g", -EINVAL, 0 },
-        { "1GB", -EINVAL, 0 },
-        { "1KiB", -EINVAL, 0 },
+        { "1GB", -EINVAL, 0 }, /* powers of 1000 to some: refused */
+        { "1KB", -EINVAL, 0 },
+        { "1KiB", 0, 1024 }, /* as status prints sizes */
+        { "256MiB", 0, UINT64_C(256) << 20 },
+        { "256 MiB", 0, UINT64_C(256) << 20 },
+        { "1.5GiB", 0, UINT64_C(3) << 29 },
+        { "1.5 GiB", 0, UINT64_C(3) << 29 },
+        { "2 TiB", 0, UINT64_C(2) << 40 },
+        { "512 B", 0, 512 },
+        { "512B", 0, 512 },
+        { "1 G", 0, GiB },
+        { "1.5 B", -EINVAL, 0 },  /* bytes are whole */
+        { "1  GiB", -EINVAL, 0 }, /* one space, no more */
+        { "1 ", -EINVAL, 0 },
+        { "1Gi", -EINVAL, 0 },
+        { "1GIB", -EINVAL, 0 },
+        { "1 gib", -EINVAL, 0 },
+        { "1PiB", -EINVAL, 0 },
+        { "1iB", -EINVAL, 0 },
+        { "1 %", -EINVAL, 0 },
         { "1.5", -EINVAL, 0 },
         { "1.", -EINVAL, 0 },
         { ".5G", -EINVAL, 0 },
@@ -75,6 +94,8 @@ START_TEST(test_size_messages) {
         ck_assert_str_eq(e, "size is too large");
         /* Without a RAM size, a percentage cannot be resolved. */
         ck_assert_int_eq(units_parse_size("50%", 0, &v, &e), -EINVAL);
+        ck_assert_int_eq(units_parse_size("4MB", TEST_RAM, &v, &e), -EINVAL);
+        ck_assert_ptr_nonnull(strstr(e, "ambiguous"));
 }
 END_TEST
 
@@ -86,6 +107,12 @@ START_TEST(test_bandwidth) {
         ck_assert_uint_eq(v, UINT64_C(80) << 20);
         ck_assert_int_eq(units_parse_bandwidth("80M/s", &v, &e), 0);
         ck_assert_uint_eq(v, UINT64_C(80) << 20);
+        ck_assert_int_eq(units_parse_bandwidth("80 MiB/s", &v, &e), 0);
+        ck_assert_uint_eq(v, UINT64_C(80) << 20);
+        ck_assert_int_eq(units_parse_bandwidth("80MiB", &v, &e), 0);
+        ck_assert_uint_eq(v, UINT64_C(80) << 20);
+        ck_assert_int_eq(units_parse_bandwidth("80 /s", &v, &e), -EINVAL);
+        ck_assert_int_eq(units_parse_bandwidth("80MB/s", &v, &e), -EINVAL);
         ck_assert_int_eq(units_parse_bandwidth("1048576", &v, &e), 0);
         ck_assert_uint_eq(v, UINT64_C(1048576));
         ck_assert_int_eq(units_parse_bandwidth("max", &v, &e), 0);
