@@ -32,7 +32,15 @@ static void waiting_units_clear(struct protect *p) {
         p->n_waiting_units = 0;
 }
 
+static void reported_clear(struct protect *p) {
+        for (size_t i = 0; i < p->n_reported; i++)
+                free(p->reported[i].name);
+        p->n_reported = 0;
+}
+
 void protect_done(struct protect *p) {
+        reported_clear(p);
+        free(p->reported);
         protect_clear_auto(p);
         free(p->autos);
         waiting_units_clear(p);
@@ -83,11 +91,63 @@ void protect_wanted(const struct protect *p, const struct pw_protect *pr, uint64
         *ret_low = size_now(p, pr, &pr->low);
 }
 
+/*
+ * Swaps the entry's last logged error for this one; returns whether it changed.
+ * An entry never logged counts as in force, so that success is not announced.
+ */
+static bool reported_changed(struct protect *p, const char *name, int error) {
+        struct protect_reported *rep = NULL;
+        int before;
+
+        for (size_t i = 0; i < p->n_reported && !rep; i++)
+                if (streq(p->reported[i].name, name))
+                        rep = &p->reported[i];
+        if (!rep) {
+                char *n = strdup(name);
+
+                if (!n || GROW(p->reported, p->allocated_reported, p->n_reported + 1) < 0) {
+                        free(n);
+                        return true; /* logged again next time: better than never */
+                }
+                rep = &p->reported[p->n_reported++];
+                *rep = (struct protect_reported){ .name = n };
+        }
+        before = rep->error;
+        rep->error = error;
+        return before != error;
+}
+
+/* Forgets what was logged of entries the policy no longer has. */
+static void reported_prune(struct protect *p, const struct pw_policy *policy) {
+        size_t k = 0;
+
+        for (size_t i = 0; i < p->n_reported; i++) {
+                bool keep = false;
+
+                for (size_t j = 0; j < policy->n_protects && !keep; j++)
+                        keep = streq(policy->protects[j].name, p->reported[i].name);
+                if (keep)
+                        p->reported[k++] = p->reported[i];
+                else
+                        free(p->reported[i].name);
+        }
+        p->n_reported = k;
+}
+
+/*
+ * An entry's result, logged when it differs from the last one logged: a unit:
+ * entry on a host without systemd is said once, not at every reload and every
+ * job's start, and an entry in force again says so.  status always shows it.
+ */
 static void log_result(struct protect *p, const struct backend_protect *req, const struct cgroup_protect_result *res) {
         const char *what = req->unit ?: req->cgroup;
         char min[32], eff[32];
 
-        if (res->error == -ENOENT)
+        units_format_human(res->min, min, sizeof(min));
+        units_format_human(res->effective_min, eff, sizeof(eff));
+        if (!reported_changed(p, req->name, res->error))
+                log_debug("Protect %s: %s: %s", req->name, what, res->error < 0 ? strerror(-res->error) : "in force");
+        else if (res->error == -ENOENT)
                 action_log_add(p->log, LOG_LEVEL_WARNING, "Protect %s: %s does not exist or does not run (yet)",
                                req->name, what);
         else if (res->error == -EOPNOTSUPP)
@@ -97,11 +157,9 @@ static void log_result(struct protect *p, const struct backend_protect *req, con
                                req->name, what);
         else if (res->error < 0)
                 action_log_add(p->log, LOG_LEVEL_WARNING, "Protect %s: %s: %s", req->name, what, strerror(-res->error));
-        else {
-                units_format_human(res->min, min, sizeof(min));
-                units_format_human(res->effective_min, eff, sizeof(eff));
-                log_debug("Protect %s: %s has memory.min %s (effective %s)", req->name, what, min, eff);
-        }
+        else
+                action_log_add(p->log, LOG_LEVEL_INFO, "Protect %s: %s is protected now (memory.min %s, effective %s)",
+                               req->name, what, min, eff);
 }
 
 /* ---- following the cgroups ---- */
@@ -421,6 +479,7 @@ int protect_apply(struct protect *p, const struct pw_policy *policy) {
         r = p->backend->ops->protect_set(p->backend, req, n, res);
         if (r < 0)
                 action_log_add(p->log, LOG_LEVEL_ERR, "Protection could not be applied completely: %s", strerror(-r));
+        reported_prune(p, policy);
         for (size_t i = 0; i < n; i++)
                 log_result(p, &req[i], &res[i]);
         wait_for_units(p, policy, res);

@@ -29,6 +29,12 @@ struct protect_auto {
         uint64_t bytes;
 };
 
+/* What was last logged of an entry's result: a result is logged when it changes, not at every apply. */
+struct protect_reported {
+        char *name; /* the protect entry */
+        int error;  /* 0: in force */
+};
+
 struct protect_watch {
         struct protect *p;
         char *dir; /* below the cgroup2 mount, with a leading '/' ("/" the root) */
@@ -48,6 +54,8 @@ struct protect {
         sd_event_source *again; /* the deferred apply */
         bool watches_stale;     /* a watched directory went away */
         bool watch_warned;
+        struct protect_reported *reported;
+        size_t n_reported, allocated_reported;
         /* Units of entries not in force because the unit does not run (yet): applied again when systemd
          * reports an event of one of them (it was loaded, its start job ended, its state changed). */
         char **waiting_units;

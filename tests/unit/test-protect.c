@@ -2,7 +2,8 @@
 /*
  * protect.c against a fake backend that protects units: an entry whose unit
  * does not run yet is applied again when systemd reports an event of that
- * unit, and only then (not for other units, not once it is in force).
+ * unit, and only then (not for other units, not once it is in force); an
+ * entry's result is logged when it changes, not at every apply.
  */
 #include "actions.h"
 #include "cgroup.h"
@@ -104,11 +105,70 @@ START_TEST(test_protect_unit_started_later) {
 }
 END_TEST
 
+/* The actions recorded so far whose message contains needle. */
+static unsigned count_logged(const struct action_log *l, const char *needle) {
+        unsigned n = 0;
+
+        for (unsigned i = 0; i < l->n && i < ACTION_LOG_SIZE; i++)
+                if (l->ring[i].message && strstr(l->ring[i].message, needle))
+                        n++;
+        return n;
+}
+
+START_TEST(test_protect_logged_when_changed) {
+        struct pw_protect entry = { .name = (char *) "late",
+                                    .unit = (char *) "pw-late.service",
+                                    .min = { .mode = PW_PROTECT_BYTES, .bytes = 64 << 20 } };
+        struct pw_protect other = { .name = (char *) "other", .unit = (char *) "pw-other.service" };
+        struct pw_protect both[] = { entry, other };
+        struct pw_policy policy = { .protects = &entry, .n_protects = 1 };
+        struct pw_policy policy2 = { .protects = both, .n_protects = 2 };
+        struct action_log log = {};
+        struct fake f = { .b.ops = &fake_ops };
+        struct protect p;
+        char *dir = tmpdir_new();
+
+        ck_assert_int_eq(cgroup_engine_new(dir, "pagewarden.slice", NULL, false, &f.b.engine), 0);
+        protect_init(&p, NULL, &f.b, &log);
+
+        /* Nine applies (reloads, jobs starting) while the unit does not run: one warning. */
+        for (int i = 0; i < 9; i++)
+                ck_assert_int_eq(protect_apply(&p, &policy), 0);
+        ck_assert_uint_eq(f.applies, 9);
+        ck_assert_uint_eq(count_logged(&log, "does not exist"), 1);
+
+        /* It runs: said once. */
+        f.running = true;
+        ck_assert_int_eq(protect_apply(&p, &policy), 0);
+        ck_assert_int_eq(protect_apply(&p, &policy), 0);
+        ck_assert_uint_eq(count_logged(&log, "late: pw-late.service is protected now (memory.min 64 MiB"), 1);
+
+        /* Gone again: warned again; an entry new to the policy is warned of on its own. */
+        f.running = false;
+        ck_assert_int_eq(protect_apply(&p, &policy2), 0);
+        ck_assert_int_eq(protect_apply(&p, &policy2), 0);
+        ck_assert_uint_eq(count_logged(&log, "late: pw-late.service does not exist"), 2);
+        ck_assert_uint_eq(count_logged(&log, "other: pw-other.service does not exist"), 1);
+
+        /* An entry that left the policy and comes back is warned of again. */
+        ck_assert_int_eq(protect_apply(&p, &policy), 0);
+        ck_assert_int_eq(protect_apply(&p, &policy2), 0);
+        ck_assert_uint_eq(count_logged(&log, "other: pw-other.service does not exist"), 2);
+        ck_assert_uint_eq(count_logged(&log, "late: pw-late.service does not exist"), 2);
+
+        protect_done(&p);
+        action_log_done(&log);
+        cgroup_engine_free(f.b.engine);
+        tmpdir_cleanup(dir);
+}
+END_TEST
+
 Suite *protect_suite(void) {
         Suite *s = suite_create("protect");
         TCase *tc = tcase_create("units");
 
         tcase_add_test(tc, test_protect_unit_started_later);
+        tcase_add_test(tc, test_protect_logged_when_changed);
         suite_add_tcase(s, tc);
         return s;
 }
