@@ -122,22 +122,40 @@ static const char *fmt_percent(json_object *v, char buf[static VALUE_MAX]) {
 
 /* ---- tables: cells added row by row, columns aligned on print ---- */
 
+static struct ctl_print_style style = {};
+
+void ctl_print_set_style(const struct ctl_print_style *s) {
+        style = s ? *s : (struct ctl_print_style){};
+}
+
+#define COLOR_RED "\033[31m"
+#define COLOR_GREEN "\033[32m"
+#define COLOR_YELLOW "\033[33m"
+#define COLOR_RESET "\033[0m"
+
 struct table {
         size_t n_columns;
         char **cells;
-        size_t n_cells, allocated;
-        bool oom; /* a cell could not be added: table_print() fails */
+        const char **colors; /* beside cells: a colour (COLOR_*) or NULL */
+        size_t n_cells, allocated, allocated_colors;
+        /* The columns that may be cut to fit the terminal (the long, free-form ones), numbered from 1,
+         * in the order they are cut; 0 ends the list. */
+        unsigned char cut[6];
+        bool header; /* the first row names the columns (--no-legend leaves it out) */
+        bool oom;    /* a cell could not be added: table_print() fails */
 };
 
 static void table_done(struct table *t) {
         for (size_t i = 0; i < t->n_cells; i++)
                 free(t->cells[i]);
         free(t->cells);
+        free(t->colors);
 }
 
 /* Takes s (NULL: out of memory).  Control characters would break the layout. */
 static void table_take(struct table *t, char *s) {
-        if (!s || GROW(t->cells, t->allocated, t->n_cells + 1) < 0) {
+        if (!s || GROW(t->cells, t->allocated, t->n_cells + 1) < 0 ||
+            GROW(t->colors, t->allocated_colors, t->n_cells + 1) < 0) {
                 free(s);
                 t->oom = true;
                 return;
@@ -145,6 +163,7 @@ static void table_take(struct table *t, char *s) {
         for (char *p = s; *p; p++)
                 if ((unsigned char) *p < 0x20 || *p == 0x7f)
                         *p = '?';
+        t->colors[t->n_cells] = NULL;
         t->cells[t->n_cells++] = s;
 }
 
@@ -163,6 +182,12 @@ _printf_(2, 3) static void table_addf(struct table *t, const char *fmt, ...) {
         table_take(t, s);
 }
 
+/* The last cell added is shown in color on a terminal. */
+static void table_color(struct table *t, const char *color) {
+        if (t->n_cells > 0 && !t->oom)
+                t->colors[t->n_cells - 1] = color;
+}
+
 /* Display width: UTF-8 continuation bytes take no column. */
 static size_t width(const char *s) {
         size_t w = 0;
@@ -172,29 +197,74 @@ static size_t width(const char *s) {
         return w;
 }
 
+/* The bytes of s that fill at most w columns (never half a UTF-8 character). */
+static size_t prefix_bytes(const char *s, size_t w) {
+        size_t i = 0;
+
+        for (size_t cols = 0; s[i]; i++) {
+                if (((unsigned char) s[i] & 0xc0) != 0x80 && cols++ == w)
+                        break;
+        }
+        return i;
+}
+
+/* A column is not narrowed below this. */
+#define COLUMN_MIN 6
+
+/*
+ * Narrows the columns that may be cut, in their order, each as far as needed
+ * (not below COLUMN_MIN), until a line of indent and columns fits style.width
+ * (0: no limit); cells that no longer fit are cut with an ellipsis.  Numbers,
+ * names and sizes are never cut: a table that cannot fit without cutting
+ * them stays too wide.
+ */
+static void fit_widths(const struct table *t, size_t *widths, size_t indent) {
+        size_t total = indent;
+
+        for (size_t c = 0; c < t->n_columns; c++)
+                total += widths[c] + (c > 0 ? 2 : 0);
+        for (size_t i = 0; i < ELEMENTSOF(t->cut) && t->cut[i] > 0 && style.width > 0; i++) {
+                size_t c = t->cut[i] - 1;
+
+                while (c < t->n_columns && total > style.width && widths[c] > COLUMN_MIN) {
+                        widths[c]--;
+                        total--;
+                }
+        }
+}
+
 static int table_print(FILE *f, const struct table *t, const char *indent) {
         _cleanup_free_ size_t *widths = NULL;
+        size_t first = t->header && style.no_legend ? t->n_columns : 0;
 
         if (t->oom)
                 return -ENOMEM;
         widths = calloc(t->n_columns, sizeof(size_t));
         if (!widths)
                 return -ENOMEM;
-        for (size_t i = 0; i < t->n_cells; i++) {
+        for (size_t i = first; i < t->n_cells; i++) {
                 size_t w = width(t->cells[i]);
 
                 if (w > widths[i % t->n_columns])
                         widths[i % t->n_columns] = w;
         }
-        for (size_t i = 0; i < t->n_cells; i++) {
-                size_t col = i % t->n_columns;
+        fit_widths(t, widths, width(indent));
+        for (size_t i = first; i < t->n_cells; i++) {
+                size_t col = i % t->n_columns, w = width(t->cells[i]), shown = w;
                 bool last = col + 1 == t->n_columns || i + 1 == t->n_cells;
+                const char *color = style.color ? t->colors[i] : NULL;
 
-                fprintf(f, "%s%s", col == 0 ? indent : "  ", t->cells[i]);
+                fprintf(f, "%s%s", col == 0 ? indent : "  ", color ?: "");
+                if (w > widths[col]) { /* narrowed by fit_widths() */
+                        fprintf(f, "%.*s\xe2\x80\xa6", (int) prefix_bytes(t->cells[i], widths[col] - 1), t->cells[i]);
+                        shown = widths[col];
+                } else
+                        fputs(t->cells[i], f);
+                fputs(color ? COLOR_RESET : "", f);
                 if (last)
                         fputc('\n', f);
                 else
-                        fprintf(f, "%*s", (int) (widths[col] - width(t->cells[i])), "");
+                        fprintf(f, "%*s", (int) (widths[col] - shown), "");
         }
         return 0;
 }
@@ -202,6 +272,7 @@ static int table_print(FILE *f, const struct table *t, const char *indent) {
 /* The column names, counted by the caller (with ELEMENTSOF: no terminator to forget). */
 static void table_header(struct table *t, const char *const *names, size_t n) {
         t->n_columns = n;
+        t->header = true;
         for (size_t i = 0; i < n; i++)
                 table_add(t, names[i]);
 }
@@ -286,7 +357,7 @@ static int print_classes(FILE *f, json_object *classes) {
         static const char *const header[] = {
                 "NAME", "JOBS", "MEMORY", "HIGH", "MAX", "SWAP MAX", "CPU", "IO", "STATE"
         };
-        _cleanup_(table_done) struct table t = {};
+        _cleanup_(table_done) struct table t = { .cut = { 8, 4, 5, 6, 9 } }; /* IO, HIGH, MAX, SWAP MAX, STATE */
         size_t n = array_length(classes);
 
         if (n == 0) {
@@ -309,15 +380,19 @@ static int print_classes(FILE *f, json_object *classes) {
                 limit_cell(&t, cfg, cur, "memory_swap_max", fmt_size);
                 limit_cell(&t, cfg, cur, "cpu_weight", fmt_int);
                 io_cell(&t, cfg, cur);
-                if (is_false(field(c, "in_policy")))
+                if (is_false(field(c, "in_policy"))) {
                         table_add(&t, is_true(field(cur, "frozen")) ? "frozen, not in policy" : "not in policy");
-                else if (array_length(field(c, "io_waiting")) > 0)
+                        table_color(&t, COLOR_YELLOW);
+                } else if (array_length(field(c, "io_waiting")) > 0) {
                         /* The first device is enough to say why; io_waiting in --json has them all. */
                         table_addf(&t, "%sio waits for %s%s", is_true(field(cur, "frozen")) ? "frozen, " : "",
                                    dash(json_object_get_string(json_object_array_get_idx(field(c, "io_waiting"), 0))),
                                    array_length(field(c, "io_waiting")) > 1 ? ", ..." : "");
-                else
+                        table_color(&t, COLOR_RED);
+                } else {
                         table_add(&t, is_true(field(cur, "frozen")) ? "frozen" : "-");
+                        table_color(&t, is_true(field(cur, "frozen")) ? COLOR_YELLOW : NULL);
+                }
         }
         return table_print(f, &t, "  ");
 }
@@ -351,7 +426,7 @@ static void job_by_cell(struct table *t, json_object *j) {
 static int print_jobs(FILE *f, json_object *jobs, const char *indent) {
         static const char *const header[] = { "ID",      "NAME", "CLASS",  "BY",    "USER",
                                               "STARTED", "PIDS", "MEMORY", "CACHE", "CGROUP" };
-        _cleanup_(table_done) struct table t = {};
+        _cleanup_(table_done) struct table t = { .cut = { 10, 2, 6 } }; /* CGROUP, NAME, STARTED */
         size_t n = array_length(jobs);
 
         if (n == 0) {
@@ -412,7 +487,7 @@ static void psi_cell(struct table *t, json_object *psi) {
 static int print_protected(FILE *f, json_object *prots) {
         static const char *const header[] = { "NAME", "TARGET",    "MEMORY",           "MIN",  "LOW",
                                               "SWAP", "SWAP USED", "PRESSURE 10s/60s", "STATE" };
-        _cleanup_(table_done) struct table t = {};
+        _cleanup_(table_done) struct table t = { .cut = { 8, 5, 4, 2, 9 } }; /* PRESSURE, LOW, MIN, TARGET, STATE */
         size_t n = array_length(prots);
 
         if (n == 0) {
@@ -435,16 +510,19 @@ static int print_protected(FILE *f, json_object *prots) {
                 table_add(&t, str_field(p, "swap"));
                 table_add(&t, fmt_size(field(p, "swap_current"), a));
                 psi_cell(&t, field(p, "psi"));
-                if (!error)
+                if (!error) {
                         table_add(&t, "ok");
-                else
+                        table_color(&t, COLOR_GREEN);
+                } else {
                         table_addf(&t, "error: %s", dash(json_object_get_string(error)));
+                        table_color(&t, COLOR_RED);
+                }
         }
         return table_print(f, &t, "  ");
 }
 
 static int print_actions(FILE *f, json_object *actions) {
-        _cleanup_(table_done) struct table t = { .n_columns = 2 };
+        _cleanup_(table_done) struct table t = { .n_columns = 2, .cut = { 2 } };
         size_t n = array_length(actions);
 
         if (n == 0) {
@@ -466,7 +544,7 @@ static int print_actions(FILE *f, json_object *actions) {
 /* The governor: idle or watching, its counters, and each class's limits in force against the policy's. */
 static int print_governor(FILE *f, json_object *gov) {
         static const char *const header[] = { "CLASS", "MEMORY.HIGH", "FROZEN", "LAST ACTION" };
-        _cleanup_(table_done) struct table t = {};
+        _cleanup_(table_done) struct table t = { .cut = { 4, 2 } }; /* LAST ACTION, MEMORY.HIGH */
         json_object *lat = field(gov, "reaction_latency"), *classes = field(gov, "classes");
         char a[VALUE_MAX], b[VALUE_MAX], c[VALUE_MAX];
 
@@ -490,9 +568,38 @@ static int print_governor(FILE *f, json_object *gov) {
                 table_addf(&t, "%s (cfg %s)", fmt_size(field(cl, "memory_high"), a),
                            fmt_size(field(cl, "memory_high_configured"), b));
                 table_add(&t, is_true(field(cl, "frozen")) ? "yes" : "no");
+                table_color(&t, is_true(field(cl, "frozen")) ? COLOR_YELLOW : NULL);
                 table_add(&t, dash(str_field(cl, "last_action")));
         }
         return table_print(f, &t, "  ");
+}
+
+size_t ctl_status_problems(FILE *f, json_object *resp) {
+        json_object *classes = field(resp, "classes"), *prots = field(resp, "protected");
+        size_t n = 0;
+
+        for (size_t i = 0; i < array_length(prots); i++) {
+                json_object *p = object_at(prots, i), *error = field(p, "error");
+
+                if (!p || !error)
+                        continue;
+                n++;
+                if (f)
+                        fprintf(f, "pagewardenctl: protected application %s is not protected: %s\n",
+                                dash(str_field(p, "name")), dash(json_object_get_string(error)));
+        }
+        for (size_t i = 0; i < array_length(classes); i++) {
+                json_object *c = object_at(classes, i), *waiting = field(c, "io_waiting");
+
+                if (!c || array_length(waiting) == 0 || is_false(field(c, "in_policy")))
+                        continue;
+                n++;
+                if (f)
+                        fprintf(f, "pagewardenctl: class %s: its io limits wait for %s%s\n", dash(str_field(c, "name")),
+                                dash(json_object_get_string(json_object_array_get_idx(waiting, 0))),
+                                array_length(waiting) > 1 ? " and others" : "");
+        }
+        return n;
 }
 
 int ctl_print_status(FILE *f, json_object *resp) {

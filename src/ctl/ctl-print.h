@@ -9,12 +9,27 @@
  */
 
 #include <json-c/json.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "ctl-client.h"
 
+/* How tables look; the defaults (all zero) suit a pipe: whole cells, headers, no colour. */
+struct ctl_print_style {
+        unsigned width; /* the columns a table line may take, cells cut with an ellipsis; 0: no limit */
+        bool no_legend; /* no column headers */
+        bool color;     /* states in colour (ANSI escapes) */
+};
+void ctl_print_set_style(const struct ctl_print_style *s);
+
 /* status: a summary line, then CLASSES, JOBS, PROTECTED and RECENT ACTIONS. */
 int ctl_print_status(FILE *f, json_object *resp);
+/*
+ * status: how many things the policy asks for are not in force now (a
+ * protected application in error, a class whose io limits wait for a
+ * device), each said on f unless f is NULL.
+ */
+size_t ctl_status_problems(FILE *f, json_object *resp);
 /* list: a table of the jobs. */
 int ctl_print_list(FILE *f, json_object *resp);
 /* show: one job, a field per line. */

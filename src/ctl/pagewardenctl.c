@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "ctl-client.h"
+#include "ctl-output.h"
 #include "ctl-print.h"
 #include "ctl-run.h"
 #include "policy-print.h"
@@ -26,7 +27,8 @@ enum {
         EXIT_OK = 0,
         EXIT_INVALID = 1, /* the policy is invalid, or the request failed */
         EXIT_USAGE = 2,
-        EXIT_UNREACHABLE = 3, /* the daemon cannot be reached */
+        EXIT_UNREACHABLE = 3,  /* the daemon cannot be reached */
+        EXIT_NOT_IN_FORCE = 4, /* status: something the policy asks for is not in force */
 };
 
 /* Long options without a short form. */
@@ -37,11 +39,17 @@ enum {
         ARG_NAME,
         ARG_TREE,
         ARG_FALLBACK,
+        ARG_NO_PAGER,
+        ARG_NO_LEGEND,
 };
 
 static const char *arg_config = NULL;
 static const char *arg_socket = NULL;
 static bool arg_json = false;
+static bool arg_no_pager = false;
+static bool arg_no_legend = false;
+static bool arg_full = false;
+static bool arg_quiet = false;
 
 static void help(FILE *f) {
         fprintf(f,
@@ -56,8 +64,9 @@ static void help(FILE *f) {
                 "  move --job CLASS [--name NAME] [--tree] PID...\n"
                 "                      Move running processes (--tree: with their\n"
                 "                      descendants) into a new job of class CLASS\n"
-                "  status              Show job classes, jobs, protected applications and\n"
-                "                      the daemon's recent actions\n"
+                "  status [-q]         Show job classes, jobs, protected applications and\n"
+                "                      the daemon's recent actions; exit 4 if something the\n"
+                "                      policy asks for is not in force (-q: print nothing)\n"
                 "  list                List the jobs\n"
                 "  show JOB            Show a job, by id or name\n"
                 "  reload              Make the daemon reload its settings and policy files\n"
@@ -74,6 +83,9 @@ static void help(FILE *f) {
                 "                      $PAGEWARDEN_SOCKET, else %s)\n"
                 "      --json          Print the daemon's response as it is, a line of JSON\n"
                 "                      (all commands but run, check and help)\n"
+                "      --no-pager      Do not pipe long output into a pager\n"
+                "      --no-legend     Do not print the column headers of tables\n"
+                "  -l, --full          Do not cut table cells to the terminal's width\n"
                 "  -c, --config FILE   Settings file, for check (default: %s)\n"
                 "  -h, --help          Print this help\n"
                 "  -V, --version       Print the version\n"
@@ -86,7 +98,8 @@ static void help(FILE *f) {
                 "\n"
                 "Exit status: 0 success; 1 the daemon answered with an error, or check found\n"
                 "invalid files (with --strict, warnings too); 2 usage error;\n"
-                "3 the daemon cannot be reached.  run exits with COMMAND's status, or 125 if\n"
+                "3 the daemon cannot be reached; 4 status found something not in force.  run exits with COMMAND's "
+                "status, or 125 if\n"
                 "COMMAND was not run (including usage errors), 126 if it could not be\n"
                 "executed, 127 if it was not found.\n"
                 "\n"
@@ -283,8 +296,36 @@ static int call(const struct pw_request *req, struct ctl_response *ret) {
         return EXIT_OK;
 }
 
-/* Sends req and prints the response: as it is with --json, else with print. */
-static int request(const struct pw_request *req, int (*print)(FILE *f, json_object *resp)) {
+/* Prints resp with print, to the terminal's width and through a pager if it is long. */
+static int print_response(int (*print)(FILE *f, json_object *resp), json_object *resp) {
+        _cleanup_free_ char *text = NULL;
+        struct ctl_print_style style;
+        size_t size = 0;
+        FILE *m;
+        int r;
+
+        ctl_output_style(arg_full, arg_no_legend, &style);
+        ctl_print_set_style(&style);
+        m = open_memstream(&text, &size);
+        if (!m)
+                goto oom;
+        r = print(m, resp);
+        if (fclose(m) != 0 || r < 0)
+                goto oom;
+        r = ctl_output_page(text, size, arg_no_pager);
+        if (r < 0) {
+                fprintf(stderr, "pagewardenctl: cannot write output: %s\n", strerror(-r));
+                return EXIT_INVALID;
+        }
+        return EXIT_OK;
+oom:
+        fprintf(stderr, "pagewardenctl: out of memory\n");
+        return EXIT_INVALID;
+}
+
+/* Sends req and prints the response: as it is with --json, else with print; *ret keeps it if not NULL. */
+static int request_keep(const struct pw_request *req, int (*print)(FILE *f, json_object *resp),
+                        struct ctl_response *ret) {
         _cleanup_(ctl_response_done) struct ctl_response resp = {};
         int r;
 
@@ -298,12 +339,45 @@ static int request(const struct pw_request *req, int (*print)(FILE *f, json_obje
                 ctl_print_failure(stderr, &resp, NULL);
                 return EXIT_INVALID;
         }
-        if (!arg_json && print(stdout, resp.obj) < 0) {
-                fprintf(stderr, "pagewardenctl: out of memory\n");
-                return EXIT_INVALID;
+        if (!arg_json && print && (r = print_response(print, resp.obj)) != EXIT_OK)
+                return r;
+        r = flush_stdout();
+        if (ret) {
+                *ret = resp;
+                resp = (struct ctl_response){};
         }
-        return flush_stdout();
+        return r;
 }
+
+static int request(const struct pw_request *req, int (*print)(FILE *f, json_object *resp)) {
+        return request_keep(req, print, NULL);
+}
+
+/* The options every command that prints tables takes, before or after the command; true if c was one. */
+static bool display_option(int c) {
+        switch (c) {
+        case ARG_JSON:
+                arg_json = true;
+                return true;
+        case ARG_NO_PAGER:
+                arg_no_pager = true;
+                return true;
+        case ARG_NO_LEGEND:
+                arg_no_legend = true;
+                return true;
+        case 'l':
+                arg_full = true;
+                return true;
+        default:
+                return false;
+        }
+}
+
+#define DISPLAY_OPTIONS                                                                           \
+        { "json", no_argument, NULL, ARG_JSON }, { "no-pager", no_argument, NULL, ARG_NO_PAGER }, \
+                { "no-legend", no_argument, NULL, ARG_NO_LEGEND }, {                              \
+                "full", no_argument, NULL, 'l'                                                    \
+        }
 
 /*
  * Parses the options of a command that takes no other option than --json and
@@ -311,23 +385,27 @@ static int request(const struct pw_request *req, int (*print)(FILE *f, json_obje
  */
 static int parse_json_option(int argc, char *argv[], int n_operands, const char *operands) {
         static const struct option options[] = {
-                { "json", no_argument, NULL, ARG_JSON },
+                DISPLAY_OPTIONS,
+                { "quiet", no_argument, NULL, 'q' },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
         int c;
 
         optind = 0;
-        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+        while ((c = getopt_long(argc, argv, "hlq", options, NULL)) >= 0)
                 switch (c) {
-                case ARG_JSON:
-                        arg_json = true;
+                case 'q':
+                        if (!streq(argv[0], "status"))
+                                return usage_error("%s: bad option '-q' (only status takes it)", argv[0]);
+                        arg_quiet = true;
                         break;
                 case 'h':
                         help(stdout);
                         return EXIT_OK;
                 default:
-                        return usage_error("%s: bad option", argv[0]);
+                        if (!display_option(c))
+                                return usage_error("%s: bad option", argv[0]);
                 }
         if (argc - optind < n_operands)
                 return usage_error("%s: missing %s", argv[0], operands);
@@ -345,11 +423,23 @@ static int check_name(const char *cmd, const char *what, const char *name, int (
         return -1;
 }
 
+/* The status, and exit 4 when something the policy asks for is not in force (each said on stderr, unless -q). */
 static int cmd_status(int argc, char *argv[]) {
         const struct pw_request req = { .command = PW_CMD_STATUS };
+        _cleanup_(ctl_response_done) struct ctl_response resp = {};
         int r = parse_json_option(argc, argv, 0, NULL);
 
-        return r >= 0 ? r : request(&req, ctl_print_status);
+        if (r >= 0)
+                return r;
+        if (arg_quiet) {
+                r = call(&req, &resp);
+                if (r != EXIT_OK)
+                        return r;
+                if (!resp.ok)
+                        return EXIT_INVALID;
+        } else if ((r = request_keep(&req, ctl_print_status, &resp)) != EXIT_OK)
+                return r;
+        return ctl_status_problems(arg_quiet ? NULL : stderr, resp.obj) > 0 ? EXIT_NOT_IN_FORCE : EXIT_OK;
 }
 
 static int cmd_list(int argc, char *argv[]) {
@@ -416,7 +506,7 @@ static int cmd_move(int argc, char *argv[]) {
                 { "job", required_argument, NULL, ARG_JOB },
                 { "name", required_argument, NULL, ARG_NAME },
                 { "tree", no_argument, NULL, ARG_TREE },
-                { "json", no_argument, NULL, ARG_JSON },
+                DISPLAY_OPTIONS,
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
@@ -426,7 +516,7 @@ static int cmd_move(int argc, char *argv[]) {
         int c, r;
 
         optind = 0;
-        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+        while ((c = getopt_long(argc, argv, "hl", options, NULL)) >= 0)
                 switch (c) {
                 case ARG_JOB:
                         class = optarg;
@@ -437,14 +527,12 @@ static int cmd_move(int argc, char *argv[]) {
                 case ARG_TREE:
                         req.tree = true;
                         break;
-                case ARG_JSON:
-                        arg_json = true;
-                        break;
                 case 'h':
                         help(stdout);
                         return EXIT_OK;
                 default:
-                        return usage_error("move: bad option");
+                        if (!display_option(c))
+                                return usage_error("move: bad option");
                 }
         if (!class)
                 return usage_error("move: --job CLASS is required");
@@ -525,7 +613,7 @@ static int cmd_help(int argc, char *argv[]) {
 int main(int argc, char *argv[]) {
         static const struct option options[] = {
                 { "socket", required_argument, NULL, ARG_SOCKET },
-                { "json", no_argument, NULL, ARG_JSON },
+                DISPLAY_OPTIONS,
                 { "config", required_argument, NULL, 'c' },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'V' },
@@ -544,15 +632,12 @@ int main(int argc, char *argv[]) {
         const char *cmd;
         int c;
 
-        while ((c = getopt_long(argc, argv, "+c:hV", options, NULL)) >= 0)
+        while ((c = getopt_long(argc, argv, "+c:hlV", options, NULL)) >= 0)
                 switch (c) {
                 case ARG_SOCKET:
                         if (!*optarg)
                                 return usage_error("--socket: empty path");
                         arg_socket = optarg;
-                        break;
-                case ARG_JSON:
-                        arg_json = true;
                         break;
                 case 'c':
                         arg_config = optarg;
@@ -564,7 +649,8 @@ int main(int argc, char *argv[]) {
                         puts(PACKAGE_STRING);
                         return EXIT_OK;
                 default:
-                        return usage_error("bad option");
+                        if (!display_option(c))
+                                return usage_error("bad option");
                 }
         if (optind >= argc)
                 return usage_error("missing command");

@@ -43,6 +43,13 @@ expect_in() { # expect_in TEXT NEEDLE DESCRIPTION
         [ $s -eq 0 ] || { echo "want: $2"; echo "got:"; echo "$1"; } | sed 's/^/# /'
 }
 
+expect_eq() { # expect_eq DESCRIPTION GOT WANT
+        local s=0
+        [ "$2" = "$3" ] || s=1
+        ok $s "$1"
+        [ $s -eq 0 ] || printf "got '%s', want '%s'\n" "$2" "$3" | sed 's/^/# /'
+}
+
 expect_empty() { # expect_empty TEXT DESCRIPTION
         local s=0
         [ -z "$1" ] || s=1

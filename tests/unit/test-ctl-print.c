@@ -32,6 +32,8 @@ static int print_failure(FILE *f, json_object *resp) {
 static const struct {
         const char *name;
         printer_t print;
+        const char *json; /* the response, if not NAME.json */
+        struct ctl_print_style style;
 } goldens[] = {
         { "status-idle", ctl_print_status },        /* no job: the governor idle, a class without cgroup */
         { "status-jobs", ctl_print_status },        /* jobs run, the governor acts, a protected cgroup is missing */
@@ -47,6 +49,9 @@ static const struct {
         { "reloaded", ctl_print_reloaded },
         { "failure-reload", print_failure },
         { "failure-bare", print_failure },
+        /* On an 80-column terminal: long cells cut, states in colour, and without the column headers. */
+        { "status-jobs-80", ctl_print_status, "status-jobs", { .width = 80, .color = true } },
+        { "list-no-legend", ctl_print_list, "list", { .no_legend = true } },
 };
 
 /* Times print in local time: make it UTC, so that the golden files hold everywhere. */
@@ -119,9 +124,11 @@ START_TEST(test_ctl_print_golden) {
         _cleanup_free_ char *json_path = NULL, *out = NULL;
         json_object *resp;
 
-        ck_assert_int_ge(asprintf(&json_path, GOLDEN_DIR "%s.json", goldens[_i].name), 0);
+        ck_assert_int_ge(asprintf(&json_path, GOLDEN_DIR "%s.json", goldens[_i].json ?: goldens[_i].name), 0);
         resp = load_json(json_path);
+        ctl_print_set_style(&goldens[_i].style);
         out = print_to_string(goldens[_i].print, resp);
+        ctl_print_set_style(NULL);
         json_object_put(resp);
         assert_golden(goldens[_i].name, out);
 }
