@@ -25,6 +25,7 @@
 #include "ctl-client.h"
 #include "ctl-print.h"
 #include "ctl-run.h"
+#include "settings.h"
 #include "util.h"
 
 static const int forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
@@ -261,8 +262,36 @@ fail:
         return CTL_RUN_NOT_RUN;
 }
 
+/*
+ * Whether to run the command unmanaged now that the daemon is not running:
+ * --fallback or --no-fallback, else run_fallback from the settings file.  A
+ * settings file that cannot be read or is invalid fails closed, and says so.
+ */
+static bool want_fallback(const struct ctl_run_options *o, const char **ret_why) {
+        _cleanup_(diag_list_done) struct diag_list diags = {};
+        _cleanup_(settings_done) struct pw_settings settings = {};
+        struct policy_context ctx;
+        const char *path = o->config ?: PW_DEFAULT_CONFIG;
+        int r;
+
+        *ret_why = o->fallback == CTL_FALLBACK_YES ? "--fallback" : "--no-fallback";
+        if (o->fallback != CTL_FALLBACK_SETTING)
+                return o->fallback == CTL_FALLBACK_YES;
+        *ret_why = "run_fallback";
+        r = policy_context_default(&ctx);
+        if (r >= 0)
+                r = settings_load(&ctx, path, !o->config, &settings, &diags);
+        if (r < 0 || diags.n_errors > 0) {
+                fprintf(stderr, "pagewardenctl: cannot read run_fallback from %s (%s): failing closed\n", path,
+                        r == -EINVAL || diags.n_errors > 0 ? "invalid: see pagewardenctl check" : strerror(-r));
+                return false;
+        }
+        return settings.run_fallback;
+}
+
 int ctl_run(const struct ctl_run_options *o) {
         _cleanup_close_ int fd = -1;
+        const char *why;
         int r;
 
         r = ctl_connect(o->socket, &fd);
@@ -271,18 +300,19 @@ int ctl_run(const struct ctl_run_options *o) {
                         strerror(-r), o->argv[0]);
                 return CTL_RUN_NOT_RUN;
         }
-        if (r < 0 && !o->fallback) {
+        if (r < 0 && !want_fallback(o, &why)) {
                 fprintf(stderr,
                         "pagewardenctl: pagewardend is not running (cannot connect to %s: %s); %s was not run "
-                        "(--fallback runs it unmanaged)\n",
-                        o->socket, strerror(-r), o->argv[0]);
+                        "(%s; --fallback or run_fallback: true runs it unmanaged)\n",
+                        o->socket, strerror(-r), o->argv[0],
+                        o->fallback == CTL_FALLBACK_NO ? "--no-fallback" : "run_fallback is false");
                 return CTL_RUN_NOT_RUN;
         }
         if (r < 0) {
                 fprintf(stderr,
                         "pagewardenctl: warning: pagewardend is not running (cannot connect to %s: %s): running %s "
-                        "outside any job\n",
-                        o->socket, strerror(-r), o->argv[0]);
+                        "outside any job (%s)\n",
+                        o->socket, strerror(-r), o->argv[0], why);
                 return exec_unmanaged(o->argv);
         }
         return run_managed(o, TAKE_FD(fd));

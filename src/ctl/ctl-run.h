@@ -20,9 +20,12 @@ struct ctl_run_options {
         const char *socket;
         const char *class;
         const char *name; /* NULL: the daemon names the job */
-        bool fallback;    /* run the command unmanaged when the daemon is not running */
-        bool verbose;     /* print the job and the placement latency on stderr */
-        char **argv;      /* the command and its arguments, NULL-terminated */
+        /* When the daemon is not running: run the command unmanaged (CTL_FALLBACK_YES), do not
+         * (_NO), or as run_fallback in the settings file config says (_SETTING). */
+        enum { CTL_FALLBACK_SETTING, CTL_FALLBACK_NO, CTL_FALLBACK_YES } fallback;
+        const char *config; /* the settings file, for _SETTING */
+        bool verbose;       /* print the job and the placement latency on stderr */
+        char **argv;        /* the command and its arguments, NULL-terminated */
 };
 
 /*

@@ -39,6 +39,7 @@ enum {
         ARG_NAME,
         ARG_TREE,
         ARG_FALLBACK,
+        ARG_NO_FALLBACK,
         ARG_NO_PAGER,
         ARG_NO_LEGEND,
 };
@@ -58,7 +59,7 @@ static void help(FILE *f) {
                 "Control the pagewarden daemon and validate its policy files.\n"
                 "\n"
                 "Commands:\n"
-                "  run --job CLASS [--name NAME] [--fallback] [-v] [--] COMMAND [ARGS...]\n"
+                "  run --job CLASS [--name NAME] [--[no-]fallback] [-v] [--] COMMAND [ARGS...]\n"
                 "                      Run COMMAND in a new job of class CLASS: it starts\n"
                 "                      only once it is in the job's cgroup\n"
                 "  move --job CLASS [--name NAME] [--tree] PID...\n"
@@ -86,7 +87,8 @@ static void help(FILE *f) {
                 "      --no-pager      Do not pipe long output into a pager\n"
                 "      --no-legend     Do not print the column headers of tables\n"
                 "  -l, --full          Do not cut table cells to the terminal's width\n"
-                "  -c, --config FILE   Settings file, for check (default: %s)\n"
+                "  -c, --config FILE   Settings file, for check and run's run_fallback\n"
+                "                      (default: %s)\n"
                 "  -h, --help          Print this help\n"
                 "  -V, --version       Print the version\n"
                 "\n"
@@ -94,6 +96,8 @@ static void help(FILE *f) {
                 "      --job CLASS     The job class (required)\n"
                 "      --name NAME     A name for the job\n"
                 "      --fallback      Run COMMAND outside any job if pagewardend is not running\n"
+                "      --no-fallback   Do not (the default, unless the settings file says\n"
+                "                      run_fallback: true)\n"
                 "  -v, --verbose       Print the job and how long placing COMMAND in it took\n"
                 "\n"
                 "Exit status: 0 success; 1 the daemon answered with an error, or check found\n"
@@ -563,12 +567,13 @@ static int cmd_run(int argc, char *argv[]) {
                 { "job", required_argument, NULL, ARG_JOB },
                 { "name", required_argument, NULL, ARG_NAME },
                 { "fallback", no_argument, NULL, ARG_FALLBACK },
+                { "no-fallback", no_argument, NULL, ARG_NO_FALLBACK },
                 { "verbose", no_argument, NULL, 'v' },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
         /* clang-format on */
-        struct ctl_run_options o = { .socket = ctl_socket_path(arg_socket) };
+        struct ctl_run_options o = { .socket = ctl_socket_path(arg_socket), .config = arg_config };
         int c, r;
 
         optind = 0;
@@ -582,7 +587,10 @@ static int cmd_run(int argc, char *argv[]) {
                         o.name = optarg;
                         break;
                 case ARG_FALLBACK:
-                        o.fallback = true;
+                        o.fallback = CTL_FALLBACK_YES;
+                        break;
+                case ARG_NO_FALLBACK:
+                        o.fallback = CTL_FALLBACK_NO;
                         break;
                 case 'v':
                         o.verbose = true;

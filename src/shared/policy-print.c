@@ -167,6 +167,7 @@ void settings_print(const struct pw_settings *s, FILE *f) {
         print_string(f, "", "cgroup_root", s->cgroup_root);
         fprintf(f, "backend: %s\n", pw_backend_to_string(s->backend));
         fprintf(f, "restore_on_stop: %s\n", s->restore_on_stop ? "true" : "false");
+        fprintf(f, "run_fallback: %s\n", s->run_fallback ? "true" : "false");
         fprintf(f, "log_level: %s\n", pw_log_level_to_string(s->log_level));
         fputs("pressure:\n", f);
         units_format_percent(s->pressure.threshold, buf, sizeof(buf));

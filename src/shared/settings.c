@@ -135,6 +135,7 @@ static const struct field settings_fields[] = {
         { "cgroup_root", YNODE_SCALAR, p_cgroup_root, offsetof(struct pw_settings, cgroup_root) },
         { "backend", YNODE_SCALAR, p_backend, offsetof(struct pw_settings, backend) },
         { "restore_on_stop", YNODE_SCALAR, field_bool, offsetof(struct pw_settings, restore_on_stop) },
+        { "run_fallback", YNODE_SCALAR, field_bool, offsetof(struct pw_settings, run_fallback) },
         { "log_level", YNODE_SCALAR, p_log_level, offsetof(struct pw_settings, log_level) },
         { "pressure", YNODE_MAP, NULL, 0, pressure_fields },
         {},

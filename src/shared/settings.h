@@ -47,6 +47,7 @@ struct pw_settings {
         char *cgroup_root;  /* relative to the cgroup2 mount, no leading '/' */
         enum pw_backend backend;
         bool restore_on_stop;
+        bool run_fallback; /* pagewardenctl run without a daemon: run the command unmanaged */
         enum pw_log_level log_level;
         struct {
                 uint32_t threshold; /* stall share of the window, hundredths of % */

@@ -71,7 +71,7 @@ for sock in "$NONE" "$TMP/file.sock"; do
         expect_status 125 "run without a daemon exits 125 ($sock)"
         expect_in "$ERR" "pagewardenctl: pagewardend is not running (cannot connect to $sock: " \
                 "run without a daemon says so and names the socket ($sock)"
-        expect_in "$ERR" "); touch was not run (--fallback runs it unmanaged)" \
+        expect_in "$ERR" "); touch was not run (run_fallback is false; --fallback or run_fallback: true runs it unmanaged)" \
                 "run without a daemon says that COMMAND was not run ($sock)"
         [ ! -e "$TMP/ran" ]
         ok $? "run without a daemon does not run COMMAND ($sock)"
@@ -104,6 +104,33 @@ expect_status 126 "a COMMAND that is not executable gives 126"
 expect_in "$ERR" "pagewardenctl: $TMP/noexec: Permission denied" "a non-executable COMMAND is named"
 OUT=$(echo piped | "$CTL" --socket "$NONE" run --fallback --job backup -- cat 2>/dev/null)
 expect_in "$OUT" "piped" "COMMAND inherits stdin and stdout"
+
+# ---- no daemon: run_fallback in the settings file, --no-fallback ----------
+
+printf 'run_fallback: true\n' >"$TMP/open.yaml"
+printf 'run_fallback: maybe\n' >"$TMP/bad.yaml"
+rm -f "$TMP/ran"
+run "$CTL" --socket "$NONE" -c "$TMP/open.yaml" run --job backup -- touch "$TMP/ran"
+expect_status 0 "run_fallback: true runs COMMAND without --fallback"
+expect_in "$ERR" "running touch outside any job (run_fallback)" "and the warning says why"
+[ -e "$TMP/ran" ]
+ok $? "COMMAND ran"
+rm -f "$TMP/ran"
+run "$CTL" --socket "$NONE" -c "$TMP/open.yaml" run --job backup --no-fallback -- touch "$TMP/ran"
+expect_status 125 "--no-fallback fails closed whatever the settings say"
+expect_in "$ERR" "touch was not run (--no-fallback;" "and says so"
+[ ! -e "$TMP/ran" ]
+ok $? "COMMAND did not run"
+run "$CTL" --socket "$NONE" -c "$TMP/bad.yaml" run --job backup -- touch "$TMP/ran"
+expect_status 125 "an invalid settings file fails closed"
+expect_in "$ERR" "cannot read run_fallback from $TMP/bad.yaml (invalid: see pagewardenctl check): failing closed" \
+        "and says which file"
+run "$CTL" --socket "$NONE" -c "$TMP/absent.yaml" run --job backup -- touch "$TMP/ran"
+expect_status 125 "a settings file named with -c that does not exist fails closed"
+[ ! -e "$TMP/ran" ]
+ok $? "COMMAND did not run"
+run "$CTL" --socket "$NONE" -c "$TMP/bad.yaml" run --job backup --fallback -- true
+expect_status 0 "--fallback does not read the settings file"
 
 # ---- no daemon: the other commands exit 3 ----------------------------------
 

@@ -14,6 +14,7 @@ START_TEST(test_settings_defaults) {
         ck_assert_str_eq(r.s.cgroup_root, "pagewarden.slice");
         ck_assert_int_eq(r.s.backend, PW_BACKEND_AUTO);
         ck_assert(!r.s.restore_on_stop);
+        ck_assert(!r.s.run_fallback);
         ck_assert_int_eq(r.s.log_level, PW_LOG_INFO);
         ck_assert_uint_eq(r.s.pressure.threshold, 1000);
         ck_assert_uint_eq(r.s.pressure.window_usec, 500000);
@@ -31,6 +32,7 @@ START_TEST(test_settings_values) {
                 "cgroup_root: /jobs.slice/pw\n"
                 "backend: cgroupfs\n"
                 "restore_on_stop: true\n"
+                "run_fallback: true\n"
                 "log_level: debug\n"
                 "pressure: {threshold: 20%, window: 2s, release: 2.5%, cooldown: 1m}\n";
         struct settings_result r;
@@ -43,6 +45,7 @@ START_TEST(test_settings_values) {
         ck_assert_str_eq(r.s.cgroup_root, "jobs.slice/pw");
         ck_assert_int_eq(r.s.backend, PW_BACKEND_CGROUPFS);
         ck_assert(r.s.restore_on_stop);
+        ck_assert(r.s.run_fallback);
         ck_assert_int_eq(r.s.log_level, PW_LOG_DEBUG);
         ck_assert_uint_eq(r.s.pressure.threshold, 2000);
         ck_assert_uint_eq(r.s.pressure.window_usec, 2000000);
