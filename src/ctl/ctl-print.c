@@ -655,6 +655,11 @@ int ctl_print_show(FILE *f, json_object *resp) {
         }
         table_add(&t, "placed by:");
         table_add(&t, str_field(j, "placed_by"));
+        if (str_field(j, "state")) {
+                table_add(&t, "state:");
+                table_add(&t, str_field(j, "state"));
+                table_color(&t, streq(str_field(j, "state"), "frozen") ? COLOR_YELLOW : NULL);
+        }
         table_add(&t, "user:");
         if (str_field(j, "user") && field(j, "uid"))
                 table_addf(&t, "%s (uid %s)", str_field(j, "user"), fmt_int(field(j, "uid"), a));
@@ -689,6 +694,23 @@ int ctl_print_moved(FILE *f, json_object *resp) {
                 fputs("moved the processes into ", f);
         print_job_ref(f, job);
         fprintf(f, " of class %s at %s\n", dash(str_field(job, "class")), dash(str_field(job, "cgroup")));
+        return 0;
+}
+
+int ctl_print_signalled(FILE *f, json_object *resp) {
+        int64_t n = json_object_get_int64(field(resp, "signalled"));
+        char a[VALUE_MAX];
+
+        fprintf(f, "%s sent to %s process%s of ", dash(str_field(resp, "signal")), fmt_int(field(resp, "signalled"), a),
+                n == 1 ? "" : "es");
+        print_job_ref(f, field(resp, "job"));
+        fputc('\n', f);
+        return 0;
+}
+
+int ctl_print_job_state(FILE *f, json_object *resp) {
+        print_job_ref(f, field(resp, "job"));
+        fprintf(f, ": %s\n", dash(str_field(field(resp, "job"), "state")));
         return 0;
 }
 

@@ -36,6 +36,10 @@ int ctl_print_list(FILE *f, json_object *resp);
 int ctl_print_show(FILE *f, json_object *resp);
 /* move: "moved 2 processes into job 3 (x) of class backup at CGROUP". */
 int ctl_print_moved(FILE *f, json_object *resp);
+/* stop, kill: "SIGTERM sent to 3 processes of job 4 (nightly)". */
+int ctl_print_signalled(FILE *f, json_object *resp);
+/* freeze, thaw: "job 4 (nightly): frozen". */
+int ctl_print_job_state(FILE *f, json_object *resp);
 /* reload: "reloaded: 2 job classes, 1 protected application". */
 int ctl_print_reloaded(FILE *f, json_object *resp);
 /* run --verbose: "pagewardenctl: job 3 (x) in backup at CGROUP, placed in 1.23 ms". */

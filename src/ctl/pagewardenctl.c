@@ -7,9 +7,11 @@
  */
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "config.h"
@@ -70,6 +72,12 @@ static void help(FILE *f) {
                 "                      policy asks for is not in force (-q: print nothing)\n"
                 "  list                List the jobs\n"
                 "  show JOB            Show a job, by id or name\n"
+                "  stop JOB            Send SIGTERM to the job's processes (thawed first),\n"
+                "                      SIGKILL to those left 10 s later\n"
+                "  kill [--signal SIG] JOB\n"
+                "                      Send SIG (default SIGTERM; a name or number) to the\n"
+                "                      job's processes\n"
+                "  freeze JOB          Freeze the job's processes; thaw JOB lets them go on\n"
                 "  reload              Make the daemon reload its settings and policy files\n"
                 "  check [--print] [--ram SIZE] [--quiet] [--strict] [FILE|DIR...]\n"
                 "                      Validate policy files (default: the settings file and\n"
@@ -473,6 +481,72 @@ static int cmd_show(int argc, char *argv[]) {
         return request(&req, ctl_print_show);
 }
 
+/* stop, freeze, thaw JOB */
+static int cmd_job_verb(int argc, char *argv[]) {
+        struct pw_request req = {};
+        int r = parse_json_option(argc, argv, 1, "JOB (an id or a name)");
+
+        if (r >= 0)
+                return r;
+        r = check_name(argv[0], "job", argv[optind], usage_error);
+        if (r >= 0)
+                return r;
+        req.command = (enum pw_command) pw_command_from_string(argv[0]);
+        snprintf(req.job, sizeof(req.job), "%s", argv[optind]);
+        return request(&req, req.command == PW_CMD_STOP ? ctl_print_signalled : ctl_print_job_state);
+}
+
+/* TERM, SIGTERM, 15 (1 to 64); -1 if none of these. */
+static int parse_signal(const char *s) {
+        const char *e;
+        uint64_t n;
+
+        if (units_parse_uint(s, 1, 64, &n, &e) >= 0)
+                return (int) n;
+        if (startswith(s, "SIG"))
+                s += 3;
+        for (int sig = 1; sig < 65; sig++)
+                if (sigabbrev_np(sig) && streq(sigabbrev_np(sig), s))
+                        return sig;
+        return -1;
+}
+
+static int cmd_kill(int argc, char *argv[]) {
+        static const struct option options[] = {
+                DISPLAY_OPTIONS,
+                { "signal", required_argument, NULL, 's' },
+                { "help", no_argument, NULL, 'h' },
+                {},
+        };
+        struct pw_request req = { .command = PW_CMD_KILL, .signal = SIGTERM };
+        int c, r;
+
+        optind = 0;
+        while ((c = getopt_long(argc, argv, "hls:", options, NULL)) >= 0)
+                switch (c) {
+                case 's':
+                        req.signal = parse_signal(optarg);
+                        if (req.signal < 0)
+                                return usage_error("kill: unknown signal '%s' (a name such as TERM or HUP, or 1 to 64)",
+                                                   optarg);
+                        break;
+                case 'h':
+                        help(stdout);
+                        return EXIT_OK;
+                default:
+                        if (!display_option(c))
+                                return usage_error("kill: bad option");
+                }
+        if (argc - optind != 1)
+                return usage_error(argc - optind < 1 ? "kill: missing JOB (an id or a name)"
+                                                     : "kill: one JOB at a time");
+        r = check_name("kill", "job", argv[optind], usage_error);
+        if (r >= 0)
+                return r;
+        snprintf(req.job, sizeof(req.job), "%s", argv[optind]);
+        return request(&req, ctl_print_signalled);
+}
+
 /* pagewardenctl's version, then the daemon's; the daemon need not run (except with --json). */
 static int cmd_version(int argc, char *argv[]) {
         const struct pw_request req = { .command = PW_CMD_VERSION };
@@ -635,6 +709,8 @@ int main(int argc, char *argv[]) {
                 { "run", cmd_run },       { "move", cmd_move },     { "status", cmd_status },
                 { "list", cmd_list },     { "show", cmd_show },     { "reload", cmd_reload },
                 { "check", cmd_check },   { "version", cmd_version }, { "help", cmd_help },
+                { "stop", cmd_job_verb }, { "kill", cmd_kill },       { "freeze", cmd_job_verb },
+                { "thaw", cmd_job_verb },
         };
         /* clang-format on */
         const char *cmd;

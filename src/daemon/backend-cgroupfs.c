@@ -153,6 +153,12 @@ static int cgfs_protect_path(struct backend *b, const struct backend_protect *p,
         return *ret_path ? 0 : -ENOMEM;
 }
 
+static int cgfs_job_freeze(struct backend *b, const char *path, const char *unit, bool frozen) {
+        if (!cgroup_engine_features(b->engine)->freeze)
+                return -EOPNOTSUPP;
+        return cgroup_write_file(b->engine, path, "cgroup.freeze", frozen ? "1" : "0");
+}
+
 static const struct backend_ops cgroupfs_ops = {
         .name = "cgroupfs",
         .caps = { .releases_jobs = true, .protects_units = false },
@@ -164,6 +170,7 @@ static const struct backend_ops cgroupfs_ops = {
         .thaw_all = cgfs_thaw_all,
         .class_remove = cgfs_class_remove,
         .job_place = cgfs_job_place,
+        .job_freeze = cgfs_job_freeze,
         .job_attach = cgfs_job_attach,
         .scan = cgfs_scan,
         .protect_set = cgfs_protect_set,

@@ -927,6 +927,15 @@ static void sysd_free(struct backend *b) {
         free(d);
 }
 
+/* A job is a unit: one placed by rule, or the scope pagewarden started (the last part of its cgroup's path). */
+static int sysd_job_freeze(struct backend *b, const char *path, const char *unit, bool frozen) {
+        const char *scope = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+
+        if (!unit && !endswith(scope, ".scope"))
+                return -EOPNOTSUPP;
+        return sysd_unit_freeze(b, unit ?: scope, frozen);
+}
+
 static const struct backend_ops systemd_ops = {
         .name = "systemd",
         .caps = { .releases_jobs = false, .protects_units = true, .places_units = true },
@@ -939,6 +948,7 @@ static const struct backend_ops systemd_ops = {
         .class_remove = sysd_class_remove,
         .job_place_async = sysd_job_place_async,
         .job_place_cancel = sysd_job_place_cancel,
+        .job_freeze = sysd_job_freeze,
         .job_attach = sysd_job_attach,
         .when_answered = sysd_when_answered,
         .scan = sysd_scan,

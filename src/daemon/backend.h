@@ -84,6 +84,8 @@ struct backend_ops {
          * that is so already (fn is not called).  NULL where no write waits for another process to answer
          * (cgroupfs). */
         int (*when_answered)(struct backend *b, void (*fn)(void *userdata), void *userdata);
+        /* Freezes or thaws a job's own cgroup (path; unit: a unit placed by rule, else NULL). */
+        int (*job_freeze)(struct backend *b, const char *path, const char *unit, bool frozen);
         /* Moves more processes into a job's cgroup (path); *ret_moved of them moved. */
         int (*job_attach)(struct backend *b, const char *path, const pid_t *pids, size_t n, size_t *ret_moved);
         /* The jobs an earlier instance left. */

@@ -610,6 +610,10 @@ int cgroup_job_acquire(struct cgroup_engine *e, const char *class, const struct 
                 spath = mfree(spath);
                 dir = mfree(dir);
         }
+        /* A slot whose last job was frozen by an operator (pagewardenctl freeze) and then killed: the next
+         * job must not start frozen. */
+        if (e->features.freeze)
+                (void) cgroup_write_file(e, spath, "cgroup.freeze", "0");
         if (ret_fd) {
                 *ret_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 if (*ret_fd < 0) {

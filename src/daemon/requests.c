@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <inttypes.h>
 
+#include "jobctl.h"
 #include "log.h"
 #include "manager.h"
 #include "place.h"
@@ -91,6 +92,144 @@ static json_object *handle_reload(struct manager *m, uint64_t client, const stru
         return reloaded(m);
 }
 
+/* ---- stop, kill, freeze, thaw: root, or the job's own user ---- */
+
+#define PROCDIR "/proc"
+
+static json_object *job_answer(struct manager *m, struct job *j) {
+        json_object *o = ok_object();
+
+        json_object_object_add(o, "job", status_job_json(m, j));
+        return o;
+}
+
+static json_object *find_own_job(struct manager *m, const struct ucred *peer, const struct pw_request *req,
+                                 struct job **ret) {
+        json_object *o = find_job(m, peer, req->job, ret);
+
+        if (o)
+                return o;
+        if (peer->uid != 0 && (*ret)->uid != peer->uid)
+                return control_error("job %" PRIu64 " is uid %u's: only root and its own user may %s it", (*ret)->id,
+                                     (unsigned) (*ret)->uid, pw_command_to_string(req->command));
+        if ((*ret)->releasing)
+                return control_error("job %" PRIu64 " has ended", (*ret)->id);
+        return NULL;
+}
+
+/* SIGKILL for what a stop left, once JOBCTL_STOP_KILL_USEC has passed: the job is named by its id, which is
+ * never reused, so a job that ended meanwhile is not mistaken for another. */
+struct stop_timer {
+        struct manager *m;
+        uint64_t id;
+};
+
+static int on_stop_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
+        struct stop_timer *t = userdata;
+        struct job *j = jobs_find_id(&t->m->jobs, t->id);
+        unsigned n = 0;
+
+        if (j && !j->releasing && jobctl_signal(t->m->backend->engine, PROCDIR, j->path, SIGKILL, &n) >= 0 && n > 0)
+                action_log_add(&t->m->log, LOG_LEVEL_NOTICE,
+                               "Job %" PRIu64 " (%s): %u process%s left %u s after SIGTERM: SIGKILL sent", j->id,
+                               j->name, n, n == 1 ? "" : "es", (unsigned) (JOBCTL_STOP_KILL_USEC / 1000000));
+        return 0;
+}
+
+static void stop_timer_arm(struct manager *m, uint64_t id) {
+        _cleanup_(sd_event_source_unrefp) sd_event_source *s = NULL;
+        struct stop_timer *t = malloc(sizeof(*t));
+
+        if (!t)
+                return;
+        *t = (struct stop_timer){ .m = m, .id = id };
+        if (sd_event_add_time_relative(m->event, &s, CLOCK_MONOTONIC, JOBCTL_STOP_KILL_USEC, 0, on_stop_timeout, t) <
+                    0 ||
+            sd_event_source_set_destroy_callback(s, free) < 0) {
+                free(t);
+                return;
+        }
+        (void) sd_event_source_set_description(s, "job-stop");
+        (void) sd_event_source_set_floating(s, true); /* the loop owns it: freed once it has run, or at exit */
+}
+
+static json_object *handle_signal(struct manager *m, const struct ucred *peer, const struct pw_request *req) {
+        int sig = req->command == PW_CMD_STOP ? SIGTERM : req->signal;
+        json_object *o;
+        struct job *j;
+        unsigned n = 0;
+        char name[32];
+        int r;
+
+        o = find_own_job(m, peer, req, &j);
+        if (o)
+                return o;
+        /* A frozen process takes its SIGTERM only once thawed: stop thaws the job first. */
+        if (req->command == PW_CMD_STOP && jobctl_frozen(m->backend->engine, j->path) && m->backend->ops->job_freeze)
+                (void) m->backend->ops->job_freeze(m->backend, j->path, j->unit, false);
+        r = jobctl_signal(m->backend->engine, PROCDIR, j->path, sig, &n);
+        if (r < 0)
+                return control_error("cannot signal the processes of job %" PRIu64 ": %s", j->id, strerror(-r));
+        if (req->command == PW_CMD_STOP) {
+                (void) jobctl_signal(m->backend->engine, PROCDIR, j->path, SIGCONT,
+                                     &(unsigned){ 0 }); /* stopped ones too */
+                stop_timer_arm(m, j->id);
+        }
+        action_log_add(&m->log, LOG_LEVEL_INFO, "Job %" PRIu64 " (%s): %s sent to %u process%s by uid %u%s", j->id,
+                       j->name, jobctl_signal_name(sig, name, sizeof(name)), n, n == 1 ? "" : "es",
+                       (unsigned) peer->uid, req->command == PW_CMD_STOP ? " (stop)" : "");
+        o = job_answer(m, j);
+        json_object_object_add(o, "signal", json_object_new_string(name));
+        json_object_object_add(o, "signalled", json_object_new_int64(n));
+        return o;
+}
+
+/* A freeze or thaw that waits for systemd's answer: then the job's state says it. */
+struct freeze_answer {
+        struct manager *m;
+        uint64_t client, id;
+};
+
+static void on_freeze_answered(void *userdata) {
+        struct freeze_answer *a = userdata;
+        struct job *j = jobs_find_id(&a->m->jobs, a->id);
+
+        (void) control_reply(a->m->control, a->client,
+                             j ? job_answer(a->m, j) : control_error("job %" PRIu64 " has ended", a->id));
+        free(a);
+}
+
+static json_object *handle_freeze(struct manager *m, uint64_t client, const struct ucred *peer,
+                                  const struct pw_request *req) {
+        bool frozen = req->command == PW_CMD_FREEZE;
+        struct freeze_answer *a;
+        json_object *o;
+        struct job *j;
+        int r;
+
+        o = find_own_job(m, peer, req, &j);
+        if (o)
+                return o;
+        r = m->backend->ops->job_freeze ? m->backend->ops->job_freeze(m->backend, j->path, j->unit, frozen)
+                                        : -EOPNOTSUPP;
+        if (r == -EOPNOTSUPP)
+                return control_error("job %" PRIu64 " cannot be %s here (cgroup.freeze needs Linux 5.2)", j->id,
+                                     frozen ? "frozen" : "thawed");
+        if (r < 0)
+                return control_error("cannot %s job %" PRIu64 ": %s", pw_command_to_string(req->command), j->id,
+                                     strerror(-r));
+        action_log_add(&m->log, LOG_LEVEL_INFO, "Job %" PRIu64 " (%s) %s by uid %u", j->id, j->name,
+                       frozen ? "frozen" : "thawed", (unsigned) peer->uid);
+        a = malloc(sizeof(*a));
+        if (a) {
+                *a = (struct freeze_answer){ .m = m, .client = client, .id = j->id };
+                if (backend_when_answered(m->backend, on_freeze_answered, a) > 0)
+                        return CONTROL_LATER;
+                free(a);
+        }
+        return job_answer(m, j);
+}
+
 json_object *requests_handle(void *userdata, uint64_t client, const struct ucred *peer, const struct pw_request *req) {
         struct manager *m = userdata;
         json_object *o;
@@ -128,6 +267,12 @@ json_object *requests_handle(void *userdata, uint64_t client, const struct ucred
                 return place_run(m, client, peer, req);
         case PW_CMD_MOVE:
                 return place_move(m, client, peer, req);
+        case PW_CMD_STOP:
+        case PW_CMD_KILL:
+                return handle_signal(m, peer, req);
+        case PW_CMD_FREEZE:
+        case PW_CMD_THAW:
+                return handle_freeze(m, client, peer, req);
         default:
                 return control_error("unknown command");
         }

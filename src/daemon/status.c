@@ -3,6 +3,7 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include "jobctl.h"
 #include "status.h"
 #include "units.h"
 
@@ -106,7 +107,10 @@ json_object *status_job_json(struct manager *m, const struct job *j) {
         json_object_object_add(o, "memory_file", have ? json_object_new_uint64(s.memory_file) : NULL);
         json_object_object_add(o, "class_in_policy",
                                json_object_new_boolean(policy_find_class(&m->policy, j->class) != NULL));
-        json_object_object_add(o, "state", json_object_new_string(j->releasing ? "ending" : "running"));
+        json_object_object_add(o, "state",
+                               json_object_new_string(j->releasing                                 ? "ending"
+                                                      : jobctl_frozen(m->backend->engine, j->path) ? "frozen"
+                                                                                                   : "running"));
         json_object_object_add(o, "placed_by", j->by[0] ? json_object_new_string(j->by) : NULL);
         json_object_object_add(o, "unit", j->unit ? json_object_new_string(j->unit) : NULL);
         return o;

@@ -7,7 +7,8 @@
 
 static const char *const command_names[_PW_CMD_MAX] = {
         [PW_CMD_VERSION] = "version", [PW_CMD_STATUS] = "status", [PW_CMD_LIST] = "list", [PW_CMD_SHOW] = "show",
-        [PW_CMD_RELOAD] = "reload",   [PW_CMD_RUN] = "run",       [PW_CMD_MOVE] = "move",
+        [PW_CMD_RELOAD] = "reload",   [PW_CMD_RUN] = "run",       [PW_CMD_MOVE] = "move", [PW_CMD_STOP] = "stop",
+        [PW_CMD_KILL] = "kill",       [PW_CMD_FREEZE] = "freeze", [PW_CMD_THAW] = "thaw",
 };
 
 const char *pw_command_to_string(enum pw_command c) {
@@ -29,15 +30,24 @@ enum {
         F_PID = 1 << 3,
         F_PIDS = 1 << 4,
         F_TREE = 1 << 5,
+        F_SIGNAL = 1 << 6,
 };
 
 static const unsigned command_fields[_PW_CMD_MAX] = {
         [PW_CMD_SHOW] = F_JOB,
+        [PW_CMD_STOP] = F_JOB,
+        [PW_CMD_KILL] = F_JOB | F_SIGNAL,
+        [PW_CMD_FREEZE] = F_JOB,
+        [PW_CMD_THAW] = F_JOB,
         [PW_CMD_RUN] = F_CLASS | F_NAME | F_PID,
         [PW_CMD_MOVE] = F_CLASS | F_NAME | F_PIDS | F_TREE,
 };
 static const unsigned command_required[_PW_CMD_MAX] = {
         [PW_CMD_SHOW] = F_JOB,
+        [PW_CMD_STOP] = F_JOB,
+        [PW_CMD_KILL] = F_JOB | F_SIGNAL,
+        [PW_CMD_FREEZE] = F_JOB,
+        [PW_CMD_THAW] = F_JOB,
         [PW_CMD_RUN] = F_CLASS | F_PID,
         [PW_CMD_MOVE] = F_CLASS | F_PIDS,
 };
@@ -83,13 +93,14 @@ static int parse_fields(json_object *obj, struct pw_request *req, const char **r
 
                 if (streq(key, "command"))
                         continue;
-                f = streq(key, "class")  ? F_CLASS
-                    : streq(key, "name") ? F_NAME
-                    : streq(key, "job")  ? F_JOB
-                    : streq(key, "pid")  ? F_PID
-                    : streq(key, "pids") ? F_PIDS
-                    : streq(key, "tree") ? F_TREE
-                                         : 0;
+                f = streq(key, "class")    ? F_CLASS
+                    : streq(key, "name")   ? F_NAME
+                    : streq(key, "job")    ? F_JOB
+                    : streq(key, "pid")    ? F_PID
+                    : streq(key, "pids")   ? F_PIDS
+                    : streq(key, "tree")   ? F_TREE
+                    : streq(key, "signal") ? F_SIGNAL
+                                           : 0;
                 if (!(f & command_fields[cmd])) {
                         *ret_error = "the request has a field its command does not take";
                         return -EINVAL;
@@ -135,6 +146,14 @@ static int parse_fields(json_object *obj, struct pw_request *req, const char **r
                         req->n_pids = n;
                         break;
                 }
+                case F_SIGNAL:
+                        if (!json_object_is_type(val, json_type_int) || json_object_get_int64(val) < 1 ||
+                            json_object_get_int64(val) > 64) {
+                                *ret_error = "\"signal\" is not a signal number (1 to 64)";
+                                return -EINVAL;
+                        }
+                        req->signal = (int) json_object_get_int64(val);
+                        break;
                 case F_TREE:
                         if (!json_object_is_type(val, json_type_boolean)) {
                                 *ret_error = "\"tree\" must be true or false";
@@ -214,6 +233,8 @@ char *protocol_format_request(const struct pw_request *req) {
                 json_object_object_add(obj, "job", json_object_new_string(req->job));
         if (command_fields[req->command] & F_PID)
                 json_object_object_add(obj, "pid", json_object_new_int64(req->pid));
+        if (command_fields[req->command] & F_SIGNAL)
+                json_object_object_add(obj, "signal", json_object_new_int64(req->signal));
         if (command_fields[req->command] & F_PIDS) {
                 json_object *a = json_object_new_array();
 

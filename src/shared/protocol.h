@@ -47,6 +47,10 @@ enum pw_command {
         PW_CMD_RELOAD,
         PW_CMD_RUN,
         PW_CMD_MOVE,
+        PW_CMD_STOP,   /* SIGTERM to a job's processes (thawed first), SIGKILL to what is left after a while */
+        PW_CMD_KILL,   /* a signal to a job's processes */
+        PW_CMD_FREEZE, /* a job's cgroup frozen, until thawed */
+        PW_CMD_THAW,
         _PW_CMD_MAX,
 };
 
@@ -54,7 +58,8 @@ struct pw_request {
         enum pw_command command;
         char class[POLICY_NAME_MAX + 1];
         char name[POLICY_NAME_MAX + 1]; /* run, move: optional job name */
-        char job[POLICY_NAME_MAX + 1];  /* show: id or name */
+        char job[POLICY_NAME_MAX + 1];  /* show, stop, kill, freeze, thaw: id or name */
+        int signal;                     /* kill: 1 to 64 */
         pid_t pid;                      /* run */
         pid_t pids[PROTOCOL_MAX_PIDS];  /* move */
         size_t n_pids;

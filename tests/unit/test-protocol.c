@@ -25,6 +25,16 @@ START_TEST(test_protocol_valid) {
         ck_assert(req.tree);
         ck_assert_int_eq(parse("{\"command\":\"show\",\"job\":\"17\"}", &req, &why), 0);
         ck_assert_str_eq(req.job, "17");
+        ck_assert_int_eq(parse("{\"command\":\"kill\",\"job\":\"nightly\",\"signal\":10}", &req, &why), 0);
+        ck_assert_int_eq(req.command, PW_CMD_KILL);
+        ck_assert_str_eq(req.job, "nightly");
+        ck_assert_int_eq(req.signal, 10);
+        ck_assert_int_eq(parse("{\"command\":\"freeze\",\"job\":\"3\"}", &req, &why), 0);
+        ck_assert_int_eq(req.command, PW_CMD_FREEZE);
+        ck_assert_int_eq(parse("{\"command\":\"thaw\",\"job\":\"3\"}", &req, &why), 0);
+        ck_assert_int_eq(req.command, PW_CMD_THAW);
+        ck_assert_int_eq(parse("{\"command\":\"stop\",\"job\":\"3\"}", &req, &why), 0);
+        ck_assert_int_eq(req.command, PW_CMD_STOP);
 }
 END_TEST
 
@@ -53,6 +63,12 @@ static const struct {
           "\"pids\" holds something that is not a process id" },
         { "{\"command\":\"move\",\"class\":\"b\",\"pids\":[5],\"tree\":1}", "\"tree\" must be true or false" },
         { "{\"command\":\"show\",\"job\":{\"a\":[[[[[[[[[[1]]]]]]]]]]}}", "request is not valid JSON" },
+        { "{\"command\":\"kill\",\"job\":\"3\"}", "the request lacks a field its command needs" },
+        { "{\"command\":\"kill\",\"job\":\"3\",\"signal\":0}", "\"signal\" is not a signal number (1 to 64)" },
+        { "{\"command\":\"kill\",\"job\":\"3\",\"signal\":65}", "\"signal\" is not a signal number (1 to 64)" },
+        { "{\"command\":\"kill\",\"job\":\"3\",\"signal\":\"TERM\"}", "\"signal\" is not a signal number (1 to 64)" },
+        { "{\"command\":\"stop\",\"job\":\"3\",\"signal\":9}", "the request has a field its command does not take" },
+        { "{\"command\":\"freeze\"}", "the request lacks a field its command needs" },
         /* json-c cuts strings and keys at an escaped NUL: "backup\u0000x" would be read as "backup". */
         { "{\"command\":\"run\",\"class\":\"backup\\u0000x\",\"pid\":5}", "request contains a NUL byte" },
         { "{\"command\":\"status\\u0000\"}", "request contains a NUL byte" },
@@ -214,6 +230,15 @@ START_TEST(test_protocol_roundtrip) {
         ck_assert_str_eq(b.name, "x");
         ck_assert_uint_eq(b.n_pids, 2);
         ck_assert(b.tree);
+        free(s);
+
+        a = (struct pw_request){ .command = PW_CMD_KILL, .job = "nightly", .signal = 1 };
+        s = protocol_format_request(&a);
+        ck_assert_ptr_nonnull(s);
+        ck_assert_int_eq(protocol_parse_request(s, strlen(s) - 1, &b, &why), 0);
+        ck_assert_int_eq(b.command, PW_CMD_KILL);
+        ck_assert_str_eq(b.job, "nightly");
+        ck_assert_int_eq(b.signal, 1);
         free(s);
 }
 END_TEST

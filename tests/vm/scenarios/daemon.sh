@@ -138,6 +138,51 @@ pwload as-user 1000 pagewardenctl reload 2>/dev/null
 expect_eq "a user cannot reload" "$?" 1
 kill $ROOTPID
 
+# The job verbs: freeze, thaw, kill, stop (SIGKILL 10 s after SIGTERM for what ignores it); root or the
+# job's own user only.
+job_cgroup() { pagewardenctl status --json | jq -r --arg n "$1" '.jobs[] | select(.name == $n) | .cgroup'; }
+job_gone_ms() { # job_gone_ms NAME: milliseconds until no job has that name (-1 after 20 s)
+	t0=$(uptime_ms)
+	while [ "$(uptime_ms)" -lt $((t0 + 20000)) ]; do
+		[ -z "$(job_cgroup "$1")" ] && { echo $(($(uptime_ms) - t0)); return; }
+		sleep 0.1
+	done
+	echo -1
+}
+pagewardenctl run --job backup --name stubborn -- sh -c 'trap "" TERM; exec pwload sleep 300' &
+pagewardenctl run --job backup --name plain -- pwload sleep 300 &
+pwload as-user 1000 pagewardenctl run --job shared --name mine -- pwload sleep 300 &
+sleep 1
+JC=$CG$(job_cgroup stubborn)
+out=$(pagewardenctl freeze stubborn)
+expect_eq "freeze answers with the job's state" "$(echo "$out" | sed 's/^job [0-9]* //')" "(stubborn): frozen"
+expect_eq "the job's cgroup is frozen" "$(cat $JC/cgroup.freeze)" 1
+check "show says so" sh -c "pagewardenctl show stubborn | grep -q 'state: *frozen'"
+pwload as-user 1000 pagewardenctl thaw stubborn 2>/tmp/err
+expect_eq "another user may not thaw root's job" "$?" 1
+check "and is told why" grep -q "only root and its own user may thaw it" /tmp/err
+expect_eq "it stays frozen" "$(cat $JC/cgroup.freeze)" 1
+pagewardenctl thaw stubborn >/dev/null
+expect_eq "thaw lets it go on" "$(cat $JC/cgroup.freeze)" 0
+check "a user may freeze their own job" pwload as-user 1000 pagewardenctl freeze mine
+out=$(pwload as-user 1000 pagewardenctl kill --signal KILL mine)
+expect_eq "and kill it" "$(echo "$out" | sed 's/ of job .*//')" "SIGKILL sent to 1 process"
+expect_between "a frozen job killed ends (ms)" "$(job_gone_ms mine)" 0 5000
+timeout 10 pwload as-user 1000 pagewardenctl run --job shared -- true
+expect_eq "the next job in its slot does not start frozen" "$?" 0
+pagewardenctl freeze plain >/dev/null
+pagewardenctl stop plain >/dev/null
+expect_between "stop thaws a frozen job first: it ends at its SIGTERM (ms)" "$(job_gone_ms plain)" 0 5000
+out=$(pagewardenctl stop stubborn)
+expect_eq "stop sends SIGTERM" "$(echo "$out" | sed 's/ of job .*//')" "SIGTERM sent to 1 process"
+ms=$(job_gone_ms stubborn)
+expect_between "a job that ignores SIGTERM gets SIGKILL 10 s later (ms after the stop)" "$ms" 8000 16000
+check "and the daemon says so" grep -q "(stubborn): 1 process left 10 s after SIGTERM: SIGKILL sent" /tmp/daemon.log
+pagewardenctl kill --signal NOSUCH 1 2>/dev/null
+expect_eq "an unknown signal is a usage error" "$?" 2
+pagewardenctl stop nosuchjob 2>/tmp/err
+expect_eq "stop of a job that does not exist fails" "$?" 1
+
 # Bad clients: garbage, oversized, unknown commands, stalls; others are served meanwhile.
 out=$(pwload sock $SOCK 'garbage
 ')
