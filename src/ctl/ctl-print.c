@@ -672,6 +672,11 @@ int ctl_print_show(FILE *f, json_object *resp) {
         table_add(&t, "memory:");
         table_addf(&t, "%s (page cache %s)", fmt_size(field(j, "memory_current"), a),
                    fmt_size(field(j, "memory_file"), b));
+        if (field(j, "memory_high") || field(j, "memory_max")) {
+                table_add(&t, "job limits:");
+                table_addf(&t, "memory.high %s, memory.max %s", fmt_size(field(j, "memory_high"), a),
+                           fmt_size(field(j, "memory_max"), b));
+        }
         return table_print(f, &t, "  ");
 }
 

@@ -155,7 +155,11 @@ static double msec_since(const struct timespec *t0) {
 /* Sends the request for pid; on failure, says why and that the command was not run. */
 static int place(const struct ctl_run_options *o, int fd, pid_t pid, int sfd, struct ctl_response *resp,
                  int *ret_signal) {
-        struct pw_request req = { .command = PW_CMD_RUN, .pid = pid };
+        struct pw_request req = { .command = PW_CMD_RUN,
+                                  .pid = pid,
+                                  .memory_high = o->memory_high,
+                                  .memory_max = o->memory_max,
+                                  .memory_swap_max = o->memory_swap_max };
         _cleanup_free_ char *suffix = NULL;
         int r;
 

@@ -8,6 +8,7 @@
  */
 
 #include <stdbool.h>
+#include <stdint.h>
 
 /* Exit statuses of run besides the command's own, as env(1) and nice(1) use them. */
 enum {
@@ -23,9 +24,10 @@ struct ctl_run_options {
         /* When the daemon is not running: run the command unmanaged (CTL_FALLBACK_YES), do not
          * (_NO), or as run_fallback in the settings file config says (_SETTING). */
         enum { CTL_FALLBACK_SETTING, CTL_FALLBACK_NO, CTL_FALLBACK_YES } fallback;
-        const char *config; /* the settings file, for _SETTING */
-        bool verbose;       /* print the job and the placement latency on stderr */
-        char **argv;        /* the command and its arguments, NULL-terminated */
+        const char *config;                                /* the settings file, for _SETTING */
+        uint64_t memory_high, memory_max, memory_swap_max; /* --property: the job's own (0: the class's) */
+        bool verbose;                                      /* print the job and the placement latency on stderr */
+        char **argv;                                       /* the command and its arguments, NULL-terminated */
 };
 
 /*

@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +62,8 @@ static void help(FILE *f) {
                 "Control the pagewarden daemon and validate its policy files.\n"
                 "\n"
                 "Commands:\n"
-                "  run --job CLASS [--name NAME] [--[no-]fallback] [-v] [--] COMMAND [ARGS...]\n"
+                "  run --job CLASS [--name NAME] [-p KEY=VALUE]... [--[no-]fallback] [-v]\n"
+                "      [--] COMMAND [ARGS...]\n"
                 "                      Run COMMAND in a new job of class CLASS: it starts\n"
                 "                      only once it is in the job's cgroup\n"
                 "  move --job CLASS [--name NAME] [--tree] PID...\n"
@@ -103,6 +105,9 @@ static void help(FILE *f) {
                 "Options of run:\n"
                 "      --job CLASS     The job class (required)\n"
                 "      --name NAME     A name for the job\n"
+                "  -p, --property KEY=VALUE\n"
+                "                      The job's own MemoryHigh, MemoryMax or MemorySwapMax,\n"
+                "                      at most what the class gives each job\n"
                 "      --fallback      Run COMMAND outside any job if pagewardend is not running\n"
                 "      --no-fallback   Do not (the default, unless the settings file says\n"
                 "                      run_fallback: true)\n"
@@ -635,6 +640,47 @@ static int cmd_move(int argc, char *argv[]) {
         return request(&req, ctl_print_moved);
 }
 
+/*
+ * run --property KEY=VALUE: one of the job's own memory limits, in systemd-run's words (MemoryHigh,
+ * MemoryMax, MemorySwapMax) or the policy's (memory.high, memory.max, memory.swap_max); -1 if valid, else
+ * an exit status.  The daemon refuses a value above what the class gives each job.
+ */
+static int parse_property(const char *arg, struct ctl_run_options *o) {
+        static const struct {
+                const char *systemd, *policy;
+                size_t offset;
+        } keys[] = {
+                { "MemoryHigh", "memory.high", offsetof(struct ctl_run_options, memory_high) },
+                { "MemoryMax", "memory.max", offsetof(struct ctl_run_options, memory_max) },
+                { "MemorySwapMax", "memory.swap_max", offsetof(struct ctl_run_options, memory_swap_max) },
+        };
+        const char *eq = strchr(arg, '='), *e;
+        struct policy_context ctx;
+        uint64_t v;
+
+        if (!eq)
+                return run_usage_error("run: --property %s: expected KEY=VALUE, such as MemoryHigh=256M", arg);
+        for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
+                size_t n = (size_t) (eq - arg);
+
+                if ((strlen(keys[i].systemd) != n || strncmp(arg, keys[i].systemd, n) != 0) &&
+                    (strlen(keys[i].policy) != n || strncmp(arg, keys[i].policy, n) != 0))
+                        continue;
+                if (policy_context_default(&ctx) < 0)
+                        ctx.ram_bytes = 0;
+                if (units_parse_size(eq + 1, ctx.ram_bytes, &v, &e) < 0)
+                        return run_usage_error("run: --property %s: %s", arg, e);
+                if (v == UNITS_MAX || v == 0)
+                        return run_usage_error(
+                                "run: --property %s: give a size above 0 (a property may only "
+                                "tighten the class's limits)",
+                                arg);
+                *(uint64_t *) ((char *) o + keys[i].offset) = v;
+                return -1;
+        }
+        return run_usage_error("run: --property %s: unknown property (MemoryHigh, MemoryMax or MemorySwapMax)", arg);
+}
+
 static int cmd_run(int argc, char *argv[]) {
         /* clang-format off */
         static const struct option options[] = {
@@ -643,6 +689,7 @@ static int cmd_run(int argc, char *argv[]) {
                 { "fallback", no_argument, NULL, ARG_FALLBACK },
                 { "no-fallback", no_argument, NULL, ARG_NO_FALLBACK },
                 { "verbose", no_argument, NULL, 'v' },
+                { "property", required_argument, NULL, 'p' },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
@@ -652,8 +699,12 @@ static int cmd_run(int argc, char *argv[]) {
 
         optind = 0;
         /* "+": the options end at COMMAND, whose own options are not ours. */
-        while ((c = getopt_long(argc, argv, "+hv", options, NULL)) >= 0)
+        while ((c = getopt_long(argc, argv, "+hvp:", options, NULL)) >= 0)
                 switch (c) {
+                case 'p':
+                        if ((r = parse_property(optarg, &o)) >= 0)
+                                return r;
+                        break;
                 case ARG_JOB:
                         o.class = optarg;
                         break;

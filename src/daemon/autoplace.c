@@ -199,7 +199,7 @@ static void place(struct autoplace *a, struct candidate *c, const struct rules_p
         job_name(p->exe, p->cmdline, pp->name, sizeof(pp->name));
         if (rules_describe(m, pp->by, sizeof(pp->by)) < 0)
                 snprintf(pp->by, sizeof(pp->by), "rule %s (%s:%u)", m->kind, m->class->source, m->rule->line);
-        r = jobs_place_async(a->jobs, m->class, pp->name, p->uid, pp->by, c->pid, on_placed, pp);
+        r = jobs_place_async(a->jobs, m->class, NULL, pp->name, p->uid, pp->by, c->pid, on_placed, pp);
         if (r < 0) {
                 action_log_add(a->log, LOG_LEVEL_WARNING, "Cannot place process %d (%s) by %s: %s", (int) c->pid,
                                pp->name, pp->by, strerror(-r));

@@ -736,7 +736,7 @@ int cgroup_job_read(struct cgroup_engine *e, const char *path, struct cgroup_job
         _cleanup_free_ char *procs = NULL;
         int r;
 
-        *ret = (struct cgroup_job_state){};
+        *ret = (struct cgroup_job_state){ .memory_high = UNITS_MAX, .memory_max = UNITS_MAX };
         r = read_populated(e, path, &ret->populated);
         if (r < 0)
                 return r;
@@ -748,6 +748,9 @@ int cgroup_job_read(struct cgroup_engine *e, const char *path, struct cgroup_job
         r = cgroup_read_u64(e, path, "memory.current", &ret->memory_current);
         if (r < 0)
                 return r;
+        /* Optional: a systemd scope without limits of its own has no memory controller. */
+        (void) cgroup_read_u64(e, path, "memory.high", &ret->memory_high);
+        (void) cgroup_read_u64(e, path, "memory.max", &ret->memory_max);
         return read_keyed(e, path, "memory.stat", "file", &ret->memory_file);
 }
 

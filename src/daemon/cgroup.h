@@ -131,6 +131,7 @@ struct cgroup_job_state {
         bool populated;
         unsigned n_procs;
         uint64_t memory_current, memory_file; /* file: its page cache */
+        uint64_t memory_high, memory_max;     /* its own limits (UNITS_MAX: none, or not there) */
 };
 int cgroup_job_read(struct cgroup_engine *e, const char *path, struct cgroup_job_state *ret);
 

@@ -347,8 +347,8 @@ static int on_placed_now(sd_event_source *s, void *userdata) {
         return 0;
 }
 
-int jobs_place_async(struct jobs *js, const struct pw_job_class *c, const char *name, uid_t uid, const char *by,
-                     pid_t pid, jobs_placed_fn fn, void *userdata) {
+int jobs_place_async(struct jobs *js, const struct pw_job_class *c, const struct pw_job_limits *limits,
+                     const char *name, uid_t uid, const char *by, pid_t pid, jobs_placed_fn fn, void *userdata) {
         const struct backend_ops *ops = js->backend->ops;
         struct job_placing *pl;
         int r;
@@ -370,12 +370,13 @@ int jobs_place_async(struct jobs *js, const struct pw_job_class *c, const char *
         snprintf(pl->label.by, sizeof(pl->label.by), "%s", strempty(by));
         snprintf(pl->class, sizeof(pl->class), "%s", c->name);
         if (ops->job_place_async)
-                r = ops->job_place_async(js->backend, c->name, &c->per_job, &pl->label, pid, on_backend_placed, pl,
-                                         &pl->bp);
+                r = ops->job_place_async(js->backend, c->name, limits ?: &c->per_job, &pl->label, pid,
+                                         on_backend_placed, pl, &pl->bp);
         else {
                 size_t moved = 0;
 
-                pl->r = ops->job_place(js->backend, c->name, &c->per_job, &pl->label, &pid, 1, &moved, &pl->path);
+                pl->r = ops->job_place(js->backend, c->name, limits ?: &c->per_job, &pl->label, &pid, 1, &moved,
+                                       &pl->path);
                 r = sd_event_add_defer(js->event, &pl->defer, on_placed_now, pl);
                 if (r >= 0)
                         (void) sd_event_source_set_priority(pl->defer, SD_EVENT_PRIORITY_IMPORTANT);

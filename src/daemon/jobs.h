@@ -71,11 +71,12 @@ unsigned jobs_in_class(const struct jobs *js, const char *class);
 
 /* The end of a placement: r, and the new job (NULL on error). */
 typedef void (*jobs_placed_fn)(void *userdata, int r, struct job *j);
-/* A new job of class c for uid holding pid; by says how it was placed ("run", "move", a rule).  The loop does
- * not wait: fn comes later, once (never before this returns 0; not at all if this fails); with -ECANCELED
- * from jobs_done() if the daemon stops first. */
-int jobs_place_async(struct jobs *js, const struct pw_job_class *c, const char *name, uid_t uid, const char *by,
-                     pid_t pid, jobs_placed_fn fn, void *userdata);
+/* A new job of class c for uid holding pid; by says how it was placed ("run", "move", a rule); limits: the
+ * job's own (NULL: what the class gives each job).  The loop does not wait: fn comes later, once (never
+ * before this returns 0; not at all if this fails); with -ECANCELED from jobs_done() if the daemon stops
+ * first. */
+int jobs_place_async(struct jobs *js, const struct pw_job_class *c, const struct pw_job_limits *limits,
+                     const char *name, uid_t uid, const char *by, pid_t pid, jobs_placed_fn fn, void *userdata);
 /* The placements userdata asked for go on without it: their jobs are made, fn is not called. */
 void jobs_place_forget(struct jobs *js, void *userdata);
 /* Is pid being placed? */

@@ -10,6 +10,7 @@
 #include "proc.h"
 #include "status.h"
 #include "targets.h"
+#include "units.h"
 
 #define PROCDIR "/proc"
 
@@ -151,8 +152,43 @@ static void on_run_placed(void *userdata, int r, struct job *j) {
         free(run);
 }
 
+/*
+ * The job's own limits: what the class gives each job, tightened by the request's (run --property).  A
+ * request may only tighten, whoever sends it: loosening is the policy's business.
+ */
+static json_object *job_limits(const struct pw_job_class *c, const struct pw_request *req, struct pw_job_limits *ret) {
+        const struct {
+                const char *name;
+                uint64_t asked, per_job;
+                uint64_t *dst;
+        } l[] = {
+                { "memory.high", req->memory_high, c->per_job.memory_high, &ret->memory_high },
+                { "memory.max", req->memory_max, c->per_job.memory_max, &ret->memory_max },
+                { "memory.swap.max", req->memory_swap_max, c->per_job.memory_swap_max, &ret->memory_swap_max },
+        };
+
+        *ret = c->per_job;
+        for (size_t i = 0; i < ELEMENTSOF(l); i++) {
+                char a[32], b[32];
+
+                if (l[i].asked == 0)
+                        continue;
+                if (l[i].asked > l[i].per_job) {
+                        units_format_human(l[i].asked, a, sizeof(a));
+                        units_format_human(l[i].per_job, b, sizeof(b));
+                        return control_error(
+                                "a job's %s of %s is above the %s class %s gives each job: --property "
+                                "may only tighten (loosening is the policy's per_job:)",
+                                l[i].name, a, b, c->name);
+                }
+                *l[i].dst = l[i].asked;
+        }
+        return NULL;
+}
+
 json_object *place_run(struct manager *m, uint64_t client, const struct ucred *peer, const struct pw_request *req) {
         _cleanup_(context_done) struct context x = {};
+        struct pw_job_limits limits;
         _cleanup_(targets_done) struct targets t = {};
         const struct pw_job_class *c;
         struct run *run;
@@ -161,6 +197,8 @@ json_object *place_run(struct manager *m, uint64_t client, const struct ucred *p
         int r;
 
         err = check_request(m, peer->uid, req, &c);
+        if (!err)
+                err = job_limits(c, req, &limits);
         if (err)
                 return err;
         if (context_init(m, peer, true, &x) < 0)
@@ -174,7 +212,7 @@ json_object *place_run(struct manager *m, uint64_t client, const struct ucred *p
                 return control_error("out of memory");
         *run = (struct run){ .m = m, .client = client, .pid = req->pid };
         snprintf(run->class, sizeof(run->class), "%s", c->name);
-        r = jobs_place_async(&m->jobs, c, req->name, peer->uid, "run", req->pid, on_run_placed, run);
+        r = jobs_place_async(&m->jobs, c, &limits, req->name, peer->uid, "run", req->pid, on_run_placed, run);
         if (r < 0) {
                 free(run);
                 return control_error("cannot place process %d in class %s: %s", (int) req->pid, c->name, strerror(-r));
@@ -312,8 +350,8 @@ static int step_place(struct move *mv, char *why, size_t len) {
         }
         /* The job with its first process; the rest follow in slices once it is there. */
         if (r >= 0)
-                r = jobs_place_async(&mv->m->jobs, c, mv->req.name, mv->uid, "move", mv->pending[0], on_move_placed,
-                                     mv);
+                r = jobs_place_async(&mv->m->jobs, c, NULL, mv->req.name, mv->uid, "move", mv->pending[0],
+                                     on_move_placed, mv);
         if (r < 0) {
                 snprintf(why, len, "cannot move the processes into class %s: %s", c->name, strerror(-r));
                 return r;

@@ -105,6 +105,8 @@ json_object *status_job_json(struct manager *m, const struct job *j) {
         json_object_object_add(o, "pids", have ? json_object_new_int64(s.n_procs) : NULL);
         json_object_object_add(o, "memory_current", have ? json_object_new_uint64(s.memory_current) : NULL);
         json_object_object_add(o, "memory_file", have ? json_object_new_uint64(s.memory_file) : NULL);
+        json_object_object_add(o, "memory_high", have ? limit_json(s.memory_high) : NULL);
+        json_object_object_add(o, "memory_max", have ? limit_json(s.memory_max) : NULL);
         json_object_object_add(o, "class_in_policy",
                                json_object_new_boolean(policy_find_class(&m->policy, j->class) != NULL));
         json_object_object_add(o, "state",

@@ -31,6 +31,7 @@ enum {
         F_PIDS = 1 << 4,
         F_TREE = 1 << 5,
         F_SIGNAL = 1 << 6,
+        F_LIMITS = 1 << 7, /* memory_high, memory_max, memory_swap_max */
 };
 
 static const unsigned command_fields[_PW_CMD_MAX] = {
@@ -39,7 +40,7 @@ static const unsigned command_fields[_PW_CMD_MAX] = {
         [PW_CMD_KILL] = F_JOB | F_SIGNAL,
         [PW_CMD_FREEZE] = F_JOB,
         [PW_CMD_THAW] = F_JOB,
-        [PW_CMD_RUN] = F_CLASS | F_NAME | F_PID,
+        [PW_CMD_RUN] = F_CLASS | F_NAME | F_PID | F_LIMITS,
         [PW_CMD_MOVE] = F_CLASS | F_NAME | F_PIDS | F_TREE,
 };
 static const unsigned command_required[_PW_CMD_MAX] = {
@@ -93,14 +94,15 @@ static int parse_fields(json_object *obj, struct pw_request *req, const char **r
 
                 if (streq(key, "command"))
                         continue;
-                f = streq(key, "class")    ? F_CLASS
-                    : streq(key, "name")   ? F_NAME
-                    : streq(key, "job")    ? F_JOB
-                    : streq(key, "pid")    ? F_PID
-                    : streq(key, "pids")   ? F_PIDS
-                    : streq(key, "tree")   ? F_TREE
-                    : streq(key, "signal") ? F_SIGNAL
-                                           : 0;
+                f = streq(key, "class")                                                                      ? F_CLASS
+                    : streq(key, "name")                                                                     ? F_NAME
+                    : streq(key, "job")                                                                      ? F_JOB
+                    : streq(key, "pid")                                                                      ? F_PID
+                    : streq(key, "pids")                                                                     ? F_PIDS
+                    : streq(key, "tree")                                                                     ? F_TREE
+                    : streq(key, "signal")                                                                   ? F_SIGNAL
+                    : streq(key, "memory_high") || streq(key, "memory_max") || streq(key, "memory_swap_max") ? F_LIMITS
+                                                                                                             : 0;
                 if (!(f & command_fields[cmd])) {
                         *ret_error = "the request has a field its command does not take";
                         return -EINVAL;
@@ -154,6 +156,20 @@ static int parse_fields(json_object *obj, struct pw_request *req, const char **r
                         }
                         req->signal = (int) json_object_get_int64(val);
                         break;
+                case F_LIMITS: {
+                        uint64_t *dst = streq(key, "memory_high")  ? &req->memory_high
+                                        : streq(key, "memory_max") ? &req->memory_max
+                                                                   : &req->memory_swap_max;
+
+                        /* A size in bytes, at least 1 (0 means not given); json-c reads larger ones as INT64_MAX. */
+                        if (!json_object_is_type(val, json_type_int) || json_object_get_int64(val) < 1 ||
+                            json_object_get_int64(val) == INT64_MAX) {
+                                *ret_error = "a job's memory limit must be a number of bytes";
+                                return -EINVAL;
+                        }
+                        *dst = (uint64_t) json_object_get_int64(val);
+                        break;
+                }
                 case F_TREE:
                         if (!json_object_is_type(val, json_type_boolean)) {
                                 *ret_error = "\"tree\" must be true or false";
@@ -233,6 +249,12 @@ char *protocol_format_request(const struct pw_request *req) {
                 json_object_object_add(obj, "job", json_object_new_string(req->job));
         if (command_fields[req->command] & F_PID)
                 json_object_object_add(obj, "pid", json_object_new_int64(req->pid));
+        if ((command_fields[req->command] & F_LIMITS) && req->memory_high)
+                json_object_object_add(obj, "memory_high", json_object_new_int64((int64_t) req->memory_high));
+        if ((command_fields[req->command] & F_LIMITS) && req->memory_max)
+                json_object_object_add(obj, "memory_max", json_object_new_int64((int64_t) req->memory_max));
+        if ((command_fields[req->command] & F_LIMITS) && req->memory_swap_max)
+                json_object_object_add(obj, "memory_swap_max", json_object_new_int64((int64_t) req->memory_swap_max));
         if (command_fields[req->command] & F_SIGNAL)
                 json_object_object_add(obj, "signal", json_object_new_int64(req->signal));
         if (command_fields[req->command] & F_PIDS) {

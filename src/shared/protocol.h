@@ -60,8 +60,10 @@ struct pw_request {
         char name[POLICY_NAME_MAX + 1]; /* run, move: optional job name */
         char job[POLICY_NAME_MAX + 1];  /* show, stop, kill, freeze, thaw: id or name */
         int signal;                     /* kill: 1 to 64 */
-        pid_t pid;                      /* run */
-        pid_t pids[PROTOCOL_MAX_PIDS];  /* move */
+        /* run --property: this job's own limits, tighter than the class gives each job (0: not given) */
+        uint64_t memory_high, memory_max, memory_swap_max;
+        pid_t pid;                     /* run */
+        pid_t pids[PROTOCOL_MAX_PIDS]; /* move */
         size_t n_pids;
         bool tree; /* move: descendants too */
 };

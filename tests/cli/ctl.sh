@@ -35,6 +35,15 @@ expect_in "$ERR" "run: invalid job name 'bad name'" "the bad job name is named"
 run "$CTL" run --job backup --frobnicate -- true
 expect_status 125 "run with an unknown option is a usage error"
 
+run "$CTL" run --job backup -p MemoryHigh -- true
+expect_status 125 "run --property without '=' is a usage error"
+run "$CTL" run --job backup -p CPUWeight=10 -- true
+expect_status 125 "run --property with an unknown key is a usage error"
+expect_in "$ERR" "unknown property (MemoryHigh, MemoryMax or MemorySwapMax)" "and names the ones there are"
+run "$CTL" run --job backup -p MemoryMax=12Q -- true
+expect_status 125 "run --property with a bad size is a usage error"
+run "$CTL" run --job backup -p MemoryMax=max -- true
+expect_status 125 "run --property MemoryMax=max is refused (it could only loosen)"
 run "$CTL" move --job backup
 expect_status 2 "move without pids is a usage error"
 expect_in "$ERR" "move: missing PID" "move without pids says so"

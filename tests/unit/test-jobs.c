@@ -101,6 +101,7 @@ struct slow {
         backend_placed_fn done;
         void *done_userdata;
         unsigned started, cancelled;
+        struct pw_job_limits limits; /* of the last placement */
 };
 
 static int slow_place_async(struct backend *b, const char *class, const struct pw_job_limits *limits,
@@ -109,6 +110,7 @@ static int slow_place_async(struct backend *b, const char *class, const struct p
         struct slow *s = (struct slow *) b;
 
         s->started++;
+        s->limits = *limits;
         s->done = done;
         s->done_userdata = userdata;
         *ret = (struct backend_placing *) s; /* any handle */
@@ -139,7 +141,8 @@ static void on_placed(void *userdata, int r, struct job *j) {
 
 START_TEST(test_jobs_place_async) {
         _cleanup_(sd_event_unrefp) sd_event *event = NULL;
-        struct pw_job_class class = { .name = (char *) "backup" };
+        struct pw_job_class class = { .name = (char *) "backup", .per_job = { 1, 2, 3 } };
+        struct pw_job_limits own = { 10, 20, 30 };
         struct slow s = { .b.ops = &slow_ops };
         struct action_log log = {};
         struct seen seen = {};
@@ -153,8 +156,9 @@ START_TEST(test_jobs_place_async) {
         jobs_init(&js, event, &s.b, &log, on_changed, &seen);
 
         /* Asked: nothing yet, the caller is not held, the process is known to be under way. */
-        ck_assert_int_eq(jobs_place_async(&js, &class, "dump", 0, "run", 4242, on_placed, &first), 0);
+        ck_assert_int_eq(jobs_place_async(&js, &class, NULL, "dump", 0, "run", 4242, on_placed, &first), 0);
         ck_assert_uint_eq(s.started, 1);
+        ck_assert_uint_eq(s.limits.memory_max, 2); /* the class's per-job limits */
         run_for(event, 20);
         ck_assert_uint_eq(first.calls, 0);
         ck_assert_uint_eq(js.n, 0);
@@ -171,16 +175,18 @@ START_TEST(test_jobs_place_async) {
         ck_assert_uint_eq(seen.started, 1);
 
         /* A failure: no job, the error to the caller; the next placement has an id of its own. */
-        ck_assert_int_eq(jobs_place_async(&js, &class, "dump", 0, "run", 4243, on_placed, &second), 0);
+        ck_assert_int_eq(jobs_place_async(&js, &class, &own, "dump", 0, "run", 4243, on_placed, &second), 0);
+        ck_assert_uint_eq(s.limits.memory_high, 10); /* its own (run --property) */
+        ck_assert_uint_eq(s.limits.memory_swap_max, 30);
         s.done(s.done_userdata, -EIO, NULL);
         ck_assert_uint_eq(second.calls, 1);
         ck_assert_int_eq(second.r, -EIO);
         ck_assert_uint_eq(js.n, 1);
 
         /* A caller that went away is not called; the daemon stopping cancels what is under way. */
-        ck_assert_int_eq(jobs_place_async(&js, &class, "dump", 0, "run", 4244, on_placed, &third), 0);
+        ck_assert_int_eq(jobs_place_async(&js, &class, NULL, "dump", 0, "run", 4244, on_placed, &third), 0);
         jobs_place_forget(&js, &third);
-        ck_assert_int_eq(jobs_place_async(&js, &class, "dump", 0, "run", 4245, on_placed, &second), 0);
+        ck_assert_int_eq(jobs_place_async(&js, &class, NULL, "dump", 0, "run", 4245, on_placed, &second), 0);
         jobs_done(&js);
         ck_assert_uint_eq(s.cancelled, 2);
         ck_assert_uint_eq(third.calls, 0);

@@ -17,6 +17,7 @@ jobs:
     io: [{device: $PW_DATA_MNT, write_bps: 50M}]
   shared:
     memory: {high: 64M}
+    per_job: {memory: {max: 128M}}
     users: ["1000"]
 YAML
 
@@ -137,6 +138,16 @@ expect_eq "a user may run in a class that lists them" "$?" 0
 pwload as-user 1000 pagewardenctl reload 2>/dev/null
 expect_eq "a user cannot reload" "$?" 1
 kill $ROOTPID
+
+# run --property: a job's own limits, tighter only.
+out=$(pagewardenctl run --job backup -p MemoryHigh=64M -p memory.max=96M -- \
+	sh -c 'c=$(sed -n "s/^0:://p" /proc/self/cgroup); cat /sys/fs/cgroup$c/memory.high /sys/fs/cgroup$c/memory.max')
+expect_eq "run -p MemoryHigh=64M -p memory.max=96M: the job's own limits" "$(echo $out)" "67108864 100663296"
+pagewardenctl run --job shared -p MemoryMax=256M -- true 2>/tmp/err
+expect_eq "a property above what the class gives each job is refused" "$?" 125
+check "and the error says why" grep -q "memory.max of 256 MiB is above the 128 MiB class shared gives each job" /tmp/err
+out=$(pagewardenctl run --job shared -p MemoryMax=100M -- sh -c 'c=$(sed -n "s/^0:://p" /proc/self/cgroup); cat /sys/fs/cgroup$c/memory.max')
+expect_eq "one below it is the job's" "$out" 104857600
 
 # The job verbs: freeze, thaw, kill, stop (SIGKILL 10 s after SIGTERM for what ignores it); root or the
 # job's own user only.
