@@ -574,6 +574,112 @@ static int print_governor(FILE *f, json_object *gov) {
         return table_print(f, &t, "  ");
 }
 
+/* ---- top ---- */
+
+/* The job of that id in a list of jobs, or NULL. */
+static json_object *job_by_id(json_object *jobs, json_object *id) {
+        for (size_t i = 0; i < array_length(jobs); i++) {
+                json_object *j = object_at(jobs, i);
+
+                if (j && json_object_is_type(id, json_type_int) && json_object_equal(field(j, "id"), id))
+                        return j;
+        }
+        return NULL;
+}
+
+/* (now - before) / seconds of a counter, as a size per second; "-" if either is unknown. */
+static void rate_cell(struct table *t, json_object *now, json_object *before, double seconds, bool signed_rate) {
+        uint64_t a, b;
+        char buf[VALUE_MAX];
+
+        if (!uint_value(now, &a) || !uint_value(before, &b) || seconds <= 0) {
+                table_add(t, NULL);
+                return;
+        }
+        if (a >= b)
+                units_format_human((uint64_t) ((double) (a - b) / seconds), buf, sizeof(buf));
+        else if (signed_rate) {
+                units_format_human((uint64_t) ((double) (b - a) / seconds), buf + 1, sizeof(buf) - 1);
+                buf[0] = '-';
+        } else {
+                table_add(t, NULL); /* a counter that went back: another job in the same slot */
+                return;
+        }
+        table_addf(t, "%s/s", buf);
+}
+
+static int print_jobs_top(FILE *f, json_object *jobs, json_object *prev_jobs, double seconds) {
+        static const char *const header[] = { "ID",    "NAME",   "CLASS",   "PIDS",  "MEMORY",
+                                              "MEM/s", "READ/s", "WRITE/s", "STATE", "CGROUP" };
+        _cleanup_(table_done) struct table t = { .cut = { 10, 2 } }; /* CGROUP, NAME */
+        size_t n = array_length(jobs);
+
+        if (n == 0) {
+                fputs("  none\n", f);
+                return 0;
+        }
+        table_header(&t, header, ELEMENTSOF(header));
+        for (size_t i = 0; i < n; i++) {
+                json_object *j = object_at(jobs, i), *p;
+                char a[VALUE_MAX];
+
+                if (!j)
+                        continue;
+                p = job_by_id(prev_jobs, field(j, "id"));
+                table_add(&t, fmt_int(field(j, "id"), a));
+                table_add(&t, str_field(j, "name"));
+                job_class_cell(&t, j);
+                table_add(&t, fmt_int(field(j, "pids"), a));
+                table_add(&t, fmt_size(field(j, "memory_current"), a));
+                rate_cell(&t, field(j, "memory_current"), field(p, "memory_current"), seconds, true);
+                rate_cell(&t, field(j, "io_read_bytes"), field(p, "io_read_bytes"), seconds, false);
+                rate_cell(&t, field(j, "io_written_bytes"), field(p, "io_written_bytes"), seconds, false);
+                table_add(&t, str_field(j, "state"));
+                table_color(&t, str_field(j, "state") && streq(str_field(j, "state"), "frozen") ? COLOR_YELLOW : NULL);
+                table_add(&t, str_field(j, "cgroup"));
+        }
+        return table_print(f, &t, "  ");
+}
+
+int ctl_print_top(FILE *f, json_object *resp, json_object *prev, double seconds, const char *now) {
+        json_object *actions = field(resp, "actions");
+        size_t n = array_length(actions);
+        int r;
+
+        fprintf(f, "pagewardend %s, backend %s, %s%s\n", dash(str_field(resp, "version")),
+                dash(str_field(resp, "backend")), dash(now), prev ? "" : " (rates from the next refresh)");
+        fputs("\nCLASSES (in force, and configured where it differs)\n", f);
+        r = print_classes(f, field(resp, "classes"));
+        if (r >= 0) {
+                fputs("\nJOBS\n", f);
+                r = print_jobs_top(f, field(resp, "jobs"), field(prev, "jobs"), seconds);
+        }
+        if (r >= 0) {
+                fputs("\nPROTECTED\n", f);
+                r = print_protected(f, field(resp, "protected"));
+        }
+        if (r >= 0) {
+                fputs("\nGOVERNOR\n", f);
+                r = print_governor(f, field(resp, "governor"));
+        }
+        if (r < 0)
+                return r;
+        fputs("\nLAST ACTIONS\n", f);
+        if (n > 5) {
+                /* The last five: a copy of the array's tail, printed as the status table is. */
+                json_object *tail = json_object_new_array();
+
+                if (!tail)
+                        return -ENOMEM;
+                for (size_t i = n - 5; i < n; i++)
+                        json_object_array_add(tail, json_object_get(json_object_array_get_idx(actions, i)));
+                r = print_actions(f, tail);
+                json_object_put(tail);
+                return r;
+        }
+        return print_actions(f, actions);
+}
+
 size_t ctl_status_problems(FILE *f, json_object *resp) {
         json_object *classes = field(resp, "classes"), *prots = field(resp, "protected");
         size_t n = 0;

@@ -30,6 +30,13 @@ int ctl_print_status(FILE *f, json_object *resp);
  * device), each said on f unless f is NULL.
  */
 size_t ctl_status_problems(FILE *f, json_object *resp);
+/*
+ * top: a screen of status: classes, jobs with their memory and I/O rates
+ * against prev (the status seconds ago; NULL: none yet), protected
+ * applications, the governor and its last five actions; now is the time
+ * to show in the first line.
+ */
+int ctl_print_top(FILE *f, json_object *resp, json_object *prev, double seconds, const char *now);
 /* list: a table of the jobs. */
 int ctl_print_list(FILE *f, json_object *resp);
 /* show: one job, a field per line. */

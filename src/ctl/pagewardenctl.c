@@ -20,6 +20,7 @@
 #include "ctl-output.h"
 #include "ctl-print.h"
 #include "ctl-run.h"
+#include "ctl-top.h"
 #include "policy-print.h"
 #include "policy.h"
 #include "settings.h"
@@ -73,6 +74,9 @@ static void help(FILE *f) {
                 "                      the daemon's recent actions; exit 4 if something the\n"
                 "                      policy asks for is not in force (-q: print nothing)\n"
                 "  list                List the jobs\n"
+                "  top [-d SEC] [-n N] A live view, refreshed every SEC (default 1): classes,\n"
+                "                      jobs with memory and I/O rates, protected applications,\n"
+                "                      the governor; q quits (-n: N screens, then exit)\n"
                 "  show JOB            Show a job, by id or name\n"
                 "  stop JOB            Send SIGTERM to the job's processes (thawed first),\n"
                 "                      SIGKILL to those left 10 s later\n"
@@ -486,6 +490,47 @@ static int cmd_show(int argc, char *argv[]) {
         return request(&req, ctl_print_show);
 }
 
+static int cmd_top(int argc, char *argv[]) {
+        static const struct option options[] = {
+                DISPLAY_OPTIONS,
+                { "delay", required_argument, NULL, 'd' },
+                { "iterations", required_argument, NULL, 'n' },
+                { "help", no_argument, NULL, 'h' },
+                {},
+        };
+        struct ctl_top_options o = { .socket = ctl_socket_path(arg_socket), .interval = 1 };
+        uint64_t n;
+        const char *e;
+        char *end;
+        int c;
+
+        optind = 0;
+        while ((c = getopt_long(argc, argv, "hld:n:", options, NULL)) >= 0)
+                switch (c) {
+                case 'd':
+                        o.interval = strtod(optarg, &end);
+                        if (end == optarg || *end || !(o.interval >= 0.1 && o.interval <= 3600))
+                                return usage_error("top: --delay: want seconds from 0.1 to 3600, got '%s'", optarg);
+                        break;
+                case 'n':
+                        if (units_parse_uint(optarg, 1, 1000000, &n, &e) < 0)
+                                return usage_error("top: --iterations: %s: '%s'", e, optarg);
+                        o.iterations = (unsigned) n;
+                        break;
+                case 'h':
+                        help(stdout);
+                        return EXIT_OK;
+                default:
+                        if (c == ARG_JSON || !display_option(c))
+                                return usage_error("top: bad option");
+                }
+        if (optind < argc)
+                return usage_error("top: unexpected argument '%s'", argv[optind]);
+        o.full = arg_full;
+        o.no_legend = arg_no_legend;
+        return ctl_top(&o) == 0 ? EXIT_OK : EXIT_USAGE;
+}
+
 /* stop, freeze, thaw JOB */
 static int cmd_job_verb(int argc, char *argv[]) {
         struct pw_request req = {};
@@ -761,7 +806,7 @@ int main(int argc, char *argv[]) {
                 { "list", cmd_list },     { "show", cmd_show },     { "reload", cmd_reload },
                 { "check", cmd_check },   { "version", cmd_version }, { "help", cmd_help },
                 { "stop", cmd_job_verb }, { "kill", cmd_kill },       { "freeze", cmd_job_verb },
-                { "thaw", cmd_job_verb },
+                { "thaw", cmd_job_verb }, { "top", cmd_top },
         };
         /* clang-format on */
         const char *cmd;

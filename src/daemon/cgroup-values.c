@@ -131,6 +131,33 @@ int cgv_io_plan(const struct pw_io_limit *want, size_t n_want, const struct cgv_
         return 0;
 }
 
+int cgv_parse_io_stat(const char *text, uint64_t *ret_read, uint64_t *ret_written) {
+        uint64_t rd = 0, wr = 0;
+
+        for (const char *p = text; p && *p;) {
+                const char *nl = strchr(p, '\n'), *end = nl ?: p + strlen(p);
+
+                for (const char *f = strchr(p, ' '); f && f < end; f = strchr(f, ' ')) {
+                        uint64_t v, *sum = NULL;
+                        const char *after;
+
+                        f++;
+                        if (strncmp(f, "rbytes=", 7) == 0)
+                                sum = &rd;
+                        else if (strncmp(f, "wbytes=", 7) == 0)
+                                sum = &wr;
+                        if (!sum)
+                                continue;
+                        if (parse_u64(f + 7, &after, &v) < 0 || __builtin_add_overflow(*sum, v, sum))
+                                return -EINVAL;
+                }
+                p = nl ? nl + 1 : NULL;
+        }
+        *ret_read = rd;
+        *ret_written = wr;
+        return 0;
+}
+
 int cgv_parse_keyed(const char *text, const char *key, uint64_t *ret) {
         size_t len = strlen(key);
 

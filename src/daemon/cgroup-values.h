@@ -40,6 +40,9 @@ int cgv_io_plan(const struct pw_io_limit *want, size_t n_want, const struct cgv_
 /* cgroup.events: "populated 0|1" and "frozen 0|1". */
 int cgv_parse_events(const char *text, bool *ret_populated, bool *ret_frozen);
 
+/* io.stat: the bytes read and written, summed over its devices ("8:0 rbytes=N wbytes=N rios=..."). */
+int cgv_parse_io_stat(const char *text, uint64_t *ret_read, uint64_t *ret_written);
+
 /* The value of key in a "key value" file (memory.stat, memory.events, cgroup.stat). */
 int cgv_parse_keyed(const char *text, const char *key, uint64_t *ret);
 

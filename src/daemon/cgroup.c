@@ -733,7 +733,7 @@ int cgroup_job_release(struct cgroup_engine *e, const char *path, struct cgroup_
 }
 
 int cgroup_job_read(struct cgroup_engine *e, const char *path, struct cgroup_job_state *ret) {
-        _cleanup_free_ char *procs = NULL;
+        _cleanup_free_ char *procs = NULL, *io = NULL;
         int r;
 
         *ret = (struct cgroup_job_state){ .memory_high = UNITS_MAX, .memory_max = UNITS_MAX };
@@ -751,6 +751,8 @@ int cgroup_job_read(struct cgroup_engine *e, const char *path, struct cgroup_job
         /* Optional: a systemd scope without limits of its own has no memory controller. */
         (void) cgroup_read_u64(e, path, "memory.high", &ret->memory_high);
         (void) cgroup_read_u64(e, path, "memory.max", &ret->memory_max);
+        if (cgroup_read_file(e, path, "io.stat", &io) >= 0)
+                ret->have_io = cgv_parse_io_stat(io, &ret->io_read, &ret->io_written) >= 0;
         return read_keyed(e, path, "memory.stat", "file", &ret->memory_file);
 }
 

@@ -132,6 +132,8 @@ struct cgroup_job_state {
         unsigned n_procs;
         uint64_t memory_current, memory_file; /* file: its page cache */
         uint64_t memory_high, memory_max;     /* its own limits (UNITS_MAX: none, or not there) */
+        bool have_io;                         /* io.stat was read (the io controller is on) */
+        uint64_t io_read, io_written;         /* bytes, all devices, since its cgroup was made */
 };
 int cgroup_job_read(struct cgroup_engine *e, const char *path, struct cgroup_job_state *ret);
 

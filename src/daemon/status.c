@@ -107,6 +107,8 @@ json_object *status_job_json(struct manager *m, const struct job *j) {
         json_object_object_add(o, "memory_file", have ? json_object_new_uint64(s.memory_file) : NULL);
         json_object_object_add(o, "memory_high", have ? limit_json(s.memory_high) : NULL);
         json_object_object_add(o, "memory_max", have ? limit_json(s.memory_max) : NULL);
+        json_object_object_add(o, "io_read_bytes", have && s.have_io ? json_object_new_uint64(s.io_read) : NULL);
+        json_object_object_add(o, "io_written_bytes", have && s.have_io ? json_object_new_uint64(s.io_written) : NULL);
         json_object_object_add(o, "class_in_policy",
                                json_object_new_boolean(policy_find_class(&m->policy, j->class) != NULL));
         json_object_object_add(o, "state",

@@ -121,4 +121,46 @@ expect_eq "an empty \$PAGEWARDEN_PAGER means no pager, whatever \$PAGER says" "$
 out=$(PAGER="sed s/^/viapager:/" PAGEWARDEN_PAGER= on_tty 10 200 env -u PAGEWARDEN_PAGER "$CTL" status)
 expect_in "$out" "viapager:PROTECTED" "without \$PAGEWARDEN_PAGER, \$PAGER is the pager"
 
+# ---- top, in a terminal (tmux): refreshes, fits, colours, quits on q -------
+
+answer status-jobs
+unset PAGEWARDEN_PAGER PAGER
+TM="tmux -L pagewarden-test-$$"
+trap '[ -n "$FAKE_PID" ] && kill $FAKE_PID 2>/dev/null; $TM kill-server 2>/dev/null; rm -rf "$TMP"' EXIT
+pane() { $TM capture-pane -p "$@" -t top; }
+wait_pane() { # wait_pane TEXT: until the pane shows TEXT (at most 5 s)
+        for _ in $(seq 50); do pane | grep -qF -- "$1" && return 0; sleep 0.1; done
+        return 1
+}
+$TM new-session -d -s top -x 100 -y 40 \
+        "env PAGEWARDEN_SOCKET=$PAGEWARDEN_SOCKET TZ=UTC $CTL top -d 0.5; echo top exited \$?; sleep 30"
+wait_pane "JOBS"
+ok $? "top shows the jobs in a terminal"
+wait_pane "20 MiB/s" || wait_pane "0 B/s"
+ok $? "from its second refresh, the jobs' rates"
+expect_in "$(pane)" "cache  " "and the protected applications"
+expect_eq "no line is wider than the terminal" "$(pane | LC_ALL=C.UTF-8 wc -L)" \
+        "$([ "$(pane | LC_ALL=C.UTF-8 wc -L)" -le 100 ] && pane | LC_ALL=C.UTF-8 wc -L)"
+expect_in "$(pane -e)" "$(printf '\033[32mok')" "states in colour"
+$TM resize-window -t top -x 70 -y 40
+sleep 1
+expect_eq "resized to 70 columns, it redraws to fit" "$(pane | LC_ALL=C.UTF-8 wc -L)" \
+        "$([ "$(pane | LC_ALL=C.UTF-8 wc -L)" -le 70 ] && pane | LC_ALL=C.UTF-8 wc -L)"
+$TM send-keys -t top q
+wait_pane "top exited 0"
+ok $? "q quits, with exit status 0"
+expect_not_in "$(pane)" "JOBS" "and the terminal's own screen is back"
+$TM kill-session -t top
+$TM new-session -d -s top -x 100 -y 40 "env NO_COLOR=1 PAGEWARDEN_SOCKET=$PAGEWARDEN_SOCKET $CTL top; sleep 30"
+wait_pane "JOBS"
+expect_not_in "$(pane -e)" "$(printf '\033[32m')" "NO_COLOR: top has no colour"
+$TM kill-session -t top
+run "$CTL" top
+expect_status 2 "top to a pipe without -n is refused"
+expect_in "$ERR" "standard output is not a terminal: give -n N" "and says why"
+run "$CTL" top -n 2 -d 0.1
+expect_status 0 "top -n 2 prints two screens"
+expect_eq "two screens" "$(grep -c '^JOBS' <<<"$OUT")" 2
+expect_eq "to a pipe, without escapes" "$(grep -c "$(printf '\033')" <<<"$OUT")" 0
+
 done_testing

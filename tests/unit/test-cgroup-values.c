@@ -2,6 +2,22 @@
 #include "cgroup-values.h"
 #include "common.h"
 
+START_TEST(test_cgv_io_stat) {
+        uint64_t r, w;
+
+        ck_assert_int_eq(cgv_parse_io_stat("", &r, &w), 0);
+        ck_assert_uint_eq(r + w, 0);
+        ck_assert_int_eq(cgv_parse_io_stat("254:0 rbytes=4096 wbytes=8192 rios=1 wios=2 dbytes=0 dios=0\n"
+                                           "8:16 rbytes=1 wbytes=2 rios=1 wios=1 dbytes=0 dios=0\n",
+                                           &r, &w),
+                         0);
+        ck_assert_uint_eq(r, 4097);
+        ck_assert_uint_eq(w, 8194);
+        ck_assert_int_eq(cgv_parse_io_stat("254:0 rbytes=x wbytes=1\n", &r, &w), -EINVAL);
+        ck_assert_int_eq(cgv_parse_io_stat("254:0 rbytes=18446744073709551615\n8:0 rbytes=1\n", &r, &w), -EINVAL);
+}
+END_TEST
+
 START_TEST(test_cgv_limits) {
         char buf[32];
         uint64_t v;
@@ -204,6 +220,7 @@ Suite *cgroup_values_suite(void) {
         tcase_add_test(tc, test_cgv_io_plan_absent);
         tcase_add_test(tc, test_cgv_keyed);
         tcase_add_test(tc, test_cgv_protect_plan);
+        tcase_add_test(tc, test_cgv_io_stat);
         tcase_add_test(tc, test_cgv_protect_plan_edges);
         tcase_add_test(tc, test_cgv_psi);
         suite_add_tcase(s, tc);

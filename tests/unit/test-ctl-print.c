@@ -29,6 +29,21 @@ static int print_failure(FILE *f, json_object *resp) {
         return 0;
 }
 
+/* Two seconds after top-prev.json, for the rates. */
+static int print_top(FILE *f, json_object *resp) {
+        json_object *prev = json_object_from_file(GOLDEN_DIR "top-prev.json");
+        int r;
+
+        ck_assert_ptr_nonnull(prev);
+        r = ctl_print_top(f, resp, prev, 2.0, "12:00:00");
+        json_object_put(prev);
+        return r;
+}
+
+static int print_top_first(FILE *f, json_object *resp) {
+        return ctl_print_top(f, resp, NULL, 0, "12:00:00");
+}
+
 static const struct {
         const char *name;
         printer_t print;
@@ -52,6 +67,9 @@ static const struct {
         /* On an 80-column terminal: long cells cut, states in colour, and without the column headers. */
         { "status-jobs-80", ctl_print_status, "status-jobs", { .width = 80, .color = true } },
         { "list-no-legend", ctl_print_list, "list", { .no_legend = true } },
+        /* top: rates against a status two seconds older; its first screen, without one; 100 columns. */
+        { "top", print_top, "status-jobs", { .width = 100 } },
+        { "top-first", print_top_first, "status-jobs", { .width = 100 } },
 };
 
 /* Times print in local time: make it UTC, so that the golden files hold everywhere. */
