@@ -733,12 +733,143 @@ int ctl_print_status(FILE *f, json_object *resp) {
         return print_actions(f, field(resp, "actions"));
 }
 
+/* "job 3 (nightly)", "job 3" */
+static void print_job_ref(FILE *f, json_object *job) {
+        char a[VALUE_MAX];
+
+        fprintf(f, "job %s", fmt_int(field(job, "id"), a));
+        if (str_field(job, "name"))
+                fprintf(f, " (%s)", str_field(job, "name"));
+}
+
+/* "1h02m", "3m05s", "12s"; "-" if unknown. */
+static const char *fmt_runtime(json_object *v, char buf[static VALUE_MAX]) {
+        uint64_t sec;
+
+        if (!uint_value(v, &sec))
+                return "-";
+        if (sec >= 3600)
+                snprintf(buf, VALUE_MAX, "%" PRIu64 "h%02" PRIu64 "m", sec / 3600, sec / 60 % 60);
+        else if (sec >= 60)
+                snprintf(buf, VALUE_MAX, "%" PRIu64 "m%02" PRIu64 "s", sec / 60, sec % 60);
+        else
+                snprintf(buf, VALUE_MAX, "%" PRIu64 "s", sec);
+        return buf;
+}
+
+/* Microseconds as seconds with one decimal. */
+static const char *fmt_stall(json_object *v, char buf[static VALUE_MAX]) {
+        uint64_t us;
+
+        if (!uint_value(v, &us))
+                return "-";
+        snprintf(buf, VALUE_MAX, "%.1f s", (double) us / 1e6);
+        return buf;
+}
+
+static bool is_oom(json_object *job) {
+        return str_field(job, "how") && streq(str_field(job, "how"), "oom-killed");
+}
+
+/* "peak memory 1.2 GiB", or "at most" when the cgroup's peak may be an earlier job's. */
+static void peak_text(json_object *job, char buf[static VALUE_MAX]) {
+        char a[VALUE_MAX];
+
+        snprintf(buf, VALUE_MAX, "%s%s",
+                 is_false(field(job, "memory_peak_exact")) && field(job, "memory_peak") ? "at most " : "",
+                 fmt_size(field(job, "memory_peak"), a));
+}
+
+void ctl_print_report_line(FILE *f, json_object *job) {
+        char a[VALUE_MAX], b[VALUE_MAX], c[VALUE_MAX], d[VALUE_MAX], e[VALUE_MAX], g[VALUE_MAX], h[VALUE_MAX];
+
+        fputs("pagewardenctl: ", f);
+        print_job_ref(f, job);
+        peak_text(job, b);
+        fprintf(f,
+                " %s after %s: peak memory %s, read %s, wrote %s, memory.high hit %s times, stalled %s on "
+                "memory and %s on I/O\n",
+                is_oom(job) ? "was OOM-killed at its memory.max" : "ended", fmt_runtime(field(job, "runtime"), a), b,
+                fmt_size(field(job, "io_read_bytes"), c), fmt_size(field(job, "io_written_bytes"), d),
+                fmt_int(field(job, "memory_high_events"), e), fmt_stall(field(job, "memory_stall_us"), g),
+                fmt_stall(field(job, "io_stall_us"), h));
+}
+
+/* The end-of-job report of an ended job, in show. */
+static void report_rows(struct table *t, json_object *j) {
+        char a[VALUE_MAX], b[VALUE_MAX], c[VALUE_MAX];
+
+        table_add(t, "ended:");
+        table_addf(t, "%s, %s after %s", fmt_time(field(j, "ended"), true, a),
+                   is_oom(j)                                                     ? "OOM-killed at its memory.max"
+                   : str_field(j, "how") && streq(str_field(j, "how"), "exited") ? "its processes exited"
+                                                                                 : dash(str_field(j, "how")),
+                   fmt_runtime(field(j, "runtime"), b));
+        table_color(t, is_oom(j) ? COLOR_RED : NULL);
+        table_add(t, "peak memory:");
+        peak_text(j, a);
+        table_addf(t, "%s (page cache at the end %s)", a, fmt_size(field(j, "memory_file"), b));
+        table_add(t, "I/O:");
+        table_addf(t, "read %s, wrote %s", fmt_size(field(j, "io_read_bytes"), a),
+                   fmt_size(field(j, "io_written_bytes"), b));
+        table_add(t, "throttled:");
+        table_addf(t, "memory.high hit %s times, memory.max %s times; OOM kills: %s",
+                   fmt_int(field(j, "memory_high_events"), a), fmt_int(field(j, "memory_max_events"), b),
+                   fmt_int(field(j, "oom_kills"), c));
+        table_add(t, "stalled:");
+        table_addf(t, "%s on memory, %s on I/O", fmt_stall(field(j, "memory_stall_us"), a),
+                   fmt_stall(field(j, "io_stall_us"), b));
+        if (str_field(j, "counted_from") && streq(str_field(j, "counted_from"), "adoption")) {
+                table_add(t, "counted:");
+                table_add(t, "from its adoption by a restarted daemon");
+        }
+}
+
+/* list --all: the ended jobs, newest first, with how they ended and what they cost. */
+static int print_ended(FILE *f, json_object *jobs) {
+        static const char *const header[] = { "ID",      "NAME", "CLASS", "BY",   "USER",   "ENDED",
+                                              "RUNTIME", "HOW",  "PEAK",  "READ", "WRITTEN" };
+        _cleanup_(table_done) struct table t = { .cut = { 2 } }; /* NAME */
+
+        table_header(&t, header, ELEMENTSOF(header));
+        for (size_t i = 0; i < array_length(jobs); i++) {
+                json_object *j = object_at(jobs, i);
+                char a[VALUE_MAX];
+
+                if (!j)
+                        continue;
+                table_add(&t, fmt_int(field(j, "id"), a));
+                table_add(&t, str_field(j, "name"));
+                table_add(&t, str_field(j, "class"));
+                job_by_cell(&t, j);
+                job_user_cell(&t, j);
+                table_add(&t, fmt_time(field(j, "ended"), false, a));
+                table_add(&t, fmt_runtime(field(j, "runtime"), a));
+                table_add(&t, str_field(j, "how"));
+                table_color(&t, is_oom(j) ? COLOR_RED : NULL);
+                peak_text(j, a);
+                table_add(&t, a);
+                table_add(&t, fmt_size(field(j, "io_read_bytes"), a));
+                table_add(&t, fmt_size(field(j, "io_written_bytes"), a));
+        }
+        return table_print(f, &t, "");
+}
+
 int ctl_print_list(FILE *f, json_object *resp) {
-        if (array_length(field(resp, "jobs")) == 0) {
+        int r = 0;
+
+        if (array_length(field(resp, "jobs")) == 0)
                 fputs("no jobs\n", f);
+        else
+                r = print_jobs(f, field(resp, "jobs"), "");
+        if (r < 0 || !field(resp, "ended"))
+                return r;
+        if (array_length(field(resp, "ended")) == 0) {
+                fputs("\nno ended jobs kept\n", f);
                 return 0;
         }
-        return print_jobs(f, field(resp, "jobs"), "");
+        fputs("\nENDED\n", f);
+        return print_ended(f, field(resp, "ended"));
 }
 
 int ctl_print_show(FILE *f, json_object *resp) {
@@ -773,6 +904,10 @@ int ctl_print_show(FILE *f, json_object *resp) {
                 job_user_cell(&t, j);
         table_add(&t, "started:");
         table_add(&t, fmt_time(field(j, "started"), true, a));
+        if (str_field(j, "state") && streq(str_field(j, "state"), "ended")) {
+                report_rows(&t, j);
+                return table_print(f, &t, "  ");
+        }
         table_add(&t, "processes:");
         table_add(&t, fmt_int(field(j, "pids"), a));
         table_add(&t, "memory:");
@@ -784,15 +919,6 @@ int ctl_print_show(FILE *f, json_object *resp) {
                            fmt_size(field(j, "memory_max"), b));
         }
         return table_print(f, &t, "  ");
-}
-
-/* "job 3 (nightly)", "job 3" */
-static void print_job_ref(FILE *f, json_object *job) {
-        char a[VALUE_MAX];
-
-        fprintf(f, "job %s", fmt_int(field(job, "id"), a));
-        if (str_field(job, "name"))
-                fprintf(f, " (%s)", str_field(job, "name"));
 }
 
 int ctl_print_moved(FILE *f, json_object *resp) {

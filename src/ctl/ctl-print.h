@@ -43,6 +43,8 @@ int ctl_print_list(FILE *f, json_object *resp);
 int ctl_print_show(FILE *f, json_object *resp);
 /* move: "moved 2 processes into job 3 (x) of class backup at CGROUP". */
 int ctl_print_moved(FILE *f, json_object *resp);
+/* An ended job's report on one line (run -v): "pagewardenctl: job 3 (x) ended after 12s: peak memory ...". */
+void ctl_print_report_line(FILE *f, json_object *job);
 /* stop, kill: "SIGTERM sent to 3 processes of job 4 (nightly)". */
 int ctl_print_signalled(FILE *f, json_object *resp);
 /* freeze, thaw: "job 4 (nightly): frozen". */

@@ -13,6 +13,7 @@
  * so that the command inherits them unchanged.
  */
 #include <fcntl.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdint.h>
 #include <sys/prctl.h>
@@ -115,7 +116,7 @@ static bool sent_by_a_process(const struct signalfd_siginfo *si) {
         return (code == SI_USER || code == SI_QUEUE || code == SI_TKILL) && si->ssi_pid != 0;
 }
 
-/* After exec: forwards signals until the command exits, then returns its status. */
+/* After exec: forwards signals until the command exits; returns its wait status, or -1 if it cannot be had. */
 static int supervise(pid_t pid, int sfd, const sigset_t *with_sigchld) {
         int status;
 
@@ -133,7 +134,7 @@ static int supervise(pid_t pid, int sfd, const sigset_t *with_sigchld) {
                         pid_t w = waitpid(pid, &status, WNOHANG);
 
                         if (w == pid)
-                                return child_result(status);
+                                return status;
                         if (w < 0)
                                 goto just_wait;
                 } else if (sent_by_a_process(&si))
@@ -141,8 +142,40 @@ static int supervise(pid_t pid, int sfd, const sigset_t *with_sigchld) {
         }
 just_wait:
         if (wait_child(pid, &status) < 0)
-                return CTL_RUN_NOT_RUN;
-        return child_result(status);
+                return -1;
+        return status;
+}
+
+/*
+ * The job's end-of-job report, once the daemon has seen it end (at most 3 s), on one line on stderr.
+ * Without the daemon's answer, nothing: the command's status is what matters.
+ */
+static void print_report(const struct ctl_run_options *o, json_object *placed, bool only_oom) {
+        json_object *job, *id;
+        struct pw_request req = { .command = PW_CMD_SHOW };
+
+        if (!json_object_object_get_ex(placed, "job", &job) || !json_object_object_get_ex(job, "id", &id) ||
+            !json_object_is_type(id, json_type_int))
+                return;
+        snprintf(req.job, sizeof(req.job), "%" PRId64, json_object_get_int64(id));
+        for (int i = 0; i < 60; i++) {
+                _cleanup_(ctl_response_done) struct ctl_response resp = {};
+                _cleanup_close_ int fd = -1;
+                json_object *j, *state, *how;
+
+                if (ctl_connect(o->socket, &fd) < 0 || ctl_exchange(fd, &req, -1, &resp) < 0 || !resp.ok)
+                        return;
+                if (json_object_object_get_ex(resp.obj, "job", &j) && json_object_object_get_ex(j, "state", &state) &&
+                    streq(json_object_get_string(state), "ended")) {
+                        bool oom = json_object_object_get_ex(j, "how", &how) &&
+                                   streq(json_object_get_string(how), "oom-killed");
+
+                        if (oom || !only_oom)
+                                ctl_print_report_line(stderr, j);
+                        return;
+                }
+                (void) nanosleep(&(struct timespec){ .tv_nsec = 50 * 1000000 }, NULL);
+        }
 }
 
 static double msec_since(const struct timespec *t0) {
@@ -195,7 +228,7 @@ static int run_managed(const struct ctl_run_options *o, int connection) {
         struct sigaction old_sigchld;
         sigset_t cancel, all, old_mask;
         struct timespec t0;
-        int pair[2], pipefd[2], r, sig, e;
+        int pair[2], pipefd[2], r, sig, e, status;
         pid_t pid;
         ssize_t n;
 
@@ -253,13 +286,17 @@ static int run_managed(const struct ctl_run_options *o, int connection) {
                 n = read(err, &e, sizeof(e));
         while (n < 0 && errno == EINTR);
         if (n == (ssize_t) sizeof(e)) {
-                int status;
-
                 fprintf(stderr, "pagewardenctl: %s: %s\n", o->argv[0], strerror(e));
                 (void) wait_child(pid, &status);
                 return exit_status_for_exec_error(e);
         }
-        return supervise(pid, sfd, &all);
+        status = supervise(pid, sfd, &all);
+        if (status < 0)
+                return CTL_RUN_NOT_RUN;
+        /* -v: what the job cost; without it, only an OOM kill (a SIGKILL that could be one) is told. */
+        if (o->verbose || (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL))
+                print_report(o, resp.obj, !o->verbose);
+        return child_result(status);
 
 fail:
         fprintf(stderr, "pagewardenctl: cannot start %s: %s\n", o->argv[0], strerror(errno));

@@ -55,6 +55,7 @@ static bool arg_no_pager = false;
 static bool arg_no_legend = false;
 static bool arg_full = false;
 static bool arg_quiet = false;
+static bool arg_all = false;
 
 static void help(FILE *f) {
         fprintf(f,
@@ -73,11 +74,13 @@ static void help(FILE *f) {
                 "  status [-q]         Show job classes, jobs, protected applications and\n"
                 "                      the daemon's recent actions; exit 4 if something the\n"
                 "                      policy asks for is not in force (-q: print nothing)\n"
-                "  list                List the jobs\n"
+                "  list [-a]           List the jobs (--all: and the ended ones kept, with\n"
+                "                      how they ended)\n"
                 "  top [-d SEC] [-n N] A live view, refreshed every SEC (default 1): classes,\n"
                 "                      jobs with memory and I/O rates, protected applications,\n"
                 "                      the governor; q quits (-n: N screens, then exit)\n"
-                "  show JOB            Show a job, by id or name\n"
+                "  show JOB            Show a job, by id or name; an ended one with its\n"
+                "                      end-of-job report\n"
                 "  stop JOB            Send SIGTERM to the job's processes (thawed first),\n"
                 "                      SIGKILL to those left 10 s later\n"
                 "  kill [--signal SIG] JOB\n"
@@ -115,7 +118,9 @@ static void help(FILE *f) {
                 "      --fallback      Run COMMAND outside any job if pagewardend is not running\n"
                 "      --no-fallback   Do not (the default, unless the settings file says\n"
                 "                      run_fallback: true)\n"
-                "  -v, --verbose       Print the job and how long placing COMMAND in it took\n"
+                "  -v, --verbose       Print the job and how long placing COMMAND in it took,\n"
+                "                      and its end-of-job report when it ends (an OOM kill is\n"
+                "                      reported without -v)\n"
                 "\n"
                 "Exit status: 0 success; 1 the daemon answered with an error, or check found\n"
                 "invalid files (with --strict, warnings too); 2 usage error;\n"
@@ -408,14 +413,20 @@ static int parse_json_option(int argc, char *argv[], int n_operands, const char 
         static const struct option options[] = {
                 DISPLAY_OPTIONS,
                 { "quiet", no_argument, NULL, 'q' },
+                { "all", no_argument, NULL, 'a' },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
         int c;
 
         optind = 0;
-        while ((c = getopt_long(argc, argv, "hlq", options, NULL)) >= 0)
+        while ((c = getopt_long(argc, argv, "ahlq", options, NULL)) >= 0)
                 switch (c) {
+                case 'a':
+                        if (!streq(argv[0], "list"))
+                                return usage_error("%s: bad option '--all' (only list takes it)", argv[0]);
+                        arg_all = true;
+                        break;
                 case 'q':
                         if (!streq(argv[0], "status"))
                                 return usage_error("%s: bad option '-q' (only status takes it)", argv[0]);
@@ -464,9 +475,10 @@ static int cmd_status(int argc, char *argv[]) {
 }
 
 static int cmd_list(int argc, char *argv[]) {
-        const struct pw_request req = { .command = PW_CMD_LIST };
+        struct pw_request req = { .command = PW_CMD_LIST };
         int r = parse_json_option(argc, argv, 0, NULL);
 
+        req.all = arg_all;
         return r >= 0 ? r : request(&req, ctl_print_list);
 }
 

@@ -756,6 +756,26 @@ int cgroup_job_read(struct cgroup_engine *e, const char *path, struct cgroup_job
         return read_keyed(e, path, "memory.stat", "file", &ret->memory_file);
 }
 
+void cgroup_job_counters(struct cgroup_engine *e, const char *path, struct cgroup_job_counters *ret) {
+        _cleanup_free_ char *io = NULL, *events = NULL, *mp = NULL, *ip = NULL;
+        struct cgv_psi psi;
+
+        *ret = (struct cgroup_job_counters){};
+        if (cgroup_read_file(e, path, "io.stat", &io) >= 0)
+                ret->have_io = cgv_parse_io_stat(io, &ret->io_read, &ret->io_written) >= 0;
+        if (cgroup_read_file(e, path, "memory.events", &events) >= 0)
+                ret->have_events = cgv_parse_keyed(events, "high", &ret->high) >= 0 &&
+                                   cgv_parse_keyed(events, "max", &ret->max) >= 0 &&
+                                   cgv_parse_keyed(events, "oom_kill", &ret->oom_kill) >= 0;
+        if (cgroup_read_file(e, path, "memory.pressure", &mp) >= 0 && cgv_parse_psi(mp, &psi) >= 0) {
+                ret->memory_stall_usec = psi.some_total;
+                ret->have_psi = cgroup_read_file(e, path, "io.pressure", &ip) >= 0 && cgv_parse_psi(ip, &psi) >= 0;
+                ret->io_stall_usec = psi.some_total;
+        }
+        ret->have_peak = cgroup_read_u64(e, path, "memory.peak", &ret->memory_peak) >= 0;
+        (void) read_keyed(e, path, "memory.stat", "file", &ret->memory_file);
+}
+
 int cgroup_scan(struct cgroup_engine *e, struct cgroup_slot **ret, size_t *ret_n) {
         _cleanup_free_ char *rootdir = abs_path(e, e->root, NULL);
         struct cgroup_slot *slots = NULL;

@@ -137,6 +137,22 @@ struct cgroup_job_state {
 };
 int cgroup_job_read(struct cgroup_engine *e, const char *path, struct cgroup_job_state *ret);
 
+/*
+ * A job's counters, for its end-of-job report: what it read and wrote, how
+ * often it hit memory.high and memory.max, OOM kills, and the time its tasks
+ * stalled on memory and on I/O (PSI "some" totals).  Each is cumulative over
+ * the cgroup's life: the report takes the difference from its start.  A file
+ * that is not there (a controller off) leaves its have_ flag false.
+ */
+struct cgroup_job_counters {
+        bool have_io, have_events, have_psi, have_peak;
+        uint64_t io_read, io_written;
+        uint64_t high, max, oom_kill;
+        uint64_t memory_stall_usec, io_stall_usec;
+        uint64_t memory_peak, memory_file; /* now: not differences */
+};
+void cgroup_job_counters(struct cgroup_engine *e, const char *path, struct cgroup_job_counters *ret);
+
 /* Slots found in the tree: for adoption after a restart. */
 struct cgroup_slot {
         char *class;

@@ -1,11 +1,128 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <assert.h>
 #include <inttypes.h>
+#include <pwd.h>
 #include <sys/inotify.h>
 
 #include "jobs.h"
 #include "log.h"
 #include "units.h"
+
+/* ---- the end-of-job report ---- */
+
+static json_object *u64_or_null(bool have, uint64_t v) {
+        return have ? json_object_new_uint64(v) : NULL;
+}
+
+/* end - start of a counter; 0 if it went back (not ours to explain). */
+static uint64_t since(uint64_t end, uint64_t start) {
+        return end >= start ? end - start : 0;
+}
+
+/* "1h02m", "3m05s", "12s" */
+static const char *format_runtime(uint64_t sec, char *buf, size_t len) {
+        if (sec >= 3600)
+                snprintf(buf, len, "%" PRIu64 "h%02" PRIu64 "m", sec / 3600, sec / 60 % 60);
+        else if (sec >= 60)
+                snprintf(buf, len, "%" PRIu64 "m%02" PRIu64 "s", sec / 60, sec % 60);
+        else
+                snprintf(buf, len, "%" PRIu64 "s", sec);
+        return buf;
+}
+
+/*
+ * What the job cost and how it ended, from its counters now against those at
+ * its start; end NULL: its cgroup was gone before it could be read (systemd
+ * removes an empty scope at once), then only its times are known.  Logged
+ * (a warning if it was OOM-killed) and kept in the history.
+ */
+static void job_report(struct jobs *js, struct job *j, const struct cgroup_job_counters *end) {
+        const struct cgroup_job_counters *s = &j->start;
+        uint64_t now = now_usec(CLOCK_REALTIME), runtime = since(now, j->started_usec) / 1000000;
+        bool oom = end && end->have_events && since(end->oom_kill, s->oom_kill) > 0;
+        /* A cgroup's memory.peak is its life's: exact for this job only if this job raised it. */
+        bool peak_exact = end && end->have_peak && s->have_peak && end->memory_peak > s->memory_peak;
+        char rt[32], peak[32], rd[32], wr[32], pwbuf[1024], cgroup[4096];
+        struct passwd pw, *pwres = NULL;
+        json_object *o;
+
+        if (j->reported)
+                return;
+        j->reported = true;
+        format_runtime(runtime, rt, sizeof(rt));
+        units_format_human(end ? end->memory_peak : 0, peak, sizeof(peak));
+        units_format_human(end ? since(end->io_read, s->io_read) : 0, rd, sizeof(rd));
+        units_format_human(end ? since(end->io_written, s->io_written) : 0, wr, sizeof(wr));
+        if (!end)
+                action_log_add(js->log, LOG_LEVEL_INFO,
+                               "Job %" PRIu64
+                               " (%s) of class %s: ran %s (its cgroup was gone before its counters "
+                               "could be read)",
+                               j->id, j->name, j->class, rt);
+        else
+                action_log_add(js->log, oom ? LOG_LEVEL_WARNING : LOG_LEVEL_INFO,
+                               "Job %" PRIu64
+                               " (%s) of class %s: %s after %s; peak memory %s%s, read %s, wrote %s, "
+                               "memory.high hit %" PRIu64 " times, stalled %.1f s on memory and %.1f s on I/O",
+                               j->id, j->name, j->class, oom ? "OOM-killed at its memory.max" : "exited", rt,
+                               peak_exact ? "" : "at most ", peak, rd, wr,
+                               end->have_events ? since(end->high, s->high) : 0,
+                               end->have_psi ? (double) since(end->memory_stall_usec, s->memory_stall_usec) / 1e6 : 0,
+                               end->have_psi ? (double) since(end->io_stall_usec, s->io_stall_usec) / 1e6 : 0);
+        if (!js->history)
+                return;
+        o = json_object_new_object();
+        if (!o)
+                return;
+        json_object_object_add(o, "id", json_object_new_uint64(j->id));
+        json_object_object_add(o, "name", json_object_new_string(j->name));
+        json_object_object_add(o, "class", json_object_new_string(j->class));
+        json_object_object_add(o, "placed_by", j->by[0] ? json_object_new_string(j->by) : NULL);
+        json_object_object_add(o, "uid", json_object_new_int64(j->uid));
+        json_object_object_add(o, "user",
+                               getpwuid_r(j->uid, &pw, pwbuf, sizeof(pwbuf), &pwres) == 0 && pwres
+                                       ? json_object_new_string(pwres->pw_name)
+                                       : NULL);
+        snprintf(cgroup, sizeof(cgroup), "/%s", j->path);
+        json_object_object_add(o, "cgroup", json_object_new_string(cgroup));
+        json_object_object_add(o, "unit", j->unit ? json_object_new_string(j->unit) : NULL);
+        json_object_object_add(o, "state", json_object_new_string("ended"));
+        json_object_object_add(o, "started", json_object_new_uint64(j->started_usec / 1000000));
+        json_object_object_add(o, "ended", json_object_new_uint64(now / 1000000));
+        json_object_object_add(o, "runtime", json_object_new_uint64(runtime));
+        json_object_object_add(o, "how", json_object_new_string(!end ? "ended" : oom ? "oom-killed" : "exited"));
+        json_object_object_add(o, "counted_from", json_object_new_string(j->adopted ? "adoption" : "start"));
+        json_object_object_add(o, "memory_peak", u64_or_null(end && end->have_peak, end ? end->memory_peak : 0));
+        json_object_object_add(o, "memory_peak_exact", json_object_new_boolean(peak_exact));
+        json_object_object_add(o, "memory_file", u64_or_null(end != NULL, end ? end->memory_file : 0));
+        json_object_object_add(o, "io_read_bytes",
+                               u64_or_null(end && end->have_io, end ? since(end->io_read, s->io_read) : 0));
+        json_object_object_add(o, "io_written_bytes",
+                               u64_or_null(end && end->have_io, end ? since(end->io_written, s->io_written) : 0));
+        json_object_object_add(o, "memory_high_events",
+                               u64_or_null(end && end->have_events, end ? since(end->high, s->high) : 0));
+        json_object_object_add(o, "memory_max_events",
+                               u64_or_null(end && end->have_events, end ? since(end->max, s->max) : 0));
+        json_object_object_add(o, "oom_kills",
+                               u64_or_null(end && end->have_events, end ? since(end->oom_kill, s->oom_kill) : 0));
+        json_object_object_add(o, "memory_stall_us",
+                               u64_or_null(end && end->have_psi,
+                                           end ? since(end->memory_stall_usec, s->memory_stall_usec) : 0));
+        json_object_object_add(o, "io_stall_us",
+                               u64_or_null(end && end->have_psi,
+                                           end ? since(end->io_stall_usec, s->io_stall_usec) : 0));
+        (void) history_add(js->history, o);
+}
+
+/* The report, from the counters as they are now (the job's cgroup is empty, not yet released). */
+static void job_report_now(struct jobs *js, struct job *j) {
+        struct cgroup_job_counters end;
+
+        if (j->reported)
+                return;
+        cgroup_job_counters(js->backend->engine, j->path, &end);
+        job_report(js, j, &end);
+}
 
 /* How often a job inotify cannot watch is looked at. */
 #define JOBS_POLL_USEC (UINT64_C(2) * 1000000)
@@ -174,6 +291,7 @@ static void job_check(struct jobs *js, struct job *j) {
                         action_log_add(js->log, LOG_LEVEL_INFO,
                                        "Job %" PRIu64 " (%s) of class %s ended; systemd removed /%s", j->id, j->name,
                                        j->class, j->path);
+                job_report(js, j, NULL);
                 job_end(js, j);
                 return;
         }
@@ -190,6 +308,7 @@ static void job_check(struct jobs *js, struct job *j) {
         }
         if (unit_between_commands(js, j))
                 return;
+        job_report_now(js, j);
         if (!releases) {
                 action_log_add(js->log, LOG_LEVEL_INFO, "Job %" PRIu64 " (%s) of class %s ended; systemd removes /%s",
                                j->id, j->name, j->class, j->path);
@@ -255,6 +374,7 @@ void jobs_release_done(struct jobs *js, const struct worker_task *t) {
                 return;
         if (t->r == -EBUSY) { /* something entered the slot again: it is still a job */
                 j->releasing = false;
+                j->reported = false; /* and it will end again */
                 job_check(js, j);
                 return;
         }
@@ -287,6 +407,8 @@ static int job_add(struct jobs *js, const struct cgroup_job_label *label, const 
         snprintf(j->class, sizeof(j->class), "%s", class);
         snprintf(j->by, sizeof(j->by), "%s", label->by);
         j->path = strdup(path);
+        if (j->path)
+                cgroup_job_counters(js->backend->engine, j->path, &j->start);
         r = j->path ? watch(js, j) : -ENOMEM;
         if (r < 0) {
                 job_free(j);
@@ -479,6 +601,7 @@ int jobs_adopt(struct jobs *js) {
                         log_warning_errno(r, "Cannot adopt /%s: %m", slots[i].path);
                         continue;
                 }
+                j->adopted = true;
                 if (slots[i].populated) {
                         adopted++;
                         action_log_add(js->log, LOG_LEVEL_INFO, "Job %" PRIu64 " (%s) of class %s adopted in /%s",

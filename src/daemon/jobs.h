@@ -21,6 +21,7 @@
 
 #include "actions.h"
 #include "backend.h"
+#include "history.h"
 #include "policy.h"
 #include "worker.h"
 
@@ -41,6 +42,9 @@ struct job {
         sd_event_source *gap;         /* a unit's cgroup is empty: it ends unless a process comes back */
         bool gap_passed;              /* ... and it stayed empty for JOBS_UNIT_GAP_USEC */
         bool releasing;
+        bool reported;                    /* its end-of-job report is made */
+        bool adopted;                     /* from an earlier daemon: its counters start at adoption */
+        struct cgroup_job_counters start; /* at its start (or adoption), for the report */
         struct job *next;
 };
 
@@ -57,6 +61,7 @@ struct jobs {
         unsigned n;
         struct job_placing *placings; /* under way */
         uint64_t next_id;
+        struct history *history; /* where end-of-job reports go (NULL: nowhere) */
 };
 
 void jobs_init(struct jobs *js, sd_event *event, struct backend *backend, struct action_log *log,

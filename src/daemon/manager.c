@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <inttypes.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 
 #include "device.h"
@@ -174,6 +175,10 @@ static void keep_fixed_settings(struct manager *m, struct pw_settings *s) {
         s->cgroup_root = TAKE_PTR(m->settings.cgroup_root);
         free(s->socket_group);
         s->socket_group = TAKE_PTR(m->settings.socket_group);
+        if (!streq_ptr(s->history_file, m->settings.history_file))
+                log_notice("A change of history_file takes effect when the daemon restarts");
+        free(s->history_file);
+        s->history_file = TAKE_PTR(m->settings.history_file);
 }
 
 int manager_reload(struct manager *m, char **ret_errors) {
@@ -206,6 +211,7 @@ int manager_reload(struct manager *m, char **ret_errors) {
         m->policy = policy;
         m->reloads++;
         log_set_max_level(m->settings.log_level);
+        history_set_bounds(&m->history, m->settings.history_jobs, m->settings.history_days * 86400);
 
         apply_classes(m);
         devwatch_update(m);
@@ -322,9 +328,26 @@ static int setup_watchdog(struct manager *m) {
         return 0;
 }
 
+/* The ended jobs, from history_file; its directory is made if its parent is there (/var/lib). */
+static int history_open(struct manager *m) {
+        _cleanup_free_ char *dir = strdup(m->settings.history_file);
+        char *slash = dir ? strrchr(dir, '/') : NULL;
+
+        if (!dir)
+                return -ENOMEM;
+        if (slash && slash != dir) {
+                *slash = '\0';
+                if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+                        log_warning_errno(-errno, "Job history: cannot make %s (%m): ended jobs are not kept", dir);
+        }
+        return history_init(&m->history, m->settings.history_file, m->settings.history_jobs,
+                            m->settings.history_days * 86400);
+}
+
 /* The modules, wired to one another. */
 static void wire(struct manager *m) {
         jobs_init(&m->jobs, m->event, m->backend, &m->log, on_jobs_changed, m);
+        m->jobs.history = &m->history;
         protect_init(&m->protect, m->event, m->backend, &m->log);
         m->govern = (struct govern){
                 .event = m->event,
@@ -372,6 +395,9 @@ int manager_new(const char *config_path, bool config_optional, const struct poli
         if (r < 0)
                 return r;
         r = add_signals(m);
+        if (r < 0)
+                return r;
+        r = history_open(m);
         if (r < 0)
                 return r;
         r = setup_watchdog(m);
@@ -437,6 +463,7 @@ struct manager *manager_free(struct manager *m) {
         settings_done(&m->settings);
         policy_done(&m->policy);
         action_log_done(&m->log);
+        history_done(&m->history);
         free(m->config_path);
         free(m);
         return NULL;

@@ -39,6 +39,7 @@ struct manager {
         struct control *control;
         struct action_log log;
         struct jobs jobs;
+        struct history history; /* ended jobs */
         struct protect protect;
         struct govern govern;
         struct autoplace autoplace;

@@ -42,6 +42,16 @@ static json_object *find_job(struct manager *m, const struct ucred *peer, const 
                              id_or_name);
 }
 
+/* Whether a running job has this id or name (several by a name: find_job's error stands). */
+static bool running_named(struct manager *m, const char *id_or_name) {
+        if (jobs_find(&m->jobs, id_or_name))
+                return true;
+        for (struct job *j = m->jobs.list; j; j = j->next)
+                if (streq(j->name, id_or_name))
+                        return true;
+        return false;
+}
+
 static json_object *reloaded(struct manager *m) {
         json_object *o = ok_object();
 
@@ -252,15 +262,35 @@ json_object *requests_handle(void *userdata, uint64_t client, const struct ucred
                         for (j = m->jobs.list; j; j = j->next)
                                 json_object_array_add(a, status_job_json(m, j));
                         json_object_object_add(o, "jobs", a);
+                        /* Newest first, as the running ones. */
+                        if (req->all) {
+                                json_object *ended = json_object_new_array();
+
+                                for (size_t i = json_object_array_length(m->history.jobs); i-- > 0;)
+                                        json_object_array_add(ended,
+                                                              json_object_get(
+                                                                      json_object_array_get_idx(m->history.jobs, i)));
+                                json_object_object_add(o, "ended", ended);
+                        }
                 }
                 return o;
-        case PW_CMD_SHOW:
+        case PW_CMD_SHOW: {
+                json_object *ended;
+
                 o = find_job(m, peer, req->job, &j);
+                if (o && !running_named(m, req->job) && (ended = history_find(&m->history, req->job, peer->uid))) {
+                        /* Not running: the last one that ended (its report). */
+                        json_object_put(o);
+                        o = ok_object();
+                        json_object_object_add(o, "job", json_object_get(ended));
+                        return o;
+                }
                 if (o)
                         return o;
                 o = ok_object();
                 json_object_object_add(o, "job", status_job_json(m, j));
                 return o;
+        }
         case PW_CMD_RELOAD:
                 return handle_reload(m, client, peer);
         case PW_CMD_RUN:

@@ -201,9 +201,9 @@ static unsigned edit_distance(const char *a, const char *b) {
 
 /* Keys that people put in the wrong file. */
 static const char *misplaced_hint(const char *key) {
-        static const char *const settings_keys[] = { "policy_dir",   "socket",    "socket_group",
-                                                     "cgroup_root",  "backend",   "restore_on_stop",
-                                                     "run_fallback", "log_level", "pressure" };
+        static const char *const settings_keys[] = { "policy_dir",   "socket",          "socket_group", "cgroup_root",
+                                                     "backend",      "restore_on_stop", "run_fallback", "history_jobs",
+                                                     "history_days", "log_level",       "pressure" };
 
         for (size_t i = 0; i < ELEMENTSOF(settings_keys); i++)
                 if (streq(key, settings_keys[i]))

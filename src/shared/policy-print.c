@@ -168,6 +168,9 @@ void settings_print(const struct pw_settings *s, FILE *f) {
         fprintf(f, "backend: %s\n", pw_backend_to_string(s->backend));
         fprintf(f, "restore_on_stop: %s\n", s->restore_on_stop ? "true" : "false");
         fprintf(f, "run_fallback: %s\n", s->run_fallback ? "true" : "false");
+        fprintf(f, "history_jobs: %" PRIu64 "\n", s->history_jobs);
+        fprintf(f, "history_days: %" PRIu64 "\n", s->history_days);
+        print_string(f, "", "history_file", s->history_file);
         fprintf(f, "log_level: %s\n", pw_log_level_to_string(s->log_level));
         fputs("pressure:\n", f);
         units_format_percent(s->pressure.threshold, buf, sizeof(buf));

@@ -32,9 +32,11 @@ enum {
         F_TREE = 1 << 5,
         F_SIGNAL = 1 << 6,
         F_LIMITS = 1 << 7, /* memory_high, memory_max, memory_swap_max */
+        F_ALL = 1 << 8,
 };
 
 static const unsigned command_fields[_PW_CMD_MAX] = {
+        [PW_CMD_LIST] = F_ALL,
         [PW_CMD_SHOW] = F_JOB,
         [PW_CMD_STOP] = F_JOB,
         [PW_CMD_KILL] = F_JOB | F_SIGNAL,
@@ -170,6 +172,13 @@ static int parse_fields(json_object *obj, struct pw_request *req, const char **r
                         *dst = (uint64_t) json_object_get_int64(val);
                         break;
                 }
+                case F_ALL:
+                        if (!json_object_is_type(val, json_type_boolean)) {
+                                *ret_error = "\"all\" must be true or false";
+                                return -EINVAL;
+                        }
+                        req->all = json_object_get_boolean(val);
+                        break;
                 case F_TREE:
                         if (!json_object_is_type(val, json_type_boolean)) {
                                 *ret_error = "\"tree\" must be true or false";
@@ -255,6 +264,8 @@ char *protocol_format_request(const struct pw_request *req) {
                 json_object_object_add(obj, "memory_max", json_object_new_int64((int64_t) req->memory_max));
         if ((command_fields[req->command] & F_LIMITS) && req->memory_swap_max)
                 json_object_object_add(obj, "memory_swap_max", json_object_new_int64((int64_t) req->memory_swap_max));
+        if ((command_fields[req->command] & F_ALL) && req->all)
+                json_object_object_add(obj, "all", json_object_new_boolean(true));
         if (command_fields[req->command] & F_SIGNAL)
                 json_object_object_add(obj, "signal", json_object_new_int64(req->signal));
         if (command_fields[req->command] & F_PIDS) {

@@ -66,6 +66,7 @@ struct pw_request {
         pid_t pids[PROTOCOL_MAX_PIDS]; /* move */
         size_t n_pids;
         bool tree; /* move: descendants too */
+        bool all;  /* list: ended jobs too */
 };
 
 const char *pw_command_to_string(enum pw_command c);

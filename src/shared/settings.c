@@ -4,6 +4,7 @@
 
 #include "policy-parse.h"
 #include "settings.h"
+#include "units.h"
 #include "yamltree.h"
 
 static const char *const backend_names[] = {
@@ -47,6 +48,27 @@ static void p_log_level(struct pstate *st, const struct ynode *val, void *target
                         return;
                 }
         pstate_error(st, val, "'%s': expected err, warning, notice, info or debug", val->value);
+}
+
+static void p_history_jobs(struct pstate *st, const struct ynode *val, void *target) {
+        const char *e;
+
+        if (units_parse_uint(val->value, 0, 10000, target, &e) < 0)
+                pstate_error(st, val, "'%s': %s (ended jobs kept: 0 to 10000, default 100)", val->value, e);
+}
+
+static void p_history_days(struct pstate *st, const struct ynode *val, void *target) {
+        const char *e;
+
+        if (units_parse_uint(val->value, 1, 3650, target, &e) < 0)
+                pstate_error(st, val, "'%s': %s (days an ended job is kept: 1 to 3650, default 7)", val->value, e);
+}
+
+static void p_history_file(struct pstate *st, const struct ynode *val, void *target) {
+        if (val->value[0] != '/')
+                pstate_error(st, val, "history_file '%s': must be an absolute path", val->value);
+        else
+                field_string(st, val, target);
 }
 
 static void p_socket(struct pstate *st, const struct ynode *val, void *target) {
@@ -136,6 +158,9 @@ static const struct field settings_fields[] = {
         { "backend", YNODE_SCALAR, p_backend, offsetof(struct pw_settings, backend) },
         { "restore_on_stop", YNODE_SCALAR, field_bool, offsetof(struct pw_settings, restore_on_stop) },
         { "run_fallback", YNODE_SCALAR, field_bool, offsetof(struct pw_settings, run_fallback) },
+        { "history_jobs", YNODE_SCALAR, p_history_jobs, offsetof(struct pw_settings, history_jobs) },
+        { "history_days", YNODE_SCALAR, p_history_days, offsetof(struct pw_settings, history_days) },
+        { "history_file", YNODE_SCALAR, p_history_file, offsetof(struct pw_settings, history_file) },
         { "log_level", YNODE_SCALAR, p_log_level, offsetof(struct pw_settings, log_level) },
         { "pressure", YNODE_MAP, NULL, 0, pressure_fields },
         {},
@@ -147,8 +172,11 @@ int settings_init(struct pw_settings *s) {
                 .policy_dir = strdup(SYSCONFDIR "/pagewarden/policies.d"),
                 .socket = strdup(PW_DEFAULT_SOCKET),
                 .cgroup_root = strdup(PW_DEFAULT_CGROUP_ROOT),
+                .history_file = strdup(PW_DEFAULT_HISTORY_FILE),
                 .backend = PW_BACKEND_AUTO,
                 .log_level = PW_LOG_INFO,
+                .history_jobs = 100,
+                .history_days = 7,
                 .pressure = {
                         .threshold = 10 * UNITS_PERCENT_ONE,
                         .window_usec = UINT64_C(500000),
@@ -156,7 +184,7 @@ int settings_init(struct pw_settings *s) {
                         .cooldown_usec = UINT64_C(30000000),
                 },
         };
-        return s->policy_dir && s->socket && s->cgroup_root ? 0 : -ENOMEM;
+        return s->policy_dir && s->socket && s->cgroup_root && s->history_file ? 0 : -ENOMEM;
 }
 
 void settings_done(struct pw_settings *s) {
@@ -166,6 +194,7 @@ void settings_done(struct pw_settings *s) {
         free(s->socket);
         free(s->socket_group);
         free(s->cgroup_root);
+        free(s->history_file);
         *s = (struct pw_settings){};
 }
 

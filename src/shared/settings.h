@@ -24,6 +24,7 @@
 #define PW_DEFAULT_CONFIG SYSCONFDIR "/pagewarden/pagewarden.yaml"
 #define PW_DEFAULT_SOCKET RUNSTATEDIR "/pagewarden/control.sock"
 #define PW_DEFAULT_CGROUP_ROOT "pagewarden.slice"
+#define PW_DEFAULT_HISTORY_FILE "/var/lib/pagewarden/history.json"
 
 enum pw_backend {
         PW_BACKEND_AUTO,
@@ -47,7 +48,9 @@ struct pw_settings {
         char *cgroup_root;  /* relative to the cgroup2 mount, no leading '/' */
         enum pw_backend backend;
         bool restore_on_stop;
-        bool run_fallback; /* pagewardenctl run without a daemon: run the command unmanaged */
+        bool run_fallback;                   /* pagewardenctl run without a daemon: run the command unmanaged */
+        uint64_t history_jobs, history_days; /* ended jobs kept: at most this many, this many days */
+        char *history_file;                  /* where they are kept */
         enum pw_log_level log_level;
         struct {
                 uint32_t threshold; /* stall share of the window, hundredths of % */

@@ -26,7 +26,7 @@ done
 
 # The settings keys and policy keys are all in pagewarden.yaml(5).
 text=$(MANWIDTH=200 man -l "$top_srcdir/man/pagewarden.yaml.5" 2>/dev/null)
-for key in policy_dir socket socket_group cgroup_root backend restore_on_stop run_fallback log_level pressure threshold \
+for key in policy_dir socket socket_group cgroup_root backend restore_on_stop run_fallback history_jobs history_days history_file log_level pressure threshold \
         window release cooldown jobs memory high max swap_max cpu weight io device read_bps write_bps \
         read_iops write_iops under_pressure memory_high_floor io_floor freeze freeze_max users protect unit \
         cgroup min low swap; do

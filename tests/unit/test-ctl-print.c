@@ -40,6 +40,14 @@ static int print_top(FILE *f, json_object *resp) {
         return r;
 }
 
+static int print_report_line(FILE *f, json_object *resp) {
+        json_object *job = NULL;
+
+        ck_assert(json_object_object_get_ex(resp, "job", &job));
+        ctl_print_report_line(f, job);
+        return 0;
+}
+
 static int print_top_first(FILE *f, json_object *resp) {
         return ctl_print_top(f, resp, NULL, 0, "12:00:00");
 }
@@ -59,6 +67,10 @@ static const struct {
         { "list-empty", ctl_print_list },
         { "show", ctl_print_show },
         { "show-left-policy", ctl_print_show },
+        { "show-ended", ctl_print_show }, /* an ended job: its report */
+        { "show-oom", ctl_print_show },   /* OOM-killed, counted from adoption, its peak perhaps an earlier job's */
+        { "list-all", ctl_print_list },   /* list --all: the ended ones too, one without counters */
+        { "report-line", print_report_line, "show-oom" },
         { "moved", ctl_print_moved },
         { "placed", print_placed },
         { "reloaded", ctl_print_reloaded },

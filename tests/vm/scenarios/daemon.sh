@@ -7,7 +7,7 @@ S=$CG/pagewarden.slice
 SOCK=/run/pagewarden/control.sock
 CONF=/etc/pw/pagewarden.yaml
 
-mkdir -p /etc/pw/policies.d
+mkdir -p /etc/pw/policies.d /var/lib # /var/lib: as on a real host (the history goes to /var/lib/pagewarden)
 # Group 1000 may use the socket: uid 1000 runs with gid 1000 below.
 printf 'log_level: debug\nsocket_group: "1000"\n' >$CONF
 cat >/etc/pw/policies.d/10-jobs.yaml <<YAML
@@ -19,6 +19,9 @@ jobs:
     memory: {high: 64M}
     per_job: {memory: {max: 128M}}
     users: ["1000"]
+  tight:
+    memory: {max: 32M, swap_max: 0}
+    io: [{device: $PW_DATA_MNT, write_bps: max}]
 YAML
 
 start_daemon() {
@@ -193,6 +196,29 @@ pagewardenctl kill --signal NOSUCH 1 2>/dev/null
 expect_eq "an unknown signal is a usage error" "$?" 2
 pagewardenctl stop nosuchjob 2>/tmp/err
 expect_eq "stop of a job that does not exist fails" "$?" 1
+
+# End-of-job reports, the history of ended jobs, and that it outlives the daemon.
+pagewardenctl run --job tight --name hog -- pwload churn 64 2>/tmp/hog.err
+expect_eq "a job over its class's memory.max (no swap) is OOM-killed" "$?" 137
+check "run says so, without -v" grep -q "job [0-9]* (hog) was OOM-killed at its memory.max after" /tmp/hog.err
+out=$(pagewardenctl show hog)
+expect_in_text() { case "$2" in *"$3"*) ok "$1" ;; *) not_ok "$1: '$3' not in: $2" ;; esac; }
+expect_in_text "show of the ended job says how it ended" "$out" "OOM-killed at its memory.max after"
+expect_in_text "and counts the OOM kill" "$out" "OOM kills: 1"
+pagewardenctl run -v --job tight --name writer -- pwload write-direct $PW_DATA_MNT/report.dat 16 >/dev/null 2>/tmp/rep.err
+expect_eq "a job that writes 16 MiB and exits" "$?" 0
+check "run -v prints its report when it ends" grep -q "job [0-9]* (writer) ended after .*wrote 16 MiB" /tmp/rep.err
+diag "$(grep 'ended after' /tmp/rep.err)"
+rm -f $PW_DATA_MNT/report.dat
+out=$(pagewardenctl list --all)
+expect_in_text "list --all shows the ended jobs" "$out" "ENDED"
+check "with how each ended" sh -c "pagewardenctl list --all | grep -q 'hog .*oom-killed'"
+check "and the daemon logged the OOM kill as a warning" grep -q "<4>Job [0-9]* (hog) of class tight: OOM-killed" /tmp/daemon.log
+kill $DAEMON
+wait $DAEMON
+start_daemon
+out=$(pagewardenctl show writer)
+expect_in_text "a restarted daemon still has the report (/var/lib/pagewarden/history.json)" "$out" "wrote 16 MiB"
 
 # Bad clients: garbage, oversized, unknown commands, stalls; others are served meanwhile.
 out=$(pwload sock $SOCK 'garbage
