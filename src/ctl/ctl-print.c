@@ -795,6 +795,30 @@ void ctl_print_report_line(FILE *f, json_object *job) {
                 fmt_stall(field(job, "io_stall_us"), h));
 }
 
+/* A rate per minute, "-" if unknown; scale 1e6 for microseconds shown as seconds. */
+static const char *fmt_per_min(json_object *v, double scale, char buf[static VALUE_MAX]) {
+        if (!json_object_is_type(v, json_type_double) && !json_object_is_type(v, json_type_int))
+                return "-";
+        snprintf(buf, VALUE_MAX, scale > 1 ? "%.1f s" : "%.0f", json_object_get_double(v) / scale);
+        return buf;
+}
+
+/* "1200 refaults (600/min; 300/min while no job ran), 40 major faults (...), stalled 30.0 s (...)" */
+static void app_cost_cell(struct table *t, json_object *app) {
+        char a[VALUE_MAX], b[VALUE_MAX], c[VALUE_MAX], d[VALUE_MAX], e[VALUE_MAX], g[VALUE_MAX], h[VALUE_MAX],
+                k[VALUE_MAX], l[VALUE_MAX];
+
+        table_addf(t,
+                   "%s refaults (%s/min; %s/min while no job ran), %s major faults (%s/min; %s/min), "
+                   "stalled %s (%s/min; %s/min)",
+                   fmt_int(field(app, "refaults"), a), fmt_per_min(field(app, "refaults_per_min"), 1, b),
+                   fmt_per_min(field(app, "idle_refaults_per_min"), 1, c), fmt_int(field(app, "majfaults"), d),
+                   fmt_per_min(field(app, "majfaults_per_min"), 1, e),
+                   fmt_per_min(field(app, "idle_majfaults_per_min"), 1, g), fmt_stall(field(app, "stall_us"), h),
+                   fmt_per_min(field(app, "stall_us_per_min"), 1e6, k),
+                   fmt_per_min(field(app, "idle_stall_us_per_min"), 1e6, l));
+}
+
 /* The end-of-job report of an ended job, in show. */
 static void report_rows(struct table *t, json_object *j) {
         char a[VALUE_MAX], b[VALUE_MAX], c[VALUE_MAX];
@@ -819,6 +843,14 @@ static void report_rows(struct table *t, json_object *j) {
         table_add(t, "stalled:");
         table_addf(t, "%s on memory, %s on I/O", fmt_stall(field(j, "memory_stall_us"), a),
                    fmt_stall(field(j, "io_stall_us"), b));
+        for (size_t i = 0; i < array_length(field(j, "applications")); i++) {
+                json_object *app = object_at(field(j, "applications"), i);
+
+                if (!app)
+                        continue;
+                table_addf(t, "cost to %s:", dash(str_field(app, "name")));
+                app_cost_cell(t, app);
+        }
         if (str_field(j, "counted_from") && streq(str_field(j, "counted_from"), "adoption")) {
                 table_add(t, "counted:");
                 table_add(t, "from its adoption by a restarted daemon");

@@ -128,6 +128,7 @@ struct governor_sample {
         uint64_t low_events; /* memory.events low: reclaimed although below memory.low */
         uint64_t current;    /* memory.current */
         double some_avg10;   /* memory.pressure some avg10, in % */
+        uint64_t some_total; /* memory.pressure some total: microseconds its tasks stalled */
 };
 
 /*

@@ -172,6 +172,7 @@ static struct job *job_free(struct job *j) {
         sd_event_source_disable_unref(j->gap);
         free(j->path);
         free(j->unit);
+        free(j->apps);
         free(j);
         return NULL;
 }
@@ -409,6 +410,8 @@ static int job_add(struct jobs *js, const struct cgroup_job_label *label, const 
         j->path = strdup(path);
         if (j->path)
                 cgroup_job_counters(js->backend->engine, j->path, &j->start);
+        if (js->appcost)
+                appcost_snapshot(js->appcost, &j->apps, &j->n_apps);
         r = j->path ? watch(js, j) : -ENOMEM;
         if (r < 0) {
                 job_free(j);

@@ -20,6 +20,7 @@
 #include <systemd/sd-event.h>
 
 #include "actions.h"
+#include "appcost.h"
 #include "backend.h"
 #include "history.h"
 #include "policy.h"
@@ -45,6 +46,8 @@ struct job {
         bool reported;                    /* its end-of-job report is made */
         bool adopted;                     /* from an earlier daemon: its counters start at adoption */
         struct cgroup_job_counters start; /* at its start (or adoption), for the report */
+        struct app_sample *apps;          /* the protected applications at its start */
+        size_t n_apps;
         struct job *next;
 };
 
@@ -62,6 +65,7 @@ struct jobs {
         struct job_placing *placings; /* under way */
         uint64_t next_id;
         struct history *history; /* where end-of-job reports go (NULL: nowhere) */
+        struct appcost *appcost; /* what a job cost the protected applications (NULL: not measured) */
 };
 
 void jobs_init(struct jobs *js, sd_event *event, struct backend *backend, struct action_log *log,

@@ -8,6 +8,7 @@
 #include "log.h"
 #include "manager.h"
 #include "place.h"
+#include "pressure.h"
 #include "requests.h"
 
 #define STATE_DIR RUNSTATEDIR "/pagewarden"
@@ -147,6 +148,7 @@ static void remove_class_if_unused(struct manager *m, const char *class) {
 static void on_jobs_changed(void *userdata, const char *class, bool ended) {
         struct manager *m = userdata;
 
+        appcost_set_running(&m->appcost, m->jobs.n > 0);
         govern_update(&m->govern);
         if (ended)
                 remove_class_if_unused(m, class);
@@ -344,10 +346,37 @@ static int history_open(struct manager *m) {
                             m->settings.history_days * 86400);
 }
 
+/* Each protected application whose cgroup is there: its refaults, major faults and memory stall time. */
+static size_t sample_apps(void *userdata, struct app_sample *out, size_t max) {
+        struct manager *m = userdata;
+        size_t n = 0;
+
+        for (size_t i = 0; i < m->policy.n_protects && n < max; i++) {
+                const struct pw_protect *pr = &m->policy.protects[i];
+                struct backend_protect bp = { .name = pr->name,
+                                              .unit = pr->unit,
+                                              .cgroup = pr->cgroup ? pr->cgroup + 1 : NULL };
+                _cleanup_free_ char *path = NULL;
+                struct governor_sample s;
+
+                if (m->backend->ops->protect_path(m->backend, &bp, &path) < 0 ||
+                    pressure_sample_read(m->backend->engine, path, &s) < 0)
+                        continue;
+                out[n] = (struct app_sample){ .refaults = s.refaults,
+                                              .majfaults = s.majfaults,
+                                              .stall_usec = s.some_total };
+                snprintf(out[n].name, sizeof(out[n].name), "%s", pr->name);
+                n++;
+        }
+        return n;
+}
+
 /* The modules, wired to one another. */
 static void wire(struct manager *m) {
         jobs_init(&m->jobs, m->event, m->backend, &m->log, on_jobs_changed, m);
         m->jobs.history = &m->history;
+        appcost_init(&m->appcost, sample_apps, m);
+        m->jobs.appcost = &m->appcost;
         protect_init(&m->protect, m->event, m->backend, &m->log);
         m->govern = (struct govern){
                 .event = m->event,
@@ -464,6 +493,7 @@ struct manager *manager_free(struct manager *m) {
         policy_done(&m->policy);
         action_log_done(&m->log);
         history_done(&m->history);
+        appcost_done(&m->appcost);
         free(m->config_path);
         free(m);
         return NULL;

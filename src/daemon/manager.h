@@ -40,6 +40,7 @@ struct manager {
         struct action_log log;
         struct jobs jobs;
         struct history history; /* ended jobs */
+        struct appcost appcost; /* what jobs cost the protected applications */
         struct protect protect;
         struct govern govern;
         struct autoplace autoplace;

@@ -47,6 +47,7 @@ static uint64_t number(const char *text) {
 void pressure_sample_parse(const char *stat, const char *events, const char *psi, const char *swap_current,
                            const char *current, struct governor_sample *ret) {
         struct cgv_psi p;
+        bool have_psi = psi && cgv_parse_psi(psi, &p) >= 0;
 
         *ret = (struct governor_sample){
                 .pgsteal = keyed(stat, "pgsteal"),
@@ -55,7 +56,8 @@ void pressure_sample_parse(const char *stat, const char *events, const char *psi
                 .swap = number(swap_current),
                 .low_events = keyed(events, "low"),
                 .current = number(current),
-                .some_avg10 = psi && cgv_parse_psi(psi, &p) >= 0 ? p.some_avg10 : 0,
+                .some_avg10 = have_psi ? p.some_avg10 : 0,
+                .some_total = have_psi ? p.some_total : 0,
         };
 }
 

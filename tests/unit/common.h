@@ -27,6 +27,7 @@ Suite *procevents_suite(void);
 Suite *devwatch_suite(void);
 Suite *protect_suite(void);
 Suite *history_suite(void);
+Suite *appcost_suite(void);
 Suite *jobs_suite(void);
 Suite *worker_suite(void);
 Suite *ctl_print_suite(void);

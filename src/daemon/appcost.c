@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <stdlib.h>
+#include <string.h>
+
+#include "appcost.h"
+#include "util.h"
+
+static uint64_t now_mono(void) {
+        return now_usec(CLOCK_MONOTONIC);
+}
+
+static uint64_t since(uint64_t end, uint64_t start) {
+        return end >= start ? end - start : 0; /* a cgroup made again counts from 0 */
+}
+
+static const struct app_sample *find_sample(const struct app_sample *s, size_t n, const char *name) {
+        for (size_t i = 0; i < n; i++)
+                if (streq(s[i].name, name))
+                        return &s[i];
+        return NULL;
+}
+
+void appcost_init(struct appcost *a, appcost_sample_fn sample, void *userdata) {
+        *a = (struct appcost){ .sample = sample, .userdata = userdata };
+        appcost_set_running(a, false);
+}
+
+void appcost_done(struct appcost *a) {
+        free(a->idle_start);
+        free(a->totals);
+        *a = (struct appcost){};
+}
+
+void appcost_snapshot(struct appcost *a, struct app_sample **ret, size_t *ret_n) {
+        struct app_sample *s;
+
+        *ret = NULL;
+        *ret_n = 0;
+        if (!a->sample)
+                return;
+        s = calloc(PW_MAX_PROTECTS, sizeof(*s));
+        if (!s)
+                return;
+        *ret_n = a->sample(a->userdata, s, PW_MAX_PROTECTS);
+        *ret = s;
+}
+
+/* Adds what each application did since the idle time began to its idle totals. */
+static void account_idle(struct appcost *a) {
+        _cleanup_free_ struct app_sample *now = NULL;
+        uint64_t usec = since(now_mono(), a->idle_since_usec);
+        size_t n;
+
+        appcost_snapshot(a, &now, &n);
+        for (size_t i = 0; i < n; i++) {
+                const struct app_sample *s = find_sample(a->idle_start, a->n_idle_start, now[i].name);
+                struct app_idle *t = NULL;
+
+                if (!s)
+                        continue; /* it appeared meanwhile: from the next idle time */
+                for (size_t k = 0; k < a->n_totals && !t; k++)
+                        if (streq(a->totals[k].name, now[i].name))
+                                t = &a->totals[k];
+                if (!t) {
+                        if (a->n_totals >= PW_MAX_PROTECTS)
+                                continue;
+                        if (!a->totals && !(a->totals = calloc(PW_MAX_PROTECTS, sizeof(*a->totals))))
+                                return;
+                        t = &a->totals[a->n_totals++];
+                        snprintf(t->name, sizeof(t->name), "%s", now[i].name);
+                }
+                t->refaults += since(now[i].refaults, s->refaults);
+                t->majfaults += since(now[i].majfaults, s->majfaults);
+                t->stall_usec += since(now[i].stall_usec, s->stall_usec);
+                t->usec += usec;
+        }
+}
+
+void appcost_set_running(struct appcost *a, bool running) {
+        if (running == !a->idle)
+                return;
+        if (running) {
+                account_idle(a);
+                a->idle_start = mfree(a->idle_start);
+                a->n_idle_start = 0;
+        } else {
+                free(a->idle_start);
+                appcost_snapshot(a, &a->idle_start, &a->n_idle_start);
+                a->idle_since_usec = now_mono();
+        }
+        a->idle = !running;
+}
+
+static json_object *per_min(uint64_t count, uint64_t usec) {
+        return usec >= 1000000 ? json_object_new_double((double) count * 60e6 / (double) usec) : NULL;
+}
+
+json_object *appcost_report(struct appcost *a, const struct app_sample *start, size_t n, uint64_t runtime_usec) {
+        _cleanup_free_ struct app_sample *now = NULL;
+        json_object *list = json_object_new_array();
+        size_t n_now;
+
+        if (!list)
+                return NULL;
+        appcost_snapshot(a, &now, &n_now);
+        for (size_t i = 0; i < n_now; i++) {
+                const struct app_sample *s = find_sample(start, n, now[i].name);
+                const struct app_idle *t = NULL;
+                uint64_t ref, maj, stall;
+                json_object *o;
+
+                if (!s)
+                        continue; /* not there when the job started */
+                for (size_t k = 0; k < a->n_totals && !t; k++)
+                        if (streq(a->totals[k].name, now[i].name))
+                                t = &a->totals[k];
+                ref = since(now[i].refaults, s->refaults);
+                maj = since(now[i].majfaults, s->majfaults);
+                stall = since(now[i].stall_usec, s->stall_usec);
+                o = json_object_new_object();
+                if (!o)
+                        break;
+                json_object_object_add(o, "name", json_object_new_string(now[i].name));
+                json_object_object_add(o, "refaults", json_object_new_uint64(ref));
+                json_object_object_add(o, "majfaults", json_object_new_uint64(maj));
+                json_object_object_add(o, "stall_us", json_object_new_uint64(stall));
+                json_object_object_add(o, "refaults_per_min", per_min(ref, runtime_usec));
+                json_object_object_add(o, "majfaults_per_min", per_min(maj, runtime_usec));
+                json_object_object_add(o, "stall_us_per_min", per_min(stall, runtime_usec));
+                json_object_object_add(o, "idle_refaults_per_min", t ? per_min(t->refaults, t->usec) : NULL);
+                json_object_object_add(o, "idle_majfaults_per_min", t ? per_min(t->majfaults, t->usec) : NULL);
+                json_object_object_add(o, "idle_stall_us_per_min", t ? per_min(t->stall_usec, t->usec) : NULL);
+                json_object_array_add(list, o);
+        }
+        return list;
+}
