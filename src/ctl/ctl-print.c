@@ -748,12 +748,7 @@ static const char *fmt_runtime(json_object *v, char buf[static VALUE_MAX]) {
 
         if (!uint_value(v, &sec))
                 return "-";
-        if (sec >= 3600)
-                snprintf(buf, VALUE_MAX, "%" PRIu64 "h%02" PRIu64 "m", sec / 3600, sec / 60 % 60);
-        else if (sec >= 60)
-                snprintf(buf, VALUE_MAX, "%" PRIu64 "m%02" PRIu64 "s", sec / 60, sec % 60);
-        else
-                snprintf(buf, VALUE_MAX, "%" PRIu64 "s", sec);
+        units_format_runtime(sec, buf, VALUE_MAX);
         return buf;
 }
 

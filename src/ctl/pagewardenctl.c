@@ -489,19 +489,6 @@ static int cmd_reload(int argc, char *argv[]) {
         return r >= 0 ? r : request(&req, ctl_print_reloaded);
 }
 
-static int cmd_show(int argc, char *argv[]) {
-        struct pw_request req = { .command = PW_CMD_SHOW };
-        int r = parse_json_option(argc, argv, 1, "JOB (an id or a name)");
-
-        if (r >= 0)
-                return r;
-        r = check_name(argv[0], "job", argv[optind], usage_error);
-        if (r >= 0)
-                return r;
-        snprintf(req.job, sizeof(req.job), "%s", argv[optind]);
-        return request(&req, ctl_print_show);
-}
-
 static int cmd_top(int argc, char *argv[]) {
         static const struct option options[] = {
                 DISPLAY_OPTIONS,
@@ -543,7 +530,7 @@ static int cmd_top(int argc, char *argv[]) {
         return ctl_top(&o) == 0 ? EXIT_OK : EXIT_USAGE;
 }
 
-/* stop, freeze, thaw JOB */
+/* show, stop, freeze, thaw JOB */
 static int cmd_job_verb(int argc, char *argv[]) {
         struct pw_request req = {};
         int r = parse_json_option(argc, argv, 1, "JOB (an id or a name)");
@@ -555,7 +542,9 @@ static int cmd_job_verb(int argc, char *argv[]) {
                 return r;
         req.command = (enum pw_command) pw_command_from_string(argv[0]);
         snprintf(req.job, sizeof(req.job), "%s", argv[optind]);
-        return request(&req, req.command == PW_CMD_STOP ? ctl_print_signalled : ctl_print_job_state);
+        return request(&req, req.command == PW_CMD_SHOW   ? ctl_print_show
+                             : req.command == PW_CMD_STOP ? ctl_print_signalled
+                                                          : ctl_print_job_state);
 }
 
 /* TERM, SIGTERM, 15 (1 to 64); -1 if none of these. */
@@ -815,7 +804,7 @@ int main(int argc, char *argv[]) {
                 /* clang-format off */
         } commands[] = {
                 { "run", cmd_run },       { "move", cmd_move },     { "status", cmd_status },
-                { "list", cmd_list },     { "show", cmd_show },     { "reload", cmd_reload },
+                { "list", cmd_list },     { "show", cmd_job_verb },     { "reload", cmd_reload },
                 { "check", cmd_check },   { "version", cmd_version }, { "help", cmd_help },
                 { "stop", cmd_job_verb }, { "kill", cmd_kill },       { "freeze", cmd_job_verb },
                 { "thaw", cmd_job_verb }, { "top", cmd_top },

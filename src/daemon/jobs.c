@@ -19,17 +19,6 @@ static uint64_t since(uint64_t end, uint64_t start) {
         return end >= start ? end - start : 0;
 }
 
-/* "1h02m", "3m05s", "12s" */
-static const char *format_runtime(uint64_t sec, char *buf, size_t len) {
-        if (sec >= 3600)
-                snprintf(buf, len, "%" PRIu64 "h%02" PRIu64 "m", sec / 3600, sec / 60 % 60);
-        else if (sec >= 60)
-                snprintf(buf, len, "%" PRIu64 "m%02" PRIu64 "s", sec / 60, sec % 60);
-        else
-                snprintf(buf, len, "%" PRIu64 "s", sec);
-        return buf;
-}
-
 /*
  * What the job cost and how it ended, from its counters now against those at
  * its start; end NULL: its cgroup was gone before it could be read (systemd
@@ -49,7 +38,7 @@ static void job_report(struct jobs *js, struct job *j, const struct cgroup_job_c
         if (j->reported)
                 return;
         j->reported = true;
-        format_runtime(runtime, rt, sizeof(rt));
+        units_format_runtime(runtime, rt, sizeof(rt));
         units_format_human(end ? end->memory_peak : 0, peak, sizeof(peak));
         units_format_human(end ? since(end->io_read, s->io_read) : 0, rd, sizeof(rd));
         units_format_human(end ? since(end->io_written, s->io_written) : 0, wr, sizeof(wr));

@@ -285,6 +285,15 @@ void units_format_percent(uint32_t v, char *buf, size_t len) {
                 snprintf(buf, len, "%u.%02u%%", v / 100, v % 100);
 }
 
+void units_format_runtime(uint64_t sec, char *buf, size_t len) {
+        if (sec >= 3600)
+                snprintf(buf, len, "%" PRIu64 "h%02" PRIu64 "m", sec / 3600, sec / 60 % 60);
+        else if (sec >= 60)
+                snprintf(buf, len, "%" PRIu64 "m%02" PRIu64 "s", sec / 60, sec % 60);
+        else
+                snprintf(buf, len, "%" PRIu64 "s", sec);
+}
+
 void units_format_human(uint64_t v, char *buf, size_t len) {
         static const char *const names[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
         unsigned i = 0;

@@ -41,5 +41,8 @@ void units_format_size(uint64_t v, char *buf, size_t len);        /* "268435456"
 void units_format_duration(uint64_t usec, char *buf, size_t len); /* "500ms", "2s", "1m" */
 void units_format_percent(uint32_t v, char *buf, size_t len);     /* "12.5%" */
 
+/* A length of time in seconds, for people: "1h02m", "3m05s", "12s". */
+void units_format_runtime(uint64_t sec, char *buf, size_t len);
+
 /* Human-readable, rounded (for comments and status): "256 MiB". */
 void units_format_human(uint64_t v, char *buf, size_t len);
