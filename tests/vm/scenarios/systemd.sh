@@ -71,6 +71,13 @@ HELD=$!
 sleep 1
 expect_eq "a running job is a scope in the class slice" "$(systemctl show -P Slice pagewarden-backup-2.scope)" pagewarden-backup.slice
 expect_eq "status shows it" "$(pagewardenctl status --json | jq -r '.jobs[0].cgroup')" /pagewarden.slice/pagewarden-backup.slice/pagewarden-backup-2.scope
+# freeze and thaw go through PID 1 (FreezeUnit): systemd knows the scope is frozen.
+out=$(pagewardenctl freeze held)
+expect_eq "freeze answers once PID 1 has frozen the scope" "$out" "job 2 (held): frozen"
+expect_eq "systemd says the scope is frozen" "$(systemctl show -P FreezerState pagewarden-backup-2.scope)" frozen
+out=$(pagewardenctl thaw held)
+expect_eq "thaw answers once it is thawed" "$out" "job 2 (held): running"
+expect_eq "systemd says the scope runs" "$(systemctl show -P FreezerState pagewarden-backup-2.scope)" running
 kill $HELD
 sleep 1
 expect_eq "the ended job's scope is gone" "$(systemctl is-active pagewarden-backup-2.scope)" inactive
