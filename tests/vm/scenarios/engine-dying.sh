@@ -1,11 +1,11 @@
 #!/bin/sh
-# Job cgroups leave no dying memcg behind: 200 jobs that each write 32 MB
+# Job cgroups leave no dying memcg behind: 100 jobs that each write 32 MB
 # through the page cache and exit, four at a time.  Released slots are
 # reclaimed and reused, so nr_dying_descendants stays 0 and the number of
 # cgroups stays bounded.  The naive way (rmdir right after the job) is
 # measured too, to show that the test can fail.
 . /lib.sh
-JOBS=${JOBS:-200}
+JOBS=${JOBS:-100}
 PAR=4
 
 printf 'jobs:\n  churn:\n    memory: {high: 256M}\n' >/tmp/policy.yaml

@@ -4,24 +4,31 @@
 # cgroup reads twice the RAM) the protected cgroup keeps its cached file,
 # while without protection it loses most of it.  Withdrawing restores every
 # original value, also from another process (the state file).
+# Sizes follow the guest's RAM (vm-run --mem): the application's file a fifth
+# of it, its protection a quarter more, the reader twice the RAM.
 . /lib.sh
 MIB=1048576
+RAM_MIB=$(awk '$1 == "MemTotal:" { print int($2 / 1024) }' /proc/meminfo)
+APP_MIB=$((RAM_MIB / 5))
+MIN_MIB=$((APP_MIB * 5 / 4))
+BIG_MIB=$((RAM_MIB * 2))
+diag "RAM $RAM_MIB MiB: the application's file $APP_MIB MiB, protected with $MIN_MIB MiB; the reader $BIG_MIB MiB"
 
 check "engine starts" pwtest features
 mkdir -p $CG/apps/db $CG/reader
 echo +memory >$CG/apps/cgroup.subtree_control
 echo 16777216 >$CG/apps/memory.low # an original value that must come back
 
-pwload write "$PW_DATA_MNT/app.dat" 200 >/dev/null
-pwload write "$PW_DATA_MNT/big.dat" 2048 >/dev/null
+pwload write "$PW_DATA_MNT/app.dat" $APP_MIB >/dev/null
+pwload write "$PW_DATA_MNT/big.dat" $BIG_MIB >/dev/null
 sync
 
-cache_app() { # the application reads its 200 MiB file once; its page cache is charged to apps/db
+cache_app() { # the application reads its file once; its page cache is charged to apps/db
 	echo 3 >/proc/sys/vm/drop_caches
 	sh -c "echo \$\$ >$CG/apps/db/cgroup.procs; exec pwload read $PW_DATA_MNT/app.dat" >/dev/null
 	keyed $CG/apps/db/memory.stat file
 }
-pressure() { # another cgroup reads 2 GiB, twice the RAM
+pressure() { # another cgroup reads twice the RAM
 	sh -c "echo \$\$ >$CG/reader/cgroup.procs; exec pwload read $PW_DATA_MNT/big.dat"
 }
 cached() { keyed $CG/apps/db/memory.stat file; }
@@ -32,7 +39,7 @@ diag "unprotected: apps/db caches $((before / MIB)) MiB; pressure: $(pressure)"
 after=$(cached)
 kept=$((after * 100 / before))
 diag "unprotected: apps/db keeps $((after / MIB)) of $((before / MIB)) MiB ($kept%)"
-expect_ge "the application's file was cached (MiB)" "$((before / MIB))" 190
+expect_ge "the application's file was cached (MiB)" "$((before / MIB))" $((APP_MIB * 95 / 100))
 expect_le "without protection the application loses most of its cached data (% kept)" "$kept" 50
 
 # With protection.
@@ -40,16 +47,16 @@ cat >/tmp/protect.yaml <<YAML
 protect:
   db:
     cgroup: /apps/db
-    memory: {min: 256M, swap: deny}
+    memory: {min: ${MIN_MIB}M, swap: deny}
 YAML
 before=$(cache_app)
 out=$(pwtest protect /tmp/protect.yaml)
 diag "$out"
-expect_eq "memory.min on the protected cgroup" "$(cat $CG/apps/db/memory.min)" 268435456
-expect_eq "its ancestor is raised to cover it" "$(cat $CG/apps/memory.min)" 268435456
+expect_eq "memory.min on the protected cgroup" "$(cat $CG/apps/db/memory.min)" $((MIN_MIB * MIB))
+expect_eq "its ancestor is raised to cover it" "$(cat $CG/apps/memory.min)" $((MIN_MIB * MIB))
 expect_eq "an ancestor's higher original value is not lowered" "$(cat $CG/apps/memory.low)" 16777216
 expect_eq "swap: deny sets memory.swap.max 0" "$(cat $CG/apps/db/memory.swap.max)" 0
-expect_eq "the effective protection is reported" "$(kv "$(echo "$out" | grep '^protect')" effective_min)" 268435456
+expect_eq "the effective protection is reported" "$(kv "$(echo "$out" | grep '^protect')" effective_min)" $((MIN_MIB * MIB))
 check "the originals are kept in the state file" grep -q ' apps/db$' /run/pagewarden/protect.state
 diag "protected: pressure: $(pressure)"
 after=$(cached)
