@@ -142,6 +142,22 @@ START_TEST(test_iops_uint) {
 }
 END_TEST
 
+START_TEST(test_format_runtime) {
+        char buf[32];
+
+        units_format_runtime(0, buf, sizeof(buf));
+        ck_assert_str_eq(buf, "0s");
+        units_format_runtime(59, buf, sizeof(buf));
+        ck_assert_str_eq(buf, "59s");
+        units_format_runtime(185, buf, sizeof(buf));
+        ck_assert_str_eq(buf, "3m05s");
+        units_format_runtime(3725, buf, sizeof(buf));
+        ck_assert_str_eq(buf, "1h02m");
+        units_format_runtime(100 * 3600, buf, sizeof(buf));
+        ck_assert_str_eq(buf, "100h00m");
+}
+END_TEST
+
 START_TEST(test_duration) {
         uint64_t v;
         const char *e;
@@ -220,6 +236,7 @@ Suite *units_suite(void) {
         tcase_add_test(tc, test_bandwidth);
         tcase_add_test(tc, test_iops_uint);
         tcase_add_test(tc, test_duration);
+        tcase_add_test(tc, test_format_runtime);
         tcase_add_test(tc, test_percent);
         tcase_add_test(tc, test_format_roundtrip);
         suite_add_tcase(s, tc);
