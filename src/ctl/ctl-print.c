@@ -784,10 +784,10 @@ void ctl_print_report_line(FILE *f, json_object *job) {
         fprintf(f,
                 " %s after %s: peak memory %s, read %s, wrote %s, memory.high hit %s times, stalled %s on "
                 "memory and %s on I/O\n",
-                is_oom(job) ? "was OOM-killed at its memory.max" : "ended", fmt_runtime(field(job, "runtime"), a), b,
-                fmt_size(field(job, "io_read_bytes"), c), fmt_size(field(job, "io_written_bytes"), d),
-                fmt_int(field(job, "memory_high_events"), e), fmt_stall(field(job, "memory_stall_us"), g),
-                fmt_stall(field(job, "io_stall_us"), h));
+                is_oom(job) ? "was OOM-killed (a memory.max, its own or its class's)" : "ended",
+                fmt_runtime(field(job, "runtime"), a), b, fmt_size(field(job, "io_read_bytes"), c),
+                fmt_size(field(job, "io_written_bytes"), d), fmt_int(field(job, "memory_high_events"), e),
+                fmt_stall(field(job, "memory_stall_us"), g), fmt_stall(field(job, "io_stall_us"), h));
 }
 
 /* A rate per minute, "-" if unknown; scale 1e6 for microseconds shown as seconds. */
@@ -820,7 +820,7 @@ static void report_rows(struct table *t, json_object *j) {
 
         table_add(t, "ended:");
         table_addf(t, "%s, %s after %s", fmt_time(field(j, "ended"), true, a),
-                   is_oom(j)                                                     ? "OOM-killed at its memory.max"
+                   is_oom(j) ? "OOM-killed (a memory.max, its own or its class's)"
                    : str_field(j, "how") && streq(str_field(j, "how"), "exited") ? "its processes exited"
                                                                                  : dash(str_field(j, "how")),
                    fmt_runtime(field(j, "runtime"), b));

@@ -53,7 +53,8 @@ static void job_report(struct jobs *js, struct job *j, const struct cgroup_job_c
                                "Job %" PRIu64
                                " (%s) of class %s: %s after %s; peak memory %s%s, read %s, wrote %s, "
                                "memory.high hit %" PRIu64 " times, stalled %.1f s on memory and %.1f s on I/O",
-                               j->id, j->name, j->class, oom ? "OOM-killed at its memory.max" : "exited", rt,
+                               j->id, j->name, j->class,
+                               oom ? "OOM-killed (a memory.max, its own or its class's)" : "exited", rt,
                                peak_exact ? "" : "at most ", peak, rd, wr,
                                end->have_events ? since(end->high, s->high) : 0,
                                end->have_psi ? (double) since(end->memory_stall_usec, s->memory_stall_usec) / 1e6 : 0,
