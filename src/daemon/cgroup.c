@@ -575,7 +575,8 @@ static int scan_class_slots(struct cgroup_engine *e, const char *cpath, const ch
 int cgroup_job_acquire(struct cgroup_engine *e, const char *class, const struct cgroup_job_label *label,
                        char **ret_path, int *ret_fd) {
         _cleanup_free_ char *cpath = class_path(e, class), *spath = NULL, *dir = NULL;
-        const char *controllers[1] = { "memory" };
+        /* io too: its io.stat is what the job read and wrote, for its report and top */
+        const char *controllers[2] = { "memory", "io" };
         char value[512];
         unsigned free_number;
         int r;
@@ -596,7 +597,7 @@ int cgroup_job_acquire(struct cgroup_engine *e, const char *class, const struct 
                 if (!spath) {
                         if (asprintf(&spath, "%s/" SLOT_PREFIX "%u", cpath, free_number) < 0)
                                 return -ENOMEM;
-                        r = create_cgroup(spath, controllers, 1);
+                        r = create_cgroup(spath, controllers, 2);
                         if (r < 0)
                                 return r;
                 }

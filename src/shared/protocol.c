@@ -103,6 +103,7 @@ static int parse_fields(json_object *obj, struct pw_request *req, const char **r
                     : streq(key, "pids")                                                                     ? F_PIDS
                     : streq(key, "tree")                                                                     ? F_TREE
                     : streq(key, "signal")                                                                   ? F_SIGNAL
+                    : streq(key, "all")                                                                      ? F_ALL
                     : streq(key, "memory_high") || streq(key, "memory_max") || streq(key, "memory_swap_max") ? F_LIMITS
                                                                                                              : 0;
                 if (!(f & command_fields[cmd])) {

@@ -29,6 +29,8 @@ START_TEST(test_protocol_valid) {
         ck_assert_int_eq(req.command, PW_CMD_KILL);
         ck_assert_str_eq(req.job, "nightly");
         ck_assert_int_eq(req.signal, 10);
+        ck_assert_int_eq(parse("{\"command\":\"list\",\"all\":true}", &req, &why), 0);
+        ck_assert(req.all);
         ck_assert_int_eq(parse("{\"command\":\"freeze\",\"job\":\"3\"}", &req, &why), 0);
         ck_assert_int_eq(req.command, PW_CMD_FREEZE);
         ck_assert_int_eq(parse("{\"command\":\"thaw\",\"job\":\"3\"}", &req, &why), 0);

@@ -36,7 +36,7 @@ expect_eq "pagewarden.slice delegates memory io cpu to classes" "$(cat $CG/pagew
 out=$(pwtest run backup whoami -- cat /proc/self/cgroup 2>/tmp/err)
 expect_eq "the job's first instruction already runs in its slot" "$out" "0::/pagewarden.slice/backup/slot-0"
 diag "$(cat /tmp/err)"
-expect_eq "the class enables memory for its slots" "$(cat $C/cgroup.subtree_control)" "memory"
+expect_eq "the class enables memory and io for its slots (io.stat per job)" "$(cat $C/cgroup.subtree_control)" "io memory"
 pwtest run backup status -- sh -c 'exit 3' 2>/dev/null
 expect_eq "the job's exit status comes back" "$?" 3
 
