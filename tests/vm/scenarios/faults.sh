@@ -74,7 +74,7 @@ sh -c "echo \$\$ >$CG/apps/app/cgroup.procs && exec pwload sleep 100000" &
 APP=$!
 start_daemon
 wait_daemon
-check "the daemon runs" pagewardenctl status
+check "the daemon runs" pw_answers
 pagewardenctl run --job bulk -- pwload churn 160 2>>/tmp/hog.err &
 HOG=$!
 
@@ -102,7 +102,7 @@ t=$(wait_frozen 0 10)
 diag "restarted daemon thawed the class $t ms after its start"
 expect_le "a restarted daemon thaws it within 1 s of its start" "${t%timeout}" 1000
 wait_daemon
-check "and serves status" pagewardenctl status
+check "and serves status" pw_answers
 
 # pagewardend --thaw, the unit's ExecStopPost=, without a daemon.
 kill -9 $DAEMON
@@ -137,10 +137,10 @@ while [ $i -lt "$KILLS" ]; do
 	how=early
 	if [ $((RANDOM % 2)) = 0 ]; then
 		n=0 # at most 30 s, each try at most 2 s
-		while [ $n -lt 15 ] && ! timeout 2 pagewardenctl status >/dev/null 2>&1; do
+		while [ $n -lt 15 ] && ! pw_answers timeout 2; do
 			n=$((n + 1))
 		done
-		timeout 10 pagewardenctl status >/dev/null 2>&1 || {
+		pw_answers timeout 10 || {
 			diag "kill $i: the daemon does not answer after $(($(uptime_ms) - t0)) ms"
 			daemon_state
 		}
@@ -172,7 +172,7 @@ expect_eq "no job list had a duplicate job" $dups 0
 
 start_daemon
 wait_daemon
-check "the daemon starts after $KILLS kills" pagewardenctl status
+check "the daemon starts after $KILLS kills" pw_answers
 running=$(pagewardenctl status --json | jq '[.jobs[] | select(.class == "bulk")] | length')
 expect_eq "the hog's job was adopted (one bulk job)" "$running" 1
 # End the hog, then wait for every job to be gone.

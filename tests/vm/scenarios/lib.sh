@@ -44,11 +44,18 @@ done_testing() {
 # every thread of a process, from /proc/PID/task/*/schedstat.
 wakeups() { cat /proc/$1/task/*/schedstat | awk '{ n += $3 } END { printf "%d", n }'; }
 oncpu_us() { cat /proc/$1/task/*/schedstat | awk '{ n += $1 } END { printf "%d", n / 1000 }'; }
+# pw_answers [TIMEOUT-CMD...]: the daemon answers status, whether all is in
+# force (exit 0) or not (exit 4: say, a protected application not there yet).
+pw_answers() {
+	"$@" pagewardenctl status >/dev/null 2>&1
+	_s=$?
+	[ $_s -eq 0 ] || [ $_s -eq 4 ]
+}
 # wait_daemon: until the daemon answers on its socket (at most 30 s: a
 # sanitizer build on a loaded machine starts slowly; an idle one in 0.5 s).
 wait_daemon() {
 	_i=0
-	while [ $_i -lt 300 ] && ! pagewardenctl status >/dev/null 2>&1; do
+	while [ $_i -lt 300 ] && ! pw_answers; do
 		sleep 0.1
 		_i=$((_i + 1))
 	done

@@ -24,7 +24,7 @@ YAML
 pagewardend --config $CONF 2>>/tmp/daemon.log &
 DAEMON=$!
 wait_daemon
-check "the daemon runs" pagewardenctl status
+check "the daemon runs" pw_answers
 
 # 1. N matched execs, one after the other: named by exe: (held at the exec by
 # fanotify), then by cmdline: (seen by the proc connector after the exec).

@@ -55,7 +55,7 @@ sh -c "echo \$\$ >$CG/app/cgroup.procs; exec $TOOL sleep 300" &
 APP=$!
 sleep 0.3
 start_daemon
-check "the daemon starts with match: rules" pagewardenctl status
+check "the daemon starts with match: rules" pw_answers
 check "a matching program that ran before the daemon is placed at start" wait_placed $EARLY
 expect_eq "in a job of its class" "$(in_cgroup $EARLY | cut -d/ -f3)" backup
 check "a cmdline rule with under: places the process below /srv/jobs" wait_placed $UNDER

@@ -33,7 +33,7 @@ echo +pids >$CG/cgroup.subtree_control
 pagewardend --config $CONF 2>>/tmp/daemon.log &
 DAEMON=$!
 wait_daemon
-check "the daemon answers" pagewardenctl status
+check "the daemon answers" pw_answers
 # as USER CMD...: a user in group 1000, which may use the socket.
 as() { u=$1; shift; pwload as-user "$u:1000" "$@"; }
 # request JSON: one raw request, its reply on stdout.
@@ -182,7 +182,7 @@ n=0
 : >/tmp/lat
 while kill -0 $MOVER 2>/dev/null; do
 	a=$(uptime_ms)
-	pagewardenctl status >/dev/null
+	pw_answers
 	b=$(uptime_ms)
 	echo $((b - a)) >>/tmp/lat
 	[ $((b - a)) -gt $worst ] && worst=$((b - a))

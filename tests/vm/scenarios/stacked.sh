@@ -52,7 +52,7 @@ done
 pagewardend --config $CONF 2>>/tmp/daemon.log &
 DAEMON=$!
 wait_daemon
-check "the daemon runs" pagewardenctl status
+check "the daemon runs" pw_answers
 want=$((LIMIT * MIB))
 expect_eq "io.max of onloop" "$(cat $S/onloop/io.max)" "$(majmin loop0) rbps=max wbps=$want riops=max wiops=max"
 expect_eq "io.max of ondm" "$(cat $S/ondm/io.max)" "$(majmin "$DM") rbps=max wbps=$want riops=max wiops=max"

@@ -142,7 +142,7 @@ rm /etc/pagewarden/policies.d/late.yaml
 # protected unit) is answered.
 status_ms() {
 	_t=$(uptime_ms)
-	pagewardenctl status >/dev/null || echo "# status failed"
+	pw_answers || echo "# status failed"
 	echo $(($(uptime_ms) - _t))
 }
 idle_ms=$(status_ms)
