@@ -148,12 +148,14 @@ static int sock_cmd(int argc, char *argv[]) {
         int fd = unix_connect(argv[2]);
         char reply[65536];
         size_t len, got = 0;
-        char *text;
+        char *text, *allocated = NULL;
         ssize_t n;
 
         if (argv[3][0] == '-') {
                 len = (size_t) atol(argv[3] + 1);
-                text = malloc(len);
+                text = allocated = malloc(len);
+                if (!text)
+                        return 1;
                 memset(text, 'x', len);
         } else {
                 text = argv[3];
@@ -171,6 +173,7 @@ static int sock_cmd(int argc, char *argv[]) {
                 got += (size_t) n;
         reply[got] = '\0';
         fputs(reply, stdout);
+        free(allocated);
         return got > 0 ? 0 : 1;
 }
 
