@@ -8,6 +8,7 @@
 #include "ctl-client.h"
 #include "settings.h"
 #include "util.h"
+#include <stdlib.h>
 
 void ctl_response_done(struct ctl_response *r) {
         free(r->line);
@@ -181,6 +182,41 @@ int ctl_exchange(int fd, const struct pw_request *req, int cancel_fd, struct ctl
                 return r;
         *ret = (struct ctl_response){ .line = TAKE_PTR(line), .obj = obj, .ok = ok };
         return 0;
+}
+
+static bool busy(const struct ctl_response *r) {
+        json_object *v;
+
+        return !r->ok && json_object_object_get_ex(r->obj, "busy", &v) && json_object_is_type(v, json_type_boolean) &&
+               json_object_get_boolean(v);
+}
+
+int ctl_exchange_retry(const char *socket, int *fd, const struct pw_request *req, int cancel_fd,
+                       struct ctl_response *ret) {
+        struct timespec t0, t;
+        unsigned wait_ms = 50;
+        int r;
+
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (;;) {
+                struct pollfd p = { .fd = cancel_fd, .events = POLLIN };
+
+                r = ctl_exchange(*fd, req, cancel_fd, ret);
+                if (r < 0 || !busy(ret))
+                        return r;
+                clock_gettime(CLOCK_MONOTONIC, &t);
+                if (t.tv_sec - t0.tv_sec >= CTL_BUSY_RETRY_SEC)
+                        return 0;
+                /* Spread out, so that a hundred clients refused together do not come back together. */
+                if (poll(&p, cancel_fd >= 0 ? 1 : 0, (int) (wait_ms / 2 + (unsigned) random() % wait_ms)) > 0)
+                        return -EINTR;
+                wait_ms = wait_ms * 2 > 400 ? 400 : wait_ms * 2;
+                ctl_response_done(ret);
+                closep(fd);
+                r = ctl_connect(socket, fd);
+                if (r < 0)
+                        return r;
+        }
 }
 
 const char *ctl_strerror(int r) {

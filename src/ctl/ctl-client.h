@@ -47,6 +47,18 @@ static inline bool ctl_not_running(int r) {
  */
 int ctl_exchange(int fd, const struct pw_request *req, int cancel_fd, struct ctl_response *ret);
 
+/* How long a client tries again while the daemon says it is busy (serving as many clients as it can). */
+#define CTL_BUSY_RETRY_SEC 30
+
+/*
+ * As ctl_exchange() on *fd; while the daemon answers that it is busy (its
+ * "busy" is true: it serves as many clients as it takes), waits 50 to 400 ms,
+ * connects to socket again (*fd is the new connection) and sends req again,
+ * for up to CTL_BUSY_RETRY_SEC.  Then the last answer stands.
+ */
+int ctl_exchange_retry(const char *socket, int *fd, const struct pw_request *req, int cancel_fd,
+                       struct ctl_response *ret);
+
 /* A sentence for an error of ctl_exchange(), such as "pagewardend did not answer within 30 s". */
 const char *ctl_strerror(int r);
 

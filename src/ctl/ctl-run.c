@@ -186,7 +186,7 @@ static double msec_since(const struct timespec *t0) {
 }
 
 /* Sends the request for pid; on failure, says why and that the command was not run. */
-static int place(const struct ctl_run_options *o, int fd, pid_t pid, int sfd, struct ctl_response *resp,
+static int place(const struct ctl_run_options *o, int *fd, pid_t pid, int sfd, struct ctl_response *resp,
                  int *ret_signal) {
         struct pw_request req = { .command = PW_CMD_RUN,
                                   .pid = pid,
@@ -199,7 +199,7 @@ static int place(const struct ctl_run_options *o, int fd, pid_t pid, int sfd, st
         snprintf(req.class, sizeof(req.class), "%s", o->class);
         snprintf(req.name, sizeof(req.name), "%s", strempty(o->name));
         *ret_signal = 0;
-        r = ctl_exchange(fd, &req, sfd, resp);
+        r = ctl_exchange_retry(o->socket, fd, &req, sfd, resp);
         if (r == -EINTR) {
                 struct signalfd_siginfo si;
 
@@ -266,7 +266,7 @@ static int run_managed(const struct ctl_run_options *o, int connection) {
         closep(&child_err);
         child_hold = child_err = -1;
 
-        r = place(o, fd, pid, sfd, &resp, &sig);
+        r = place(o, &fd, pid, sfd, &resp, &sig);
         closep(&fd);
         fd = -1;
         if (r < 0) {

@@ -314,7 +314,7 @@ static int call(const struct pw_request *req, struct ctl_response *ret) {
                                 strerror(-r));
                 return EXIT_UNREACHABLE;
         }
-        r = ctl_exchange(fd, req, -1, ret);
+        r = ctl_exchange_retry(socket, &fd, req, -1, ret);
         if (r < 0) {
                 fprintf(stderr, "pagewardenctl: %s\n", ctl_strerror(r));
                 return r == -ETIMEDOUT ? EXIT_UNREACHABLE : EXIT_INVALID;

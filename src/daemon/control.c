@@ -261,6 +261,7 @@ static void log_refusal(struct control *ctl, const struct ucred *peer, const cha
 /* Answers an error line and closes, without a client's buffer: what a refused connection costs is bounded. */
 static void refuse(struct control *ctl, int fd, const struct ucred *peer, enum control_verdict v) {
         _cleanup_free_ char *why = NULL, *line = NULL;
+        json_object *err;
 
         if (v == CONTROL_REFUSE_USER) {
                 if (asprintf(&why, "uid %u has %u connections open, the most a user may have; try again later",
@@ -269,7 +270,11 @@ static void refuse(struct control *ctl, int fd, const struct ucred *peer, enum c
         } else if (asprintf(&why, "%u clients are connected, the most pagewardend serves; try again later",
                             ctl->n_clients) < 0)
                 why = NULL;
-        line = response_line(control_error("%s", why ?: "too many connections"));
+        err = control_error("%s", why ?: "too many connections");
+        /* "busy": pagewardenctl tries again a moment later (a burst of cron jobs at midnight). */
+        if (err)
+                json_object_object_add(err, "busy", json_object_new_boolean(true));
+        line = response_line(err);
         /* A new socket's buffer takes the short line whole; if not, the client sees the connection closed. */
         if (line)
                 (void) send(fd, line, strlen(line), MSG_NOSIGNAL | MSG_DONTWAIT);

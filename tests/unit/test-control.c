@@ -628,8 +628,9 @@ START_TEST(test_control_live_refusals) {
                 live_hold(&l, HOLDER_UID + i, CONTROL_MAX_CLIENTS_PER_UID + 2);
         /* What a refused user sees: an error line, at once. */
         a = live_request(&l, HOLDER_UID);
-        ck_assert_msg(strstr(a.line, "\"ok\":false") && strstr(a.line, "uid 60001 has 8 connections open"), "got '%s'",
-                      a.line);
+        ck_assert_msg(strstr(a.line, "\"ok\":false") && strstr(a.line, "uid 60001 has 8 connections open") &&
+                              strstr(a.line, "\"busy\":true"),
+                      "got '%s'", a.line);
         a = live_request(&l, HOLDER_UID + users);
         ck_assert_msg(strstr(a.line, "\"ok\":false") && strstr(a.line, "56 clients are connected"), "got '%s'", a.line);
         /* Root has its reserve. */

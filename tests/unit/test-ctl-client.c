@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The client's exchange with a daemon played by a child process over a socketpair. */
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -80,6 +81,45 @@ START_TEST(test_ctl_client_refused_before_sending) {
 }
 END_TEST
 
+/* A daemon busy for its first two connections: the client tries again, on a new connection, and is answered. */
+START_TEST(test_ctl_client_retries_when_busy) {
+        const char busy[] = "{\"ok\":false,\"error\":\"64 clients are connected\",\"busy\":true}\n";
+        struct pw_request req = { .command = PW_CMD_STATUS };
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        struct ctl_response resp = {};
+        char *dir = tmpdir_new();
+        int lfd, fd = -1;
+        pid_t child;
+
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/s", dir);
+        lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        ck_assert_int_ge(lfd, 0);
+        ck_assert_int_eq(bind(lfd, (struct sockaddr *) &sa, sizeof(sa)), 0);
+        ck_assert_int_eq(listen(lfd, 4), 0);
+        child = fork();
+        ck_assert_int_ge(child, 0);
+        if (child == 0) {
+                for (int i = 0; i < 3; i++) {
+                        int c = accept(lfd, NULL, NULL);
+                        const char *answer = i < 2 ? busy : "{\"ok\":true,\"jobs\":[]}\n";
+
+                        if (c < 0 || write(c, answer, strlen(answer)) < 0)
+                                _exit(1);
+                        close(c);
+                }
+                _exit(0);
+        }
+        close(lfd);
+        ck_assert_int_eq(ctl_connect(sa.sun_path, &fd), 0);
+        ck_assert_int_eq(ctl_exchange_retry(sa.sun_path, &fd, &req, -1, &resp), 0);
+        ck_assert(resp.ok);
+        ctl_response_done(&resp);
+        close(fd);
+        waitpid(child, NULL, 0);
+        tmpdir_cleanup(dir);
+}
+END_TEST
+
 Suite *ctl_client_suite(void) {
         Suite *s = suite_create("ctl-client");
         TCase *tc = tcase_create("exchange");
@@ -87,6 +127,7 @@ Suite *ctl_client_suite(void) {
         tcase_set_timeout(tc, 30);
         tcase_add_test(tc, test_ctl_client_status_of_thousands_of_jobs);
         tcase_add_test(tc, test_ctl_client_refused_before_sending);
+        tcase_add_test(tc, test_ctl_client_retries_when_busy);
         suite_add_tcase(s, tc);
         return s;
 }
