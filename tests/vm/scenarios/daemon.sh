@@ -238,22 +238,29 @@ expect_le "and at once (s)" "$(($(date +%s) - t))" 1
 wait $STALL
 expect_eq "the stalled client was dropped" "$(cat /tmp/stall)" closed
 
-# Daemon memory with 100 jobs.
+# Daemon memory with 100 jobs.  Each job's pagewardenctl stays while its
+# command runs: a hundred sanitizer-built ones (tens of MB each) do not fit
+# in the guest's 1 GiB beside an ASan daemon, so that build runs 25 (the
+# daemon's memory is not the figure there anyway).
+MANY=100
+grep -q libasan "$(command -v pagewardenctl)" && MANY=25 # the sanitizer runtime it is linked with
 i=0
-while [ $i -lt 100 ]; do
+while [ $i -lt $MANY ]; do
 	pagewardenctl run --job backup --name "m$i" -- sleep 60 &
 	i=$((i + 1))
 done
-# Up to 60 s: 100 sanitizer-built clients at once on a loaded machine have taken over 20 s.
+# Up to 60 s: many clients at once on a loaded machine take their time.
 i=0
-while [ $i -lt 300 ] && [ "$(jobs_count)" != 100 ]; do sleep 0.2; i=$((i + 1)); done
-diag "100 jobs placed after $((i / 5)) s"
-expect_eq "100 jobs run" "$(jobs_count)" 100
-diag "daemon with 100 jobs: $(grep -E 'VmRSS|VmHWM' /proc/$DAEMON/status | tr -s ' \t' ' ' | tr '\n' ' ')"
+while [ $i -lt 300 ] && [ "$(jobs_count)" != $MANY ]; do sleep 0.2; i=$((i + 1)); done
+diag "$MANY jobs placed after $((i / 5)) s; $(grep -E "MemAvailable|SwapFree" /proc/meminfo | tr -s " " | tr "\n" " ")"
+expect_eq "$MANY jobs run" "$(jobs_count)" $MANY
+[ "$(jobs_count)" = $MANY ] ||
+	diag "status: $(pagewardenctl status --json 2>&1 | head -c 300); $(ps | grep -c '[p]agewardenctl run') clients"
+diag "daemon with $MANY jobs: $(grep -E 'VmRSS|VmHWM' /proc/$DAEMON/status | tr -s ' \t' ' ' | tr '\n' ' ')"
 kill_class backup
 i=0
 while [ $i -lt 50 ] && [ "$(jobs_count)" != 0 ]; do sleep 0.2; i=$((i + 1)); done
-expect_eq "all 100 ended and were released" "$(jobs_count)" 0
+expect_eq "all $MANY ended and were released" "$(jobs_count)" 0
 expect_eq "no dying memcg was left" "$(keyed $S/cgroup.stat nr_dying_descendants)" 0
 
 # A class that leaves the policy, with no job running, loses its cgroup.
