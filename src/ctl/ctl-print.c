@@ -782,12 +782,12 @@ void ctl_print_report_line(FILE *f, json_object *job) {
         print_job_ref(f, job);
         peak_text(job, b);
         fprintf(f,
-                " %s after %s: peak memory %s, read %s, wrote %s, memory.high hit %s times, stalled %s on "
-                "memory and %s on I/O\n",
+                " %s after %s: peak memory %s, read %s, wrote %s, stalled %s on memory and %s on I/O; the "
+                "governor tightened its class %s times\n",
                 is_oom(job) ? "was OOM-killed (a memory.max, its own or its class's)" : "ended",
                 fmt_runtime(field(job, "runtime"), a), b, fmt_size(field(job, "io_read_bytes"), c),
-                fmt_size(field(job, "io_written_bytes"), d), fmt_int(field(job, "memory_high_events"), e),
-                fmt_stall(field(job, "memory_stall_us"), g), fmt_stall(field(job, "io_stall_us"), h));
+                fmt_size(field(job, "io_written_bytes"), d), fmt_stall(field(job, "memory_stall_us"), g),
+                fmt_stall(field(job, "io_stall_us"), h), fmt_int(field(job, "governor_tightened"), e));
 }
 
 /* A rate per minute, "-" if unknown; scale 1e6 for microseconds shown as seconds. */
@@ -832,9 +832,14 @@ static void report_rows(struct table *t, json_object *j) {
         table_addf(t, "read %s, wrote %s", fmt_size(field(j, "io_read_bytes"), a),
                    fmt_size(field(j, "io_written_bytes"), b));
         table_add(t, "throttled:");
-        table_addf(t, "memory.high hit %s times, memory.max %s times; OOM kills: %s",
+        table_addf(t, "its own memory.high hit %s times, memory.max %s times; OOM kills: %s",
                    fmt_int(field(j, "memory_high_events"), a), fmt_int(field(j, "memory_max_events"), b),
                    fmt_int(field(j, "oom_kills"), c));
+        if (field(j, "governor_tightened")) {
+                table_add(t, "governor:");
+                table_addf(t, "tightened its class %s times, froze it %s times while it ran",
+                           fmt_int(field(j, "governor_tightened"), a), fmt_int(field(j, "governor_froze"), b));
+        }
         table_add(t, "stalled:");
         table_addf(t, "%s on memory, %s on I/O", fmt_stall(field(j, "memory_stall_us"), a),
                    fmt_stall(field(j, "io_stall_us"), b));

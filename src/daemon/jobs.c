@@ -52,7 +52,7 @@ static void job_report(struct jobs *js, struct job *j, const struct cgroup_job_c
                 action_log_add(js->log, oom ? LOG_LEVEL_WARNING : LOG_LEVEL_INFO,
                                "Job %" PRIu64
                                " (%s) of class %s: %s after %s; peak memory %s%s, read %s, wrote %s, "
-                               "memory.high hit %" PRIu64 " times, stalled %.1f s on memory and %.1f s on I/O",
+                               "its own memory.high hit %" PRIu64 " times, stalled %.1f s on memory and %.1f s on I/O",
                                j->id, j->name, j->class,
                                oom ? "OOM-killed (a memory.max, its own or its class's)" : "exited", rt,
                                peak_exact ? "" : "at most ", peak, rd, wr,
@@ -402,6 +402,8 @@ static int job_add(struct jobs *js, const struct cgroup_job_label *label, const 
                 cgroup_job_counters(js->backend->engine, j->path, &j->start);
         if (js->appcost)
                 appcost_snapshot(js->appcost, &j->apps, &j->n_apps);
+        if (js->class_actions)
+                js->class_actions(js->userdata, j->class, &j->tightened, &j->frozen);
         r = j->path ? watch(js, j) : -ENOMEM;
         if (r < 0) {
                 job_free(j);

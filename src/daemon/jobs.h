@@ -47,6 +47,7 @@ struct job {
         bool adopted;                     /* from an earlier daemon: its counters start at adoption */
         struct cgroup_job_counters start; /* at its start (or adoption), for the report */
         struct app_sample *apps;          /* the protected applications at its start */
+        unsigned tightened, frozen;       /* the governor's actions on its class so far, at its start */
         size_t n_apps;
         struct job *next;
 };
@@ -66,6 +67,8 @@ struct jobs {
         uint64_t next_id;
         struct history *history; /* where end-of-job reports go (NULL: nowhere) */
         struct appcost *appcost; /* what a job cost the protected applications (NULL: not measured) */
+        /* The governor's actions on a class so far (times it tightened it, froze it); NULL: none counted. */
+        void (*class_actions)(void *userdata, const char *class, unsigned *ret_tightened, unsigned *ret_frozen);
 };
 
 void jobs_init(struct jobs *js, sd_event *event, struct backend *backend, struct action_log *log,

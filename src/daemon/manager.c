@@ -371,12 +371,25 @@ static size_t sample_apps(void *userdata, struct app_sample *out, size_t max) {
         return n;
 }
 
+/* The governor's actions on a class while it watches (0 while it is idle: it counts from its start). */
+static void class_actions(void *userdata, const char *class, unsigned *ret_tightened, unsigned *ret_frozen) {
+        struct manager *m = userdata;
+
+        *ret_tightened = *ret_frozen = 0;
+        for (size_t i = 0; i < m->govern.gov.n_classes; i++)
+                if (streq(m->govern.gov.classes[i].name, class)) {
+                        *ret_tightened = m->govern.gov.classes[i].n_tightened;
+                        *ret_frozen = m->govern.gov.classes[i].n_frozen;
+                }
+}
+
 /* The modules, wired to one another. */
 static void wire(struct manager *m) {
         jobs_init(&m->jobs, m->event, m->backend, &m->log, on_jobs_changed, m);
         m->jobs.history = &m->history;
         appcost_init(&m->appcost, sample_apps, m);
         m->jobs.appcost = &m->appcost;
+        m->jobs.class_actions = class_actions;
         protect_init(&m->protect, m->event, m->backend, &m->log);
         m->govern = (struct govern){
                 .event = m->event,

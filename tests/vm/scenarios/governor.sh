@@ -135,7 +135,8 @@ run_case() { # run_case busy|idle off|on
 	if [ "$prot" = on ] && [ "${PW_PLACE:-run}" = rule ]; then
 		sh -c "$BACKUP" >/dev/null # placed by the policy's rule, not wrapped
 	elif [ "$prot" = on ]; then
-		pagewardenctl run --job backup --name nightly -- sh -c "$BACKUP" >/dev/null
+		# -v: the job's end-of-job report on stderr when it ends
+		pagewardenctl run -v --job backup --name nightly -- sh -c "$BACKUP" >/dev/null 2>/tmp/report
 	elif [ -n "$SYSTEMD" ]; then
 		sh -c "$BACKUP" >/dev/null # in the scenario's own service, beside the application
 	else
@@ -163,6 +164,10 @@ run_case() { # run_case busy|idle off|on
 		diag "governor: $ACTED actions; reaction latency $LAT"
 		[ "${PW_PLACE:-run}" = rule ] && diag "placed by: $(echo "$json" | jq -r '[.actions[].message | select(test("placed by rule"))] | length') jobs placed by the rule"
 		echo "$json" | jq -r '.actions[].message' | grep Governor | head -8 | sed 's/^/#   /'
+		if [ "${PW_PLACE:-run}" = run ]; then
+			check "$mode: the backup's end-of-job report came when it ended" grep -q "(nightly) ended after" /tmp/report
+			pagewardenctl show nightly | sed 's/^/#   /'
+		fi
 		stop_daemon
 	fi
 	stop_app
