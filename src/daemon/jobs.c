@@ -101,6 +101,18 @@ static void job_report(struct jobs *js, struct job *j, const struct cgroup_job_c
         json_object_object_add(o, "io_stall_us",
                                u64_or_null(end && end->have_psi,
                                            end ? since(end->io_stall_usec, s->io_stall_usec) : 0));
+        if (js->class_actions) {
+                unsigned tightened = 0, frozen = 0;
+
+                js->class_actions(js->userdata, j->class, &tightened, &frozen);
+                json_object_object_add(o, "governor_tightened",
+                                       json_object_new_int64(tightened >= j->tightened ? tightened - j->tightened : 0));
+                json_object_object_add(o, "governor_froze",
+                                       json_object_new_int64(frozen >= j->frozen ? frozen - j->frozen : 0));
+        }
+        if (js->appcost)
+                json_object_object_add(o, "applications",
+                                       appcost_report(js->appcost, j->apps, j->n_apps, since(now, j->started_usec)));
         (void) history_add(js->history, o);
 }
 

@@ -166,6 +166,8 @@ run_case() { # run_case busy|idle off|on
 		echo "$json" | jq -r '.actions[].message' | grep Governor | head -8 | sed 's/^/#   /'
 		if [ "${PW_PLACE:-run}" = run ]; then
 			check "$mode: the backup's end-of-job report came when it ended" grep -q "(nightly) ended after" /tmp/report
+			expect_eq "$mode: and says what it cost the protected application" \
+				"$(pagewardenctl show --json nightly | jq -r '.job.applications[0].name')" app
 			pagewardenctl show nightly | sed 's/^/#   /'
 		fi
 		stop_daemon
