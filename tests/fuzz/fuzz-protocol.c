@@ -29,12 +29,19 @@ static bool names_valid(const struct pw_request *r) {
         return true;
 }
 
+static bool takes_job(enum pw_command c) {
+        return c == PW_CMD_SHOW || c == PW_CMD_STOP || c == PW_CMD_KILL || c == PW_CMD_FREEZE || c == PW_CMD_THAW;
+}
+
 /* A command's request holds none of the fields it does not take. */
 static bool only_its_fields(const struct pw_request *r) {
         bool run = r->command == PW_CMD_RUN, move = r->command == PW_CMD_MOVE;
 
-        return (run || move || (!r->class[0] && !r->name[0])) && (r->command == PW_CMD_SHOW || !r->job[0]) &&
-               (run || r->pid == 0) && (move || (r->n_pids == 0 && !r->tree));
+        return (run || move || (!r->class[0] && !r->name[0])) && (takes_job(r->command) || !r->job[0]) &&
+               (run || r->pid == 0) && (move || (r->n_pids == 0 && !r->tree)) &&
+               (r->command == PW_CMD_KILL || r->signal == 0) &&
+               (run || (r->memory_high == 0 && r->memory_max == 0 && r->memory_swap_max == 0)) &&
+               (r->command == PW_CMD_LIST || !r->all);
 }
 
 /* What protocol.h promises of a parsed request. */
@@ -45,9 +52,11 @@ static bool request_valid(const struct pw_request *r) {
         for (size_t i = 0; i < r->n_pids; i++)
                 if (r->pids[i] <= 1)
                         return false;
+        if (takes_job(r->command) && !r->job[0])
+                return false;
         switch (r->command) {
-        case PW_CMD_SHOW:
-                return r->job[0];
+        case PW_CMD_KILL:
+                return r->signal >= 1 && r->signal <= 64;
         case PW_CMD_RUN:
                 return r->class[0] && r->pid > 1;
         case PW_CMD_MOVE:
@@ -61,6 +70,8 @@ static bool request_valid(const struct pw_request *r) {
 static bool requests_equal(const struct pw_request *a, const struct pw_request *b) {
         return a->command == b->command && streq(a->class, b->class) && streq(a->name, b->name) &&
                streq(a->job, b->job) && a->pid == b->pid && a->n_pids == b->n_pids && a->tree == b->tree &&
+               a->signal == b->signal && a->memory_high == b->memory_high && a->memory_max == b->memory_max &&
+               a->memory_swap_max == b->memory_swap_max && a->all == b->all &&
                memcmp(a->pids, b->pids, a->n_pids * sizeof(a->pids[0])) == 0;
 }
 
