@@ -135,7 +135,9 @@ run_case() { # run_case busy|idle off|on
 	if [ "$prot" = on ] && [ "${PW_PLACE:-run}" = rule ]; then
 		sh -c "$BACKUP" >/dev/null # placed by the policy's rule, not wrapped
 	elif [ "$prot" = on ]; then
-		# -v: the job's end-of-job report on stderr when it ends
+		# A screen of top while the backup runs (printed below), and with -v the job's end-of-job
+		# report on stderr when it ends.
+		(sleep 15; COLUMNS=120 pagewardenctl top -n 2 -d 2 >/tmp/top.txt 2>&1) &
 		pagewardenctl run -v --job backup --name nightly -- sh -c "$BACKUP" >/dev/null 2>/tmp/report
 	elif [ -n "$SYSTEMD" ]; then
 		sh -c "$BACKUP" >/dev/null # in the scenario's own service, beside the application
@@ -169,6 +171,8 @@ run_case() { # run_case busy|idle off|on
 			expect_eq "$mode: and says what it cost the protected application" \
 				"$(pagewardenctl show --json nightly | jq -r '.job.applications[0].name')" app
 			pagewardenctl show nightly | sed 's/^/#   /'
+			diag "top while the backup ran (its second screen, with rates):"
+			sed -n '/^pagewardend/h; /^pagewardend/!H; ${x;p}' /tmp/top.txt | sed 's/^/#   /'
 		fi
 		stop_daemon
 	fi
