@@ -11,8 +11,7 @@
 #include "ctl-output.h"
 #include "util.h"
 
-/* The terminal's size, or false if standard output is not one. */
-static bool terminal_size(unsigned *ret_columns, unsigned *ret_rows) {
+bool ctl_output_terminal_size(unsigned *ret_columns, unsigned *ret_rows) {
         struct winsize ws = {};
 
         if (!isatty(STDOUT_FILENO) || ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) < 0)
@@ -25,7 +24,7 @@ static bool terminal_size(unsigned *ret_columns, unsigned *ret_rows) {
 void ctl_output_style(bool full, bool no_legend, struct ctl_print_style *ret) {
         const char *columns = getenv("COLUMNS"), *term = getenv("TERM");
         unsigned cols = 0, rows = 0;
-        bool tty = terminal_size(&cols, &rows);
+        bool tty = ctl_output_terminal_size(&cols, &rows);
         char *end;
         long n;
 
@@ -53,7 +52,8 @@ int ctl_output_page(const char *text, size_t size, bool no_pager) {
 
         for (size_t i = 0; i < size; i++)
                 lines += text[i] == '\n';
-        if (no_pager || !terminal_size(&cols, &rows) || rows == 0 || lines < rows || !*pager || streq(pager, "cat"))
+        if (no_pager || !ctl_output_terminal_size(&cols, &rows) || rows == 0 || lines < rows || !*pager ||
+            streq(pager, "cat"))
                 return write_all(stdout, text, size);
         /* F: quit if it fits after all; R: colours; X: leave the text on the screen; M, K: as systemctl. */
         (void) setenv("LESS", "FRXMK", 0);

@@ -12,6 +12,9 @@
 
 #include "ctl-print.h"
 
+/* The size of the terminal standard output is, or false if it is not one. */
+bool ctl_output_terminal_size(unsigned *ret_columns, unsigned *ret_rows);
+
 /*
  * The style of tables for standard output: the width is $COLUMNS if set, else
  * the terminal's, else no limit (full: no limit); colour on a terminal unless

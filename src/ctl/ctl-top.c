@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
@@ -97,15 +96,6 @@ static void draw(const char *text, unsigned rows) {
         fflush(stdout);
 }
 
-static void terminal_size(unsigned *ret_cols, unsigned *ret_rows) {
-        struct winsize ws = {};
-
-        if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) < 0)
-                ws = (struct winsize){ .ws_col = 80, .ws_row = 24 };
-        *ret_cols = ws.ws_col;
-        *ret_rows = ws.ws_row;
-}
-
 int ctl_top(const struct ctl_top_options *o) {
         bool tty = isatty(STDOUT_FILENO), keys = tty && isatty(STDIN_FILENO);
         struct sigaction quit = { .sa_handler = on_quit }, winch = { .sa_handler = on_winch };
@@ -147,7 +137,8 @@ int ctl_top(const struct ctl_top_options *o) {
                 cur = fetch_status(o->socket, why, sizeof(why));
                 ctl_output_style(o->full, o->no_legend, &style);
                 if (tty) {
-                        terminal_size(&cols, &rows);
+                        if (!ctl_output_terminal_size(&cols, &rows))
+                                cols = 80, rows = 24;
                         if (!o->full)
                                 style.width = cols;
                 }

@@ -9,10 +9,6 @@ static uint64_t now_mono(void) {
         return now_usec(CLOCK_MONOTONIC);
 }
 
-static uint64_t since(uint64_t end, uint64_t start) {
-        return end >= start ? end - start : 0; /* a cgroup made again counts from 0 */
-}
-
 static const struct app_sample *find_sample(const struct app_sample *s, size_t n, const char *name) {
         for (size_t i = 0; i < n; i++)
                 if (streq(s[i].name, name))
@@ -48,7 +44,7 @@ void appcost_snapshot(struct appcost *a, struct app_sample **ret, size_t *ret_n)
 /* Adds what each application did since the idle time began to its idle totals. */
 static void account_idle(struct appcost *a) {
         _cleanup_free_ struct app_sample *now = NULL;
-        uint64_t usec = since(now_mono(), a->idle_since_usec);
+        uint64_t usec = counter_since(now_mono(), a->idle_since_usec);
         size_t n;
 
         appcost_snapshot(a, &now, &n);
@@ -69,9 +65,9 @@ static void account_idle(struct appcost *a) {
                         t = &a->totals[a->n_totals++];
                         snprintf(t->name, sizeof(t->name), "%s", now[i].name);
                 }
-                t->refaults += since(now[i].refaults, s->refaults);
-                t->majfaults += since(now[i].majfaults, s->majfaults);
-                t->stall_usec += since(now[i].stall_usec, s->stall_usec);
+                t->refaults += counter_since(now[i].refaults, s->refaults);
+                t->majfaults += counter_since(now[i].majfaults, s->majfaults);
+                t->stall_usec += counter_since(now[i].stall_usec, s->stall_usec);
                 t->usec += usec;
         }
 }
@@ -114,9 +110,9 @@ json_object *appcost_report(struct appcost *a, const struct app_sample *start, s
                 for (size_t k = 0; k < a->n_totals && !t; k++)
                         if (streq(a->totals[k].name, now[i].name))
                                 t = &a->totals[k];
-                ref = since(now[i].refaults, s->refaults);
-                maj = since(now[i].majfaults, s->majfaults);
-                stall = since(now[i].stall_usec, s->stall_usec);
+                ref = counter_since(now[i].refaults, s->refaults);
+                maj = counter_since(now[i].majfaults, s->majfaults);
+                stall = counter_since(now[i].stall_usec, s->stall_usec);
                 o = json_object_new_object();
                 if (!o)
                         break;

@@ -14,11 +14,6 @@ static json_object *u64_or_null(bool have, uint64_t v) {
         return have ? json_object_new_uint64(v) : NULL;
 }
 
-/* end - start of a counter; 0 if it went back (not ours to explain). */
-static uint64_t since(uint64_t end, uint64_t start) {
-        return end >= start ? end - start : 0;
-}
-
 /*
  * What the job cost and how it ended, from its counters now against those at
  * its start; end NULL: its cgroup was gone before it could be read (systemd
@@ -27,8 +22,8 @@ static uint64_t since(uint64_t end, uint64_t start) {
  */
 static void job_report(struct jobs *js, struct job *j, const struct cgroup_job_counters *end) {
         const struct cgroup_job_counters *s = &j->start;
-        uint64_t now = now_usec(CLOCK_REALTIME), runtime = since(now, j->started_usec) / 1000000;
-        bool oom = end && end->have_events && since(end->oom_kill, s->oom_kill) > 0;
+        uint64_t now = now_usec(CLOCK_REALTIME), runtime = counter_since(now, j->started_usec) / 1000000;
+        bool oom = end && end->have_events && counter_since(end->oom_kill, s->oom_kill) > 0;
         /* A cgroup's memory.peak is its life's: exact for this job only if this job raised it. */
         bool peak_exact = end && end->have_peak && s->have_peak && end->memory_peak > s->memory_peak;
         char rt[32], peak[32], rd[32], wr[32], pwbuf[1024], cgroup[4096];
@@ -40,8 +35,8 @@ static void job_report(struct jobs *js, struct job *j, const struct cgroup_job_c
         j->reported = true;
         units_format_runtime(runtime, rt, sizeof(rt));
         units_format_human(end ? end->memory_peak : 0, peak, sizeof(peak));
-        units_format_human(end ? since(end->io_read, s->io_read) : 0, rd, sizeof(rd));
-        units_format_human(end ? since(end->io_written, s->io_written) : 0, wr, sizeof(wr));
+        units_format_human(end ? counter_since(end->io_read, s->io_read) : 0, rd, sizeof(rd));
+        units_format_human(end ? counter_since(end->io_written, s->io_written) : 0, wr, sizeof(wr));
         if (!end)
                 action_log_add(js->log, LOG_LEVEL_INFO,
                                "Job %" PRIu64
@@ -56,9 +51,11 @@ static void job_report(struct jobs *js, struct job *j, const struct cgroup_job_c
                                j->id, j->name, j->class,
                                oom ? "OOM-killed (a memory.max, its own or its class's)" : "exited", rt,
                                peak_exact ? "" : "at most ", peak, rd, wr,
-                               end->have_events ? since(end->high, s->high) : 0,
-                               end->have_psi ? (double) since(end->memory_stall_usec, s->memory_stall_usec) / 1e6 : 0,
-                               end->have_psi ? (double) since(end->io_stall_usec, s->io_stall_usec) / 1e6 : 0);
+                               end->have_events ? counter_since(end->high, s->high) : 0,
+                               end->have_psi
+                                       ? (double) counter_since(end->memory_stall_usec, s->memory_stall_usec) / 1e6
+                                       : 0,
+                               end->have_psi ? (double) counter_since(end->io_stall_usec, s->io_stall_usec) / 1e6 : 0);
         if (!js->history)
                 return;
         o = json_object_new_object();
@@ -86,33 +83,35 @@ static void job_report(struct jobs *js, struct job *j, const struct cgroup_job_c
         json_object_object_add(o, "memory_peak_exact", json_object_new_boolean(peak_exact));
         json_object_object_add(o, "memory_file", u64_or_null(end != NULL, end ? end->memory_file : 0));
         json_object_object_add(o, "io_read_bytes",
-                               u64_or_null(end && end->have_io, end ? since(end->io_read, s->io_read) : 0));
+                               u64_or_null(end && end->have_io, end ? counter_since(end->io_read, s->io_read) : 0));
         json_object_object_add(o, "io_written_bytes",
-                               u64_or_null(end && end->have_io, end ? since(end->io_written, s->io_written) : 0));
+                               u64_or_null(end && end->have_io,
+                                           end ? counter_since(end->io_written, s->io_written) : 0));
         json_object_object_add(o, "memory_high_events",
-                               u64_or_null(end && end->have_events, end ? since(end->high, s->high) : 0));
+                               u64_or_null(end && end->have_events, end ? counter_since(end->high, s->high) : 0));
         json_object_object_add(o, "memory_max_events",
-                               u64_or_null(end && end->have_events, end ? since(end->max, s->max) : 0));
+                               u64_or_null(end && end->have_events, end ? counter_since(end->max, s->max) : 0));
         json_object_object_add(o, "oom_kills",
-                               u64_or_null(end && end->have_events, end ? since(end->oom_kill, s->oom_kill) : 0));
+                               u64_or_null(end && end->have_events,
+                                           end ? counter_since(end->oom_kill, s->oom_kill) : 0));
         json_object_object_add(o, "memory_stall_us",
                                u64_or_null(end && end->have_psi,
-                                           end ? since(end->memory_stall_usec, s->memory_stall_usec) : 0));
+                                           end ? counter_since(end->memory_stall_usec, s->memory_stall_usec) : 0));
         json_object_object_add(o, "io_stall_us",
                                u64_or_null(end && end->have_psi,
-                                           end ? since(end->io_stall_usec, s->io_stall_usec) : 0));
+                                           end ? counter_since(end->io_stall_usec, s->io_stall_usec) : 0));
         if (js->class_actions) {
                 unsigned tightened = 0, frozen = 0;
 
                 js->class_actions(js->userdata, j->class, &tightened, &frozen);
                 json_object_object_add(o, "governor_tightened",
-                                       json_object_new_int64(tightened >= j->tightened ? tightened - j->tightened : 0));
-                json_object_object_add(o, "governor_froze",
-                                       json_object_new_int64(frozen >= j->frozen ? frozen - j->frozen : 0));
+                                       json_object_new_uint64(counter_since(tightened, j->tightened)));
+                json_object_object_add(o, "governor_froze", json_object_new_uint64(counter_since(frozen, j->frozen)));
         }
         if (js->appcost)
                 json_object_object_add(o, "applications",
-                                       appcost_report(js->appcost, j->apps, j->n_apps, since(now, j->started_usec)));
+                                       appcost_report(js->appcost, j->apps, j->n_apps,
+                                                      counter_since(now, j->started_usec)));
         (void) history_add(js->history, o);
 }
 
