@@ -5,23 +5,37 @@
 #include "actions.h"
 #include "log.h"
 
-void action_log_add(struct action_log *l, int level, const char *fmt, ...) {
+static void action_log_va(struct action_log *l, int level, const struct log_fields *fields, const char *fmt,
+                          va_list ap) {
         struct action *a = &l->ring[l->n % ACTION_LOG_SIZE];
         char *msg = NULL;
-        va_list ap;
 
         assert(l && fmt);
-        va_start(ap, fmt);
         if (vasprintf(&msg, fmt, ap) < 0)
                 msg = NULL;
-        va_end(ap);
         if (!msg)
                 return;
-        log_internal(level, 0, "%s", msg);
+        log_fields_internal(level, 0, fields, "%s", msg);
         free(a->message);
         a->message = msg;
         a->usec = now_usec(CLOCK_REALTIME);
         l->n++;
+}
+
+void action_log_add(struct action_log *l, int level, const char *fmt, ...) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        action_log_va(l, level, NULL, fmt, ap);
+        va_end(ap);
+}
+
+void action_log_add_fields(struct action_log *l, int level, const struct log_fields *fields, const char *fmt, ...) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        action_log_va(l, level, fields, fmt, ap);
+        va_end(ap);
 }
 
 json_object *action_log_json(const struct action_log *l) {

@@ -26,6 +26,10 @@ struct action_log {
 };
 
 void action_log_add(struct action_log *l, int level, const char *fmt, ...) _printf_(3, 4);
+/* The same, with journal fields saying which job or class it is about (see log.h). */
+struct log_fields;
+void action_log_add_fields(struct action_log *l, int level, const struct log_fields *fields, const char *fmt, ...)
+        _printf_(4, 5);
 /* The kept actions, oldest first: [{"time": seconds, "message": text}]. */
 json_object *action_log_json(const struct action_log *l);
 void action_log_done(struct action_log *l);

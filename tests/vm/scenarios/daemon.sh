@@ -213,7 +213,7 @@ rm -f $PW_DATA_MNT/report.dat
 out=$(pagewardenctl list --all)
 expect_in_text "list --all shows the ended jobs" "$out" "ENDED"
 check "with how each ended" sh -c "pagewardenctl list --all | grep -q 'hog .*oom-killed'"
-check "and the daemon logged the OOM kill as a warning" grep -q "<4>Job [0-9]* (hog) of class tight: OOM-killed" /tmp/daemon.log
+check "and the daemon logged the OOM kill as a warning" grep -q "warning: Job [0-9]* (hog) of class tight: OOM-killed" /tmp/daemon.log
 kill $DAEMON
 wait $DAEMON
 start_daemon
@@ -357,7 +357,7 @@ pagewardenctl check --strict --config $CONF 2>/dev/null
 expect_eq "check --strict refuses it (exit 1)" "$?" 1
 pagewardenctl reload >/dev/null
 expect_eq "the daemon reloads it (exit 0)" "$?" 0
-check "logging a warning" grep -q "<4>.*'/mnt/usb' is on /mnt/usb, which /etc/fstab names but is not mounted" /tmp/daemon.log
+check "logging a warning" grep -q "warning: .*'/mnt/usb' is on /mnt/usb, which /etc/fstab names but is not mounted" /tmp/daemon.log
 usb() { pagewardenctl status --json | jq -c ".classes[] | select(.name == \"usb\") | $1"; }
 expect_eq "status lists both as waiting" "$(usb .io_waiting)" '["/mnt/usb","/mnt/nodisk/backup"]'
 check "and the status table says so" sh -c "pagewardenctl status | grep -q 'io waits for /mnt/usb, ...'"
