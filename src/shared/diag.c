@@ -221,6 +221,17 @@ int diag_add_path(struct diag_list *l, const char *path, const char *fmt, ...) {
         return l->oom ? -ENOMEM : -EINVAL;
 }
 
+int diag_warn_path(struct diag_list *l, const char *path, const char *fmt, ...) {
+        struct source s = { .path = (char *) path };
+        va_list ap;
+
+        assert(path);
+        va_start(ap, fmt);
+        diag_record(l, true, &s, 0, 0, fmt, ap);
+        va_end(ap);
+        return l->oom ? -ENOMEM : 0;
+}
+
 /* Writes the caret line: the offending line's leading whitespace kept, then '^'. */
 static void print_caret(FILE *f, const char *text, unsigned column) {
         const unsigned char *p = (const unsigned char *) text;

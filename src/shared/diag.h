@@ -86,6 +86,8 @@ bool diag_would_record(const struct diag_list *l, const struct source *src);
 /* An error about a path that could not be loaded at all.  Returns -EINVAL
  * (the path is invalid, and now the list says why), or -ENOMEM. */
 int diag_add_path(struct diag_list *l, const char *path, const char *fmt, ...) _printf_(3, 4);
+/* A warning about a whole path; 0, or -ENOMEM. */
+int diag_warn_path(struct diag_list *l, const char *path, const char *fmt, ...) _printf_(3, 4);
 
 /* Prints every diagnostic, files in the order they were read, each file's errors in line order, with one
  * write of the whole text when memory allows (stderr is unbuffered). */

@@ -987,15 +987,19 @@ int policy_parse_source(const struct policy_context *ctx, const struct source *s
 /* 0, or -EINVAL (or -ENOMEM) when the context checks owners and this file or directory is unsafe. */
 static int check_owner(const struct policy_context *ctx, const struct stat *st, const char *path, const char *what,
                        struct diag_list *diags) {
+        int (*report)(struct diag_list *, const char *, const char *, ...) =
+                ctx->owner_warns ? diag_warn_path : diag_add_path;
+        const char *refusing = ctx->owner_warns ? "the daemon would refuse it" : "refusing it";
+
         if (!ctx->check_owner)
                 return 0;
         if (st->st_uid != 0)
-                return diag_add_path(diags, path, "%s is owned by uid %u, not root: refusing it (chown root)", what,
-                                     (unsigned) st->st_uid);
+                return report(diags, path, "%s is owned by uid %u, not root: %s (chown root)", what,
+                              (unsigned) st->st_uid, refusing);
         if (st->st_mode & (S_IWGRP | S_IWOTH))
-                return diag_add_path(diags, path, "%s is writable by %s (mode %04o): refusing it (chmod go-w)", what,
-                                     (st->st_mode & S_IWOTH) ? "others" : "its group",
-                                     (unsigned) (st->st_mode & 07777));
+                return report(diags, path, "%s is writable by %s (mode %04o): %s (chmod go-w)", what,
+                              (st->st_mode & S_IWOTH) ? "others" : "its group", (unsigned) (st->st_mode & 07777),
+                              refusing);
         return 0;
 }
 
@@ -1025,10 +1029,14 @@ static int check_ancestors(const struct policy_context *ctx, const char *path, s
 
                 if (stat(dir, &st) >= 0 &&
                     (st.st_uid != 0 || ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))))
-                        return diag_add_path(diags, path,
-                                             "directory %s above it is %s (mode %04o, uid %u): refusing it", dir,
-                                             st.st_uid != 0 ? "not owned by root" : "writable by others",
-                                             (unsigned) (st.st_mode & 07777), (unsigned) st.st_uid);
+                        return (ctx->owner_warns
+                                        ? diag_warn_path
+                                        : diag_add_path)(diags, path,
+                                                         "directory %s above it is %s (mode %04o, uid %u): %s", dir,
+                                                         st.st_uid != 0 ? "not owned by root" : "writable by others",
+                                                         (unsigned) (st.st_mode & 07777), (unsigned) st.st_uid,
+                                                         ctx->owner_warns ? "the daemon would refuse it"
+                                                                          : "refusing it");
                 slash = strrchr(dir, '/');
                 if (!slash || slash == dir) {
                         if (streq(dir, "/"))

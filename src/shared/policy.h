@@ -34,6 +34,7 @@ struct policy_context {
         const char *mountinfo; /* "/proc/self/mountinfo" */
         const char *fstab;     /* "/etc/fstab": io devices on file systems it names that are not mounted */
         bool check_owner;      /* refuse files not owned by root or writable by others */
+        bool owner_warns;      /* with check_owner: only warn (a file named to be validated, not loaded) */
         bool resolve_users;    /* look user and group names up (NSS) */
 };
 

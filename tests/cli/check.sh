@@ -153,32 +153,80 @@ expect_status 1 "257 job classes are too many"
 expect_in "$ERR" "$TMP/classes.yaml:258:3: error: more than 256 job classes in the policy (the rest of jobs: is not read)" \
         "the class past the limit is named"
 
-# Ownership, like sudoers: only enforced for root.
+# Ownership, like sudoers: only enforced for root, on what the daemon loads.
+# A file named on the command line is being validated: a warning.
 if need_root "a policy file writable by others is refused"; then
-        cp "$CONF/policies.d/jobs.yaml" "$TMP/open.yaml"
-        chmod 0666 "$TMP/open.yaml"
-        run "$CTL" check "$TMP/open.yaml"
+        mkdir -p "$TMP/own/policies.d"
+        cp "$CONF/policies.d/jobs.yaml" "$TMP/own/policies.d/jobs.yaml"
+        printf 'policy_dir: policies.d\n' >"$TMP/own/pagewarden.yaml"
+        chmod 0666 "$TMP/own/policies.d/jobs.yaml"
+        run "$CTL" check --config "$TMP/own/pagewarden.yaml"
         expect_status 1 "a policy file writable by others is refused"
         expect_in "$ERR" "file is writable by others (mode 0666): refusing it (chmod go-w)" "the refusal says why and what to do"
-        chmod 0644 "$TMP/open.yaml"
-        chown nobody "$TMP/open.yaml"
-        run "$CTL" check "$TMP/open.yaml"
+        chmod 0644 "$TMP/own/policies.d/jobs.yaml"
+        chown nobody "$TMP/own/policies.d/jobs.yaml"
+        run "$CTL" check --config "$TMP/own/pagewarden.yaml"
         expect_status 1 "a policy file not owned by root is refused"
         expect_in "$ERR" "not root: refusing it (chown root)" "the owner refusal says what to do"
+        run "$CTL" check "$TMP/own/policies.d/jobs.yaml"
+        expect_status 0 "the same file named to be validated is valid"
+        expect_in "$ERR" "warning: file is owned by uid $(id -u nobody), not root: the daemon would refuse it (chown root)" \
+                "with a warning that the daemon would refuse it"
+        run "$CTL" check --strict "$TMP/own/policies.d/jobs.yaml"
+        expect_status 1 "--strict makes the warning an error"
+        chown root "$TMP/own/policies.d/jobs.yaml"
         # A root-owned file in a root-owned directory below a user's directory is the user's.
         mkdir -p "$TMP/user/policies.d"
         cp "$CONF/policies.d/jobs.yaml" "$TMP/user/policies.d/jobs.yaml"
+        printf 'policy_dir: policies.d\n' >"$TMP/user/pagewarden.yaml"
         chown nobody "$TMP/user"
-        run "$CTL" check "$TMP/user/policies.d/jobs.yaml"
+        run "$CTL" check --config "$TMP/user/pagewarden.yaml"
         expect_status 1 "a policy below a directory owned by a user is refused"
         expect_in "$ERR" "directory $TMP/user above it is not owned by root" "the refusal names the directory"
         chown root "$TMP/user"
         chmod 0777 "$TMP/user"
-        run "$CTL" check "$TMP/user/policies.d/jobs.yaml"
+        run "$CTL" check --config "$TMP/user/pagewarden.yaml"
         expect_status 1 "a policy below a directory others may write is refused"
         chmod 1777 "$TMP/user"
-        run "$CTL" check "$TMP/user/policies.d/jobs.yaml"
+        run "$CTL" check --config "$TMP/user/pagewarden.yaml"
         expect_status 0 "a sticky directory above it (like /tmp) is safe"
+
+        # The recipes of pagewardenctl(8), their commands as written there.
+        text=$(MANWIDTH=200 man -l "$top_builddir/man/pagewardenctl.8" 2>/dev/null)
+        ansible=$(sed -n 's/^ *validate: //p' <<<"$text")
+        puppet=$(sed -n "s/^ *validate_cmd => '\(.*\)',\$/\1/p" <<<"$text")
+        expect_eq "the man page has the Ansible recipe" "$ansible" "pagewardenctl check %s"
+        expect_in "$puppet" "/pagewardenctl check %" "the man page has the Puppet recipe"
+        # Ansible (become: root) validates ~connecting-user/.ansible/tmp/ansible-tmp-*/source,
+        # a root-owned copy in the user's directory, running the command without a shell.
+        tmpdir="$TMP/home/.ansible/tmp/ansible-tmp-1733112000.1-42-1"
+        mkdir -p "$tmpdir"
+        chown -R nobody "$TMP/home"
+        cp "$CONF/policies.d/jobs.yaml" "$tmpdir/source"
+        chmod 0600 "$tmpdir/source"
+        # shellcheck disable=SC2086 # split into words like Ansible does
+        set -- ${ansible//%s/$tmpdir/source}
+        run env PATH="$(dirname "$CTL"):$PATH" "$@"
+        expect_status 0 "Ansible's validate accepts a valid file in the connecting user's tmp directory"
+        expect_in "$ERR" "the daemon would refuse it" "and warns that the daemon would refuse it there"
+        printf 'jobs:\n  b: {memory: {high: 5%%%%}}\n' >"$tmpdir/source"
+        run env PATH="$(dirname "$CTL"):$PATH" "$@"
+        expect_status 1 "Ansible's validate rejects an invalid file"
+        # Puppet validates a copy it owns (root) in its own directory; the
+        # connecting user there is root, the file may be 0600.
+        mkdir -p "$TMP/puppet"
+        cp "$CONF/policies.d/jobs.yaml" "$TMP/puppet/jobs.yaml20261202-1-abc"
+        chmod 0600 "$TMP/puppet/jobs.yaml20261202-1-abc"
+        puppet_cmd=${puppet//%/$TMP/puppet/jobs.yaml20261202-1-abc}
+        puppet_cmd=${puppet_cmd/#*\/pagewardenctl/$CTL}
+        # shellcheck disable=SC2086
+        run $puppet_cmd
+        expect_status 0 "Puppet's validate_cmd accepts a valid file"
+        expect_empty "$ERR" "with nothing to say about a root-owned copy"
+        echo 'jobs: [' >"$TMP/puppet/jobs.yaml20261202-1-abc"
+        # shellcheck disable=SC2086
+        run $puppet_cmd
+        expect_status 1 "Puppet's validate_cmd rejects an invalid file"
 fi
 
 done_testing
