@@ -17,6 +17,7 @@
 
 #include "config.h"
 #include "ctl-client.h"
+#include "ctl-metrics.h"
 #include "ctl-output.h"
 #include "ctl-print.h"
 #include "ctl-run.h"
@@ -87,6 +88,9 @@ static void help(FILE *f) {
                 "                      Send SIG (default SIGTERM; a name or number) to the\n"
                 "                      job's processes\n"
                 "  freeze JOB          Freeze the job's processes; thaw JOB lets them go on\n"
+                "  metrics [-o FILE]   Print the daemon's status as metrics in Prometheus's text\n"
+                "                      format; -o, --output FILE: write them to FILE atomically\n"
+                "                      (for node_exporter's textfile collector)\n"
                 "  reload              Make the daemon reload its settings and policy files\n"
                 "  check [--print] [--ram SIZE] [--quiet] [--strict] [FILE|DIR...]\n"
                 "                      Validate policy files (default: the settings file and\n"
@@ -100,7 +104,7 @@ static void help(FILE *f) {
                 "      --socket PATH   The daemon's control socket (default:\n"
                 "                      $PAGEWARDEN_SOCKET, else %s)\n"
                 "      --json          Print the daemon's response as it is, a line of JSON\n"
-                "                      (all commands but run, check and help)\n"
+                "                      (all commands but run, check, metrics and help)\n"
                 "      --no-pager      Do not pipe long output into a pager\n"
                 "      --no-legend     Do not print the column headers of tables\n"
                 "  -l, --full          Do not cut table cells to the terminal's width\n"
@@ -246,6 +250,11 @@ static int cmd_check(int argc, char *argv[]) {
                         goto oom;
                 n_sources++;
         }
+        /* A file named here is being validated, often a configuration tool's
+         * temporary copy owned by whoever connected: an owner the daemon
+         * would refuse is a warning (the ownership rule protects what the
+         * daemon loads, which the files it loads are checked for above). */
+        ctx.owner_warns = true;
         for (int i = optind; i < argc; i++) {
                 r = policy_load_path(&ctx, argv[i], &policy, &diags);
                 if (r == -ENOMEM)
@@ -472,6 +481,70 @@ static int cmd_status(int argc, char *argv[]) {
         } else if ((r = request_keep(&req, ctl_print_status, &resp)) != EXIT_OK)
                 return r;
         return ctl_status_problems(arg_quiet ? NULL : stderr, resp.obj) > 0 ? EXIT_NOT_IN_FORCE : EXIT_OK;
+}
+
+/*
+ * The status as metrics, on standard output or atomically into a file (-o).  When the daemon does not
+ * answer, the metrics are pagewarden_up 0 alone, and the exit status is status's.
+ */
+static int cmd_metrics(int argc, char *argv[]) {
+        static const struct option options[] = {
+                { "output", required_argument, NULL, 'o' },
+                { "help", no_argument, NULL, 'h' },
+                {},
+        };
+        const struct pw_request req = { .command = PW_CMD_STATUS };
+        _cleanup_(ctl_response_done) struct ctl_response resp = {};
+        _cleanup_free_ char *text = NULL;
+        const char *output = NULL;
+        size_t size = 0;
+        FILE *m;
+        int c, r, w;
+
+        optind = 0;
+        while ((c = getopt_long(argc, argv, "ho:", options, NULL)) >= 0)
+                switch (c) {
+                case 'o':
+                        if (!*optarg)
+                                return usage_error("metrics: --output: empty path");
+                        output = optarg;
+                        break;
+                case 'h':
+                        help(stdout);
+                        return EXIT_OK;
+                default:
+                        return usage_error("metrics: bad option");
+                }
+        if (optind < argc)
+                return usage_error("metrics: unexpected argument '%s'", argv[optind]);
+        if (arg_json)
+                return usage_error("metrics: --json does not apply (the metrics are text)");
+
+        r = call(&req, &resp);
+        if (r == EXIT_OK && !resp.ok) {
+                ctl_print_failure(stderr, &resp, NULL);
+                r = EXIT_INVALID;
+        }
+        m = open_memstream(&text, &size);
+        if (!m)
+                goto oom;
+        w = ctl_metrics_print(m, r == EXIT_OK ? resp.obj : NULL);
+        if (fclose(m) != 0 || w < 0)
+                goto oom;
+        if (!output) {
+                fputs(text, stdout);
+                w = flush_stdout();
+                return w != EXIT_OK ? w : r;
+        }
+        w = ctl_metrics_write_file(output, text);
+        if (w < 0) {
+                fprintf(stderr, "pagewardenctl: cannot write %s: %s\n", output, strerror(-w));
+                return EXIT_INVALID;
+        }
+        return r;
+oom:
+        fprintf(stderr, "pagewardenctl: out of memory\n");
+        return EXIT_INVALID;
 }
 
 static int cmd_list(int argc, char *argv[]) {
@@ -807,7 +880,7 @@ int main(int argc, char *argv[]) {
                 { "list", cmd_list },     { "show", cmd_job_verb },     { "reload", cmd_reload },
                 { "check", cmd_check },   { "version", cmd_version }, { "help", cmd_help },
                 { "stop", cmd_job_verb }, { "kill", cmd_kill },       { "freeze", cmd_job_verb },
-                { "thaw", cmd_job_verb }, { "top", cmd_top },
+                { "thaw", cmd_job_verb }, { "top", cmd_top },       { "metrics", cmd_metrics },
         };
         /* clang-format on */
         const char *cmd;

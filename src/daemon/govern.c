@@ -7,8 +7,20 @@
 #include "pressure.h"
 #include "units.h"
 
+/* The reaction latency's histogram buckets (upper bounds, microseconds): 1, 2.5 and 5 per decade, as
+ * Prometheus's default buckets are spaced. */
+static const uint64_t latency_bounds_usec[GOVERN_LATENCY_BUCKETS] = {
+        250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 500000, 1000000, 2500000, 5000000, 10000000,
+};
+
 void govern_init(struct govern *g) {
         g->sys_fd = -1;
+}
+
+void govern_done(struct govern *g) {
+        assert(!g->active);
+        g->tallies = mfree(g->tallies);
+        g->n_tallies = g->allocated_tallies = 0;
 }
 
 /* ---- applying actions ---- */
@@ -16,6 +28,12 @@ void govern_init(struct govern *g) {
 static void record_latency(struct govern *g, uint64_t usec) {
         g->latencies[g->n_latencies % GOVERN_LATENCIES] = usec;
         g->n_latencies++;
+        g->latency_sum_usec += usec;
+        for (size_t i = 0; i < GOVERN_LATENCY_BUCKETS; i++)
+                if (usec <= latency_bounds_usec[i]) {
+                        g->latency_buckets[i]++;
+                        break;
+                }
 }
 
 void govern_write_done(struct govern *g, const struct worker_task *t) {
@@ -135,15 +153,22 @@ static void apply_actions(struct govern *g, const struct governor_action *a, siz
                 if (a[i].type == GOV_SET_MEMORY_HIGH || a[i].type == GOV_SET_IO)
                         wake_usec = 0; /* the latency is the first write's */
                 g->actions++;
+                const struct log_fields fields = {
+                        .klass = c->name,
+                        .action = a[i].type == GOV_FREEZE ? "freeze"
+                                  : a[i].type == GOV_THAW ? "thaw"
+                                  : a[i].relaxes          ? "relax"
+                                                          : "tighten",
+                };
                 if (r < 0 && r != -ENOENT)
-                        action_log_add(g->log, LOG_LEVEL_WARNING, "Governor: %s on class %s failed: %s",
-                                       governor_action_name(a[i].type), c->name, strerror(-r));
+                        action_log_add_fields(g->log, LOG_LEVEL_WARNING, &fields, "Governor: %s on class %s failed: %s",
+                                              governor_action_name(a[i].type), c->name, strerror(-r));
                 else {
                         _cleanup_free_ char *path = g->backend->ops->class_path(g->backend, c->name);
 
-                        action_log_add(g->log, LOG_LEVEL_NOTICE, "Governor: %s%s%s on class %s (/%s): %s",
-                                       governor_action_name(a[i].type), v[0] ? " " : "", v, c->name, strempty(path),
-                                       a[i].reason);
+                        action_log_add_fields(g->log, LOG_LEVEL_NOTICE, &fields,
+                                              "Governor: %s%s%s on class %s (/%s): %s", governor_action_name(a[i].type),
+                                              v[0] ? " " : "", v, c->name, strempty(path), a[i].reason);
                 }
         }
 }
@@ -408,6 +433,31 @@ static void class_reset(struct govern *g, const struct governor_class *c) {
                 }
 }
 
+static struct govern_tally *tally_find(const struct govern *g, const char *class) {
+        for (size_t i = 0; i < g->n_tallies; i++)
+                if (streq(g->tallies[i].name, class))
+                        return &g->tallies[i];
+        return NULL;
+}
+
+/* Keeps the counts of a class the governor stops governing, for status. */
+static void tally_add(struct govern *g, const struct governor_class *c) {
+        struct govern_tally *t = tally_find(g, c->name);
+
+        if (!t) {
+                if (GROW(g->tallies, g->allocated_tallies, g->n_tallies + 1) < 0) {
+                        log_error("Governor: out of memory; the counts of class %s are lost", c->name);
+                        return;
+                }
+                t = &g->tallies[g->n_tallies++];
+                *t = (struct govern_tally){};
+                snprintf(t->name, sizeof(t->name), "%s", c->name);
+        }
+        t->counts.tightened += c->n_tightened;
+        t->counts.relaxed += c->n_relaxed;
+        t->counts.frozen += c->n_frozen;
+}
+
 void govern_stop(struct govern *g) {
         bool had_auto = false;
 
@@ -424,6 +474,7 @@ void govern_stop(struct govern *g) {
         g->n_watches = 0;
         for (size_t i = 0; i < g->gov.n_classes; i++) {
                 class_reset(g, &g->gov.classes[i]);
+                tally_add(g, &g->gov.classes[i]);
                 governor_class_done(&g->gov.classes[i]);
         }
         g->gov.classes = mfree(g->gov.classes);
@@ -456,6 +507,22 @@ static json_object *limit_json(uint64_t v) {
         return v == UNITS_MAX ? json_object_new_string("max") : json_object_new_uint64(v);
 }
 
+/* Cumulative, as Prometheus has them: [{"le_us": 250, "count": N}, ...]; those above the last are only in count. */
+static json_object *buckets_json(const struct govern *g) {
+        json_object *buckets = json_object_new_array();
+        uint64_t n = 0;
+
+        for (size_t i = 0; i < GOVERN_LATENCY_BUCKETS; i++) {
+                json_object *b = json_object_new_object();
+
+                n += g->latency_buckets[i];
+                json_object_object_add(b, "le_us", json_object_new_uint64(latency_bounds_usec[i]));
+                json_object_object_add(b, "count", json_object_new_uint64(n));
+                json_object_array_add(buckets, b);
+        }
+        return buckets;
+}
+
 static json_object *latency_json(const struct govern *g) {
         json_object *lat = json_object_new_object();
         unsigned n = g->n_latencies < GOVERN_LATENCIES ? g->n_latencies : GOVERN_LATENCIES;
@@ -467,6 +534,8 @@ static json_object *latency_json(const struct govern *g) {
         json_object_object_add(lat, "median_us", n ? json_object_new_uint64(sorted[n / 2]) : NULL);
         json_object_object_add(lat, "max_us", n ? json_object_new_uint64(sorted[n - 1]) : NULL);
         json_object_object_add(lat, "longest_write_us", json_object_new_uint64(g->write_usec_max));
+        json_object_object_add(lat, "sum_us", json_object_new_uint64(g->latency_sum_usec));
+        json_object_object_add(lat, "buckets", buckets_json(g));
         return lat;
 }
 
@@ -506,4 +575,16 @@ json_object *govern_json(const struct govern *g) {
                 json_object_array_add(classes, class_json(&g->gov.classes[i]));
         json_object_object_add(o, "classes", classes);
         return o;
+}
+
+void govern_class_counts(const struct govern *g, const char *class, struct govern_counts *ret) {
+        const struct govern_tally *t = tally_find(g, class);
+
+        *ret = t ? t->counts : (struct govern_counts){};
+        for (size_t i = 0; g->active && i < g->gov.n_classes; i++)
+                if (streq(g->gov.classes[i].name, class)) {
+                        ret->tightened += g->gov.classes[i].n_tightened;
+                        ret->relaxed += g->gov.classes[i].n_relaxed;
+                        ret->frozen += g->gov.classes[i].n_frozen;
+                }
 }

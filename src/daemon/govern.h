@@ -28,6 +28,14 @@
 #include "worker.h"
 
 #define GOVERN_LATENCIES 256
+/* The reaction latency's histogram: its buckets' upper bounds in govern.c, from 0.25 ms (a reaction
+ * on an idle machine takes less than 1 ms) to 10 s (a reclaim under heavy pressure). */
+#define GOVERN_LATENCY_BUCKETS 15
+
+/* What the governor did to a class since the daemon started (its own counters start again with it). */
+struct govern_counts {
+        uint64_t tightened, relaxed, frozen;
+};
 
 /* A protected application watched while the governor runs. */
 struct govern_watch {
@@ -68,10 +76,20 @@ struct govern {
         uint64_t actions;
         uint64_t latencies[GOVERN_LATENCIES]; /* trigger wake-up to the limit's write, usec (a ring) */
         unsigned n_latencies;
+        uint64_t latency_buckets[GOVERN_LATENCY_BUCKETS]; /* how many in each bucket (not cumulative) */
+        uint64_t latency_sum_usec;
         uint64_t write_usec_max; /* the longest memory.high write (its reclaim) */
+        /* Per class, the counts of the governor's earlier runs (each start makes its classes anew). */
+        struct govern_tally {
+                char name[POLICY_NAME_MAX + 1];
+                struct govern_counts counts;
+        } * tallies;
+        size_t n_tallies, allocated_tallies;
 };
 
 void govern_init(struct govern *g);
+/* Frees what it keeps for status (call after govern_stop()). */
+void govern_done(struct govern *g);
 /* Starts or stops the governor as the jobs and the policy need it now. */
 void govern_update(struct govern *g);
 /* Stops it: every class back to the policy's limits, thawed. */
@@ -79,3 +97,5 @@ void govern_stop(struct govern *g);
 /* A memory.high write the worker did for the governor (a WORKER_WRITE task). */
 void govern_write_done(struct govern *g, const struct worker_task *t);
 json_object *govern_json(const struct govern *g);
+/* What the governor did to class since the daemon started (zeros for a class it never governed). */
+void govern_class_counts(const struct govern *g, const char *class, struct govern_counts *ret);

@@ -158,7 +158,11 @@ static void relax(struct governor *g, struct governor_class *c, uint64_t now, st
 
         if (c->high != c->configured_high) {
                 c->high = step_up(c->high, c->floor_high, c->configured_high, g->ram_bytes);
-                emit(a, n, max, GOV_SET_MEMORY_HIGH, c, c->high, now, "calm for the cooldown");
+                struct governor_action *x =
+                        emit(a, n, max, GOV_SET_MEMORY_HIGH, c, c->high, now, "calm for the cooldown");
+
+                if (x)
+                        x->relaxes = true;
                 c->n_relaxed++;
         }
         for (size_t i = 0; i < c->n_io; i++) {
@@ -173,8 +177,12 @@ static void relax(struct governor *g, struct governor_class *c, uint64_t now, st
                         io = true;
                 }
         }
-        if (io)
-                emit(a, n, max, GOV_SET_IO, c, 0, now, "calm for the cooldown");
+        if (io) {
+                struct governor_action *x = emit(a, n, max, GOV_SET_IO, c, 0, now, "calm for the cooldown");
+
+                if (x)
+                        x->relaxes = true;
+        }
 }
 
 size_t governor_step(struct governor *g, const struct governor_reading *r, struct governor_action *a, size_t max) {

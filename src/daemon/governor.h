@@ -93,6 +93,7 @@ struct governor_action {
         enum governor_action_type type;
         struct governor_class *class;
         uint64_t value; /* SET_MEMORY_HIGH */
+        bool relaxes;   /* SET_*: gives back toward the configured limit (else tightens) */
         char reason[160];
 };
 

@@ -8,6 +8,10 @@
 #include "log.h"
 #include "units.h"
 
+/* The journal fields of a message about job j (PAGEWARDEN_JOB=, _CLASS=, _ACTION=). */
+#define JOB_FIELDS(j, act) \
+        (&(const struct log_fields){ .job = (j)->name, .job_id = (j)->id, .klass = (j)->class, .action = (act) })
+
 /* ---- the end-of-job report ---- */
 
 static json_object *u64_or_null(bool have, uint64_t v) {
@@ -33,29 +37,35 @@ static void job_report(struct jobs *js, struct job *j, const struct cgroup_job_c
         if (j->reported)
                 return;
         j->reported = true;
+        js->n_ended++;
+        js->n_oom_killed += oom;
         units_format_runtime(runtime, rt, sizeof(rt));
         units_format_human(end ? end->memory_peak : 0, peak, sizeof(peak));
         units_format_human(end ? counter_since(end->io_read, s->io_read) : 0, rd, sizeof(rd));
         units_format_human(end ? counter_since(end->io_written, s->io_written) : 0, wr, sizeof(wr));
         if (!end)
-                action_log_add(js->log, LOG_LEVEL_INFO,
-                               "Job %" PRIu64
-                               " (%s) of class %s: ran %s (its cgroup was gone before its counters "
-                               "could be read)",
-                               j->id, j->name, j->class, rt);
+                action_log_add_fields(js->log, LOG_LEVEL_INFO, JOB_FIELDS(j, "end"),
+                                      "Job %" PRIu64
+                                      " (%s) of class %s: ran %s (its cgroup was gone before its counters "
+                                      "could be read)",
+                                      j->id, j->name, j->class, rt);
         else
-                action_log_add(js->log, oom ? LOG_LEVEL_WARNING : LOG_LEVEL_INFO,
-                               "Job %" PRIu64
-                               " (%s) of class %s: %s after %s; peak memory %s%s, read %s, wrote %s, "
-                               "its own memory.high hit %" PRIu64 " times, stalled %.1f s on memory and %.1f s on I/O",
-                               j->id, j->name, j->class,
-                               oom ? "OOM-killed (a memory.max, its own or its class's)" : "exited", rt,
-                               peak_exact ? "" : "at most ", peak, rd, wr,
-                               end->have_events ? counter_since(end->high, s->high) : 0,
-                               end->have_psi
-                                       ? (double) counter_since(end->memory_stall_usec, s->memory_stall_usec) / 1e6
-                                       : 0,
-                               end->have_psi ? (double) counter_since(end->io_stall_usec, s->io_stall_usec) / 1e6 : 0);
+                action_log_add_fields(js->log, oom ? LOG_LEVEL_WARNING : LOG_LEVEL_INFO,
+                                      JOB_FIELDS(j, oom ? "oom-kill" : "end"),
+                                      "Job %" PRIu64
+                                      " (%s) of class %s: %s after %s; peak memory %s%s, read %s, wrote %s, "
+                                      "its own memory.high hit %" PRIu64
+                                      " times, stalled %.1f s on memory and %.1f s on I/O",
+                                      j->id, j->name, j->class,
+                                      oom ? "OOM-killed (a memory.max, its own or its class's)" : "exited", rt,
+                                      peak_exact ? "" : "at most ", peak, rd, wr,
+                                      end->have_events ? counter_since(end->high, s->high) : 0,
+                                      end->have_psi
+                                              ? (double) counter_since(end->memory_stall_usec, s->memory_stall_usec) /
+                                                        1e6
+                                              : 0,
+                                      end->have_psi ? (double) counter_since(end->io_stall_usec, s->io_stall_usec) / 1e6
+                                                    : 0);
         if (!js->history)
                 return;
         o = json_object_new_object();
@@ -287,12 +297,12 @@ static void job_check(struct jobs *js, struct job *j) {
         if (r == -ENOENT || r == -ENODEV) {
                 /* systemd removes a scope's cgroup as soon as it is empty: that is the job's end. */
                 if (releases)
-                        action_log_add(js->log, LOG_LEVEL_WARNING, "Job %" PRIu64 " (%s): its cgroup /%s vanished",
-                                       j->id, j->name, j->path);
+                        action_log_add_fields(js->log, LOG_LEVEL_WARNING, JOB_FIELDS(j, "end"),
+                                              "Job %" PRIu64 " (%s): its cgroup /%s vanished", j->id, j->name, j->path);
                 else
-                        action_log_add(js->log, LOG_LEVEL_INFO,
-                                       "Job %" PRIu64 " (%s) of class %s ended; systemd removed /%s", j->id, j->name,
-                                       j->class, j->path);
+                        action_log_add_fields(js->log, LOG_LEVEL_INFO, JOB_FIELDS(j, "end"),
+                                              "Job %" PRIu64 " (%s) of class %s ended; systemd removed /%s", j->id,
+                                              j->name, j->class, j->path);
                 job_report(js, j, NULL);
                 job_end(js, j);
                 return;
@@ -312,8 +322,9 @@ static void job_check(struct jobs *js, struct job *j) {
                 return;
         job_report_now(js, j);
         if (!releases) {
-                action_log_add(js->log, LOG_LEVEL_INFO, "Job %" PRIu64 " (%s) of class %s ended; systemd removes /%s",
-                               j->id, j->name, j->class, j->path);
+                action_log_add_fields(js->log, LOG_LEVEL_INFO, JOB_FIELDS(j, "end"),
+                                      "Job %" PRIu64 " (%s) of class %s ended; systemd removes /%s", j->id, j->name,
+                                      j->class, j->path);
                 job_end(js, j);
                 return;
         }
@@ -381,17 +392,18 @@ void jobs_release_done(struct jobs *js, const struct worker_task *t) {
                 return;
         }
         if (t->r < 0)
-                action_log_add(js->log, LOG_LEVEL_WARNING,
-                               "Job %" PRIu64
-                               " (%s) of class %s ended; releasing /%s failed: %s (retried at the next "
-                               "start)",
-                               j->id, j->name, j->class, j->path, strerror(-t->r));
+                action_log_add_fields(js->log, LOG_LEVEL_WARNING, JOB_FIELDS(j, "end"),
+                                      "Job %" PRIu64
+                                      " (%s) of class %s ended; releasing /%s failed: %s (retried at the next "
+                                      "start)",
+                                      j->id, j->name, j->class, j->path, strerror(-t->r));
         else {
                 units_format_human(t->rel.before - t->rel.after, freed, sizeof(freed));
                 units_format_human(t->rel.after, left, sizeof(left));
-                action_log_add(js->log, LOG_LEVEL_INFO,
-                               "Job %" PRIu64 " (%s) of class %s ended; /%s reclaimed %s (%s left), slot %s", j->id,
-                               j->name, j->class, j->path, freed, left, t->rel.removed ? "removed" : "kept for reuse");
+                action_log_add_fields(js->log, LOG_LEVEL_INFO, JOB_FIELDS(j, "end"),
+                                      "Job %" PRIu64 " (%s) of class %s ended; /%s reclaimed %s (%s left), slot %s",
+                                      j->id, j->name, j->class, j->path, freed, left,
+                                      t->rel.removed ? "removed" : "kept for reuse");
         }
         job_end(js, j);
 }
@@ -455,10 +467,11 @@ static void placing_done(struct job_placing *pl, int r, const char *path) {
         if (r >= 0)
                 r = job_add(js, &pl->label, pl->class, path, &j);
         if (r >= 0)
-                action_log_add(js->log, LOG_LEVEL_INFO,
-                               "Job %" PRIu64
-                               " (%s) of class %s started for uid %u with 1 process in /%s, placed by %s",
-                               j->id, j->name, j->class, (unsigned) pl->label.uid, j->path, j->by[0] ? j->by : "?");
+                action_log_add_fields(js->log, LOG_LEVEL_INFO, JOB_FIELDS(j, "start"),
+                                      "Job %" PRIu64
+                                      " (%s) of class %s started for uid %u with 1 process in /%s, placed by %s",
+                                      j->id, j->name, j->class, (unsigned) pl->label.uid, j->path,
+                                      j->by[0] ? j->by : "?");
         if (pl->fn)
                 pl->fn(pl->userdata, r, j);
         placing_free(pl);
@@ -573,8 +586,9 @@ int jobs_add_unit(struct jobs *js, const struct pw_job_class *c, const char *uni
                 jobs_forget(js, j);
                 return -ENOMEM;
         }
-        action_log_add(js->log, LOG_LEVEL_INFO, "Job %" PRIu64 " (%s) of class %s: unit %s runs in /%s, placed by %s",
-                       j->id, j->name, j->class, unit, j->path, j->by);
+        action_log_add_fields(js->log, LOG_LEVEL_INFO, JOB_FIELDS(j, "start"),
+                              "Job %" PRIu64 " (%s) of class %s: unit %s runs in /%s, placed by %s", j->id, j->name,
+                              j->class, unit, j->path, j->by);
         if (ret)
                 *ret = j;
         return 0;
@@ -610,8 +624,9 @@ int jobs_adopt(struct jobs *js) {
                 j->adopted = true;
                 if (slots[i].populated) {
                         adopted++;
-                        action_log_add(js->log, LOG_LEVEL_INFO, "Job %" PRIu64 " (%s) of class %s adopted in /%s",
-                                       j->id, j->name, j->class, j->path);
+                        action_log_add_fields(js->log, LOG_LEVEL_INFO, JOB_FIELDS(j, "adopt"),
+                                              "Job %" PRIu64 " (%s) of class %s adopted in /%s", j->id, j->name,
+                                              j->class, j->path);
                 } else
                         ended++;
         }

@@ -65,6 +65,8 @@ struct jobs {
         unsigned n;
         struct job_placing *placings; /* under way */
         uint64_t next_id;
+        /* The jobs that ended, and those of them OOM-killed, since the daemon started (for status). */
+        uint64_t n_ended, n_oom_killed;
         struct history *history; /* where end-of-job reports go (NULL: nowhere) */
         struct appcost *appcost; /* what a job cost the protected applications (NULL: not measured) */
         /* The governor's actions on a class so far (times it tightened it, froze it); NULL: none counted. */

@@ -426,6 +426,7 @@ int manager_new(const char *config_path, bool config_optional, const struct poli
         if (!m->config_path)
                 return -ENOMEM;
         m->config_optional = config_optional;
+        m->started_usec = now_usec(CLOCK_REALTIME);
         m->ctx = *ctx;
         m->settings = *settings;
         *settings = (struct pw_settings){};
@@ -500,6 +501,7 @@ struct manager *manager_free(struct manager *m) {
                 jobs_done(&m->jobs);
                 protect_done(&m->protect);
         }
+        govern_done(&m->govern);
         m->backend = backend_free(m->backend);
         m->event = sd_event_unref(m->event);
         settings_done(&m->settings);

@@ -47,6 +47,7 @@ struct manager {
         struct move *moves;        /* move requests worked on in slices (place.c) */
         struct devwatch *devwatch; /* while an io limit names its device by a path */
         unsigned reloads, failed_reloads;
+        uint64_t started_usec; /* CLOCK_REALTIME */
         bool stopping;
 };
 

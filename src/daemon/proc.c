@@ -101,6 +101,22 @@ void proc_ids_done(struct proc_ids *ids) {
         ids->cgroup = mfree(ids->cgroup);
 }
 
+int proc_rss(const char *procdir, pid_t pid, uint64_t *ret_bytes) {
+        _cleanup_free_ char *text = NULL;
+        unsigned long long pages;
+        long page = sysconf(_SC_PAGESIZE);
+        int r;
+
+        r = read_proc(procdir, pid, "statm", &text);
+        if (r < 0)
+                return r;
+        /* "size resident shared ...", in pages. */
+        if (sscanf(text, "%*u %llu", &pages) != 1 || page <= 0)
+                return -EINVAL;
+        *ret_bytes = (uint64_t) pages * (uint64_t) page;
+        return 0;
+}
+
 int proc_pidfd_open(pid_t pid) {
         int fd = (int) syscall(SYS_pidfd_open, pid, 0);
 

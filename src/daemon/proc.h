@@ -2,12 +2,14 @@
 #pragma once
 
 /*
- * Facts about processes from /proc, for authorisation and `move --tree`.
+ * Facts about processes from /proc, for authorisation, `move --tree` and the
+ * daemon's own usage in status.
  * The /proc root is a parameter so that tests can use a fake tree.
  */
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct proc_ids {
@@ -21,6 +23,9 @@ struct proc_ids {
 /* -ESRCH when the process does not exist (any more).  Free with proc_ids_done(). */
 int proc_ids(const char *procdir, pid_t pid, struct proc_ids *ret);
 void proc_ids_done(struct proc_ids *ids);
+
+/* The process's resident memory (/proc/PID/statm), in bytes; -ESRCH when it is gone. */
+int proc_rss(const char *procdir, pid_t pid, uint64_t *ret_bytes);
 
 /*
  * A pidfd for pid (pidfd_open, Linux 5.3): it keeps naming the same process

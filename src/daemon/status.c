@@ -1,11 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What `pagewardenctl status` shows: built from the policy and what the kernel has now. */
 #include <pwd.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "jobctl.h"
+#include "pressure.h"
+#include "proc.h"
 #include "status.h"
 #include "units.h"
+
+#define PROCDIR "/proc"
 
 static json_object *limit_json(uint64_t v) {
         return v == UNITS_MAX ? json_object_new_string("max") : json_object_new_uint64(v);
@@ -63,6 +68,18 @@ static json_object *in_force_json(struct manager *m, const char *class) {
         return o;
 }
 
+/* What the governor did to the class since the daemon started. */
+static json_object *class_governor_json(const struct govern *g, const char *name) {
+        json_object *o = json_object_new_object();
+        struct govern_counts n;
+
+        govern_class_counts(g, name, &n);
+        json_object_object_add(o, "tightened", json_object_new_uint64(n.tightened));
+        json_object_object_add(o, "relaxed", json_object_new_uint64(n.relaxed));
+        json_object_object_add(o, "frozen_times", json_object_new_uint64(n.frozen));
+        return o;
+}
+
 static json_object *class_json(struct manager *m, const char *name, const struct pw_job_class *c) {
         json_object *o = json_object_new_object();
 
@@ -80,6 +97,7 @@ static json_object *class_json(struct manager *m, const char *name, const struct
                                 json_object_array_add(waiting, json_object_new_string(c->io[i].device));
                 json_object_object_add(o, "io_waiting", waiting);
         }
+        json_object_object_add(o, "governor", class_governor_json(&m->govern, name));
         return o;
 }
 
@@ -156,7 +174,7 @@ static json_object *protect_json(struct manager *m, const struct pw_protect *pr)
         struct backend_protect bp = { .name = pr->name,
                                       .unit = pr->unit,
                                       .cgroup = pr->cgroup ? pr->cgroup + 1 : NULL };
-        _cleanup_free_ char *psi_text = NULL, *path = NULL;
+        _cleanup_free_ char *psi_text = NULL, *stat_text = NULL, *path = NULL;
         struct cgroup_protect_result pres;
         uint64_t v;
         int unsupported = m->backend->ops->protect_path(m->backend, &bp, &path) == -EOPNOTSUPP;
@@ -195,15 +213,51 @@ static json_object *protect_json(struct manager *m, const struct pw_protect *pr)
                         json_object_object_add(ps, "some_avg60", json_object_new_double(psi.some_avg60));
                         json_object_object_add(ps, "full_avg10", json_object_new_double(psi.full_avg10));
                         json_object_object_add(ps, "full_avg60", json_object_new_double(psi.full_avg60));
+                        json_object_object_add(ps, "some_total_us", json_object_new_uint64(psi.some_total));
+                        json_object_object_add(ps, "full_total_us", json_object_new_uint64(psi.full_total));
                         json_object_object_add(o, "psi", ps);
                 }
         }
         if (!json_object_object_get_ex(o, "psi", NULL))
                 json_object_object_add(o, "psi", NULL);
+        if (exists && cgroup_read_file(m->backend->engine, path, "memory.stat", &stat_text) >= 0) {
+                struct governor_sample s;
+
+                pressure_sample_parse(stat_text, NULL, NULL, NULL, NULL, &s);
+                json_object_object_add(o, "refaults", json_object_new_uint64(s.refaults));
+                json_object_object_add(o, "majfaults", json_object_new_uint64(s.majfaults));
+        } else {
+                json_object_object_add(o, "refaults", NULL);
+                json_object_object_add(o, "majfaults", NULL);
+        }
         json_object_object_add(o, "error",
                                unsupported ? json_object_new_string("unit: needs the systemd backend")
                                : !exists   ? json_object_new_string(pr->unit ? "unit not running" : "cgroup not found")
                                            : not_in_force(&m->protect, pr, &pres));
+        return o;
+}
+
+static uint64_t timeval_usec(const struct timeval *tv) {
+        return (uint64_t) tv->tv_sec * 1000000 + (uint64_t) tv->tv_usec;
+}
+
+/* The daemon itself: when it started, what it uses, how many jobs ended since. */
+static json_object *daemon_json(struct manager *m) {
+        json_object *o = json_object_new_object();
+        struct rusage ru;
+        uint64_t rss;
+
+        json_object_object_add(o, "pid", json_object_new_int64(getpid()));
+        json_object_object_add(o, "started", json_object_new_uint64(m->started_usec / 1000000));
+        json_object_object_add(o, "memory_rss",
+                               proc_rss(PROCDIR, getpid(), &rss) >= 0 ? json_object_new_uint64(rss) : NULL);
+        /* Every thread's (the worker's reclaim too). */
+        json_object_object_add(o, "cpu_us",
+                               getrusage(RUSAGE_SELF, &ru) == 0
+                                       ? json_object_new_uint64(timeval_usec(&ru.ru_utime) + timeval_usec(&ru.ru_stime))
+                                       : NULL);
+        json_object_object_add(o, "jobs_ended", json_object_new_uint64(m->jobs.n_ended));
+        json_object_object_add(o, "jobs_oom_killed", json_object_new_uint64(m->jobs.n_oom_killed));
         return o;
 }
 
@@ -215,6 +269,7 @@ json_object *status_json(struct manager *m) {
         json_object_object_add(o, "version", json_object_new_string(PACKAGE_VERSION));
         json_object_object_add(o, "cgroup_root", json_object_new_string(m->backend->root));
         json_object_object_add(o, "backend", json_object_new_string(m->backend->ops->name));
+        json_object_object_add(o, "daemon", daemon_json(m));
         for (size_t i = 0; i < m->policy.n_classes; i++)
                 json_object_array_add(classes, class_json(m, m->policy.classes[i].name, &m->policy.classes[i]));
         /* Classes that left the policy while jobs still run in them. */

@@ -63,6 +63,9 @@ static const struct {
         { "status-left-policy", ctl_print_status }, /* classes a reload removed while their jobs run */
         { "status-empty", ctl_print_status },       /* nothing but "ok" (another version of the daemon) */
         { "status-odd", ctl_print_status },         /* fields of unexpected types, control characters, UTF-8 */
+        /* status-jobs with the fields that metrics reads (the daemon's own, the classes' governor counts, the
+         * latency's buckets, PSI totals, faults): status prints the same. */
+        { "status-jobs", ctl_print_status, "status-metrics" },
         { "list", ctl_print_list },
         { "list-empty", ctl_print_list },
         { "show", ctl_print_show },

@@ -55,7 +55,7 @@ static size_t step(struct fixture *f, uint64_t now, bool pressure, double avg10)
                 .now_usec = now, .pressure = pressure, .why = "test memory.pressure", .psi_avg10 = avg10
         };
         struct governor_action a[GOVERNOR_MAX_ACTIONS];
-        uint64_t before = f->c.high;
+        uint64_t before = f->c.high, io_before = f->c.io[0].wbps;
         size_t n = governor_step(&f->g, &r, a, ELEMENTSOF(a));
 
         for (size_t i = 0; i < n; i++) {
@@ -66,16 +66,21 @@ static size_t step(struct fixture *f, uint64_t now, bool pressure, double avg10)
                         f->n_high++;
                         if (a[i].value > before)
                                 f->n_up++;
+                        /* The journal's PAGEWARDEN_ACTION= says relax exactly when the limit goes up. */
+                        ck_assert_int_eq(a[i].relaxes, a[i].value > before);
                         ck_assert_uint_eq(a[i].value, f->c.high);
                         break;
                 case GOV_SET_IO:
                         f->n_io++;
+                        ck_assert_int_eq(a[i].relaxes, f->c.io[0].wbps > io_before);
                         break;
                 case GOV_FREEZE:
                         f->n_freeze++;
+                        ck_assert(!a[i].relaxes);
                         break;
                 case GOV_THAW:
                         f->n_thaw++;
+                        ck_assert(!a[i].relaxes);
                         break;
                 }
         }

@@ -23,6 +23,8 @@ static char *fake_proc(void) {
         free(write_file(dir, "2/status", "Name:\tkthreadd\nTgid:\t2\nPPid:\t0\nUid:\t0\t0\t0\t0\n"));
         free(write_file(dir, "2/stat", "2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0\n"));
         free(write_file(dir, "2/cgroup", "0::/\n"));
+        free(write_file(dir, "100/statm", "5000 1200 300 100 0 900 0\n"));
+        free(write_file(dir, "102/statm", "garbage\n"));
         return dir;
 }
 
@@ -90,6 +92,22 @@ START_TEST(test_proc_pidfd) {
 }
 END_TEST
 
+/* Resident pages, as bytes. */
+START_TEST(test_proc_rss) {
+        char *dir = fake_proc();
+        uint64_t rss = 0;
+
+        ck_assert_int_eq(proc_rss(dir, 100, &rss), 0);
+        ck_assert_uint_eq(rss, UINT64_C(1200) * (uint64_t) sysconf(_SC_PAGESIZE));
+        ck_assert_int_eq(proc_rss(dir, 102, &rss), -EINVAL);
+        ck_assert_int_eq(proc_rss(dir, 104, &rss), -ESRCH);
+        tmpdir_cleanup(dir);
+        /* Our own: at least a page. */
+        ck_assert_int_eq(proc_rss("/proc", getpid(), &rss), 0);
+        ck_assert_uint_gt(rss, 0);
+}
+END_TEST
+
 Suite *proc_suite(void) {
         Suite *s = suite_create("proc");
         TCase *tc = tcase_create("proc");
@@ -97,6 +115,7 @@ Suite *proc_suite(void) {
         tcase_add_test(tc, test_proc_ids);
         tcase_add_test(tc, test_proc_children);
         tcase_add_test(tc, test_proc_pidfd);
+        tcase_add_test(tc, test_proc_rss);
         suite_add_tcase(s, tc);
         return s;
 }

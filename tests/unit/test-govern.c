@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What src/daemon/govern.c keeps for status: the reaction latency's
+ * histogram and each class's counts since the daemon started, across the
+ * governor's runs (each start makes its classes anew).  Governing itself
+ * needs a kernel: tests/vm/scenarios/governor.sh.
+ */
+#include <inttypes.h>
+
+#include "common.h"
+#include "govern.h"
+#include "units.h"
+
+static json_object *get(json_object *o, const char *key) {
+        json_object *v = NULL;
+
+        ck_assert_msg(json_object_object_get_ex(o, key, &v), "no \"%s\" in %s", key, json_object_to_json_string(o));
+        return v;
+}
+
+/* A memory.high write by the worker that woke latency_usec after its trigger. */
+static void write_done(struct govern *g, uint64_t latency_usec) {
+        struct worker_task t = { .kind = WORKER_WRITE,
+                                 .path = (char *) "pagewarden.slice/backup",
+                                 .file = (char *) "memory.high",
+                                 .value = (char *) "1G",
+                                 .wake_usec = 1000,
+                                 .start_usec = 1000 + latency_usec,
+                                 .end_usec = 2000 + latency_usec };
+
+        govern_write_done(g, &t);
+}
+
+START_TEST(test_govern_latency_histogram) {
+        static const uint64_t latencies[] = { 100, 250, 251, 850, 4200, 9999999, 10000000, 10000001, 60000000 };
+        static const struct {
+                uint64_t le_us, count;
+        } want[] = {
+                { 250, 2 },    { 500, 3 },     { 1000, 4 },    { 2500, 4 },    { 5000, 5 },
+                { 10000, 5 },  { 25000, 5 },   { 50000, 5 },   { 100000, 5 },  { 250000, 5 },
+                { 500000, 5 }, { 1000000, 5 }, { 2500000, 5 }, { 5000000, 5 }, { 10000000, 7 },
+        };
+        struct govern g = {};
+        json_object *o, *lat, *buckets;
+        uint64_t sum = 0;
+
+        govern_init(&g);
+        for (size_t i = 0; i < ELEMENTSOF(latencies); i++) {
+                write_done(&g, latencies[i]);
+                sum += latencies[i];
+        }
+        o = govern_json(&g);
+        lat = get(o, "reaction_latency");
+        ck_assert_uint_eq(json_object_get_uint64(get(lat, "count")), ELEMENTSOF(latencies));
+        ck_assert_uint_eq(json_object_get_uint64(get(lat, "sum_us")), sum);
+        buckets = get(lat, "buckets");
+        ck_assert_uint_eq(json_object_array_length(buckets), ELEMENTSOF(want));
+        /* Cumulative; the two above 10 s are only in count. */
+        for (size_t i = 0; i < ELEMENTSOF(want); i++) {
+                json_object *b = json_object_array_get_idx(buckets, i);
+
+                ck_assert_uint_eq(json_object_get_uint64(get(b, "le_us")), want[i].le_us);
+                ck_assert_msg(json_object_get_uint64(get(b, "count")) == want[i].count, "le %" PRIu64 ": %s",
+                              want[i].le_us, json_object_to_json_string(b));
+        }
+        /* The median and the maximum are still those of the last samples. */
+        ck_assert_uint_eq(json_object_get_uint64(get(lat, "median_us")), 4200);
+        ck_assert_uint_eq(json_object_get_uint64(get(lat, "max_us")), 60000000);
+        json_object_put(o);
+        govern_done(&g);
+}
+END_TEST
+
+/* The governor, running with classes (as govern_start() makes them) that took counts. */
+static void run(struct govern *g, const char *name, unsigned tightened, unsigned relaxed, unsigned frozen) {
+        struct governor_class *c;
+
+        ck_assert(!g->active);
+        g->gov.classes = calloc(1, sizeof(struct governor_class));
+        ck_assert_ptr_nonnull(g->gov.classes);
+        c = &g->gov.classes[0];
+        snprintf(c->name, sizeof(c->name), "%s", name);
+        c->high = c->configured_high = UNITS_MAX;
+        c->n_tightened = tightened;
+        c->n_relaxed = relaxed;
+        c->n_frozen = frozen;
+        g->gov.n_classes = 1;
+        g->active = true;
+}
+
+static void assert_counts(const struct govern *g, const char *class, uint64_t tightened, uint64_t relaxed,
+                          uint64_t frozen) {
+        struct govern_counts n;
+
+        govern_class_counts(g, class, &n);
+        ck_assert_msg(n.tightened == tightened && n.relaxed == relaxed && n.frozen == frozen,
+                      "%s: %" PRIu64 " %" PRIu64 " %" PRIu64 ", want %" PRIu64 " %" PRIu64 " %" PRIu64, class,
+                      n.tightened, n.relaxed, n.frozen, tightened, relaxed, frozen);
+}
+
+START_TEST(test_govern_class_counts) {
+        struct pw_policy policy = {};
+        struct protect protect = {};
+        struct jobs jobs = {};
+        struct govern g = { .policy = &policy, .protect = &protect, .jobs = &jobs };
+
+        govern_init(&g);
+        assert_counts(&g, "backup", 0, 0, 0);
+        run(&g, "backup", 2, 1, 1);
+        assert_counts(&g, "backup", 2, 1, 1); /* while it runs */
+        govern_stop(&g);
+        assert_counts(&g, "backup", 2, 1, 1); /* idle: kept */
+        run(&g, "backup", 3, 0, 0);           /* a new run (after a reload): its classes count from 0 */
+        assert_counts(&g, "backup", 5, 1, 1);
+        govern_stop(&g);
+        run(&g, "batch", 0, 0, 4);
+        govern_stop(&g);
+        assert_counts(&g, "backup", 5, 1, 1);
+        assert_counts(&g, "batch", 0, 0, 4);
+        assert_counts(&g, "never-governed", 0, 0, 0);
+        govern_done(&g);
+        ck_assert_ptr_null(g.tallies);
+}
+END_TEST
+
+Suite *govern_suite(void) {
+        Suite *s = suite_create("govern");
+        TCase *tc = tcase_create("status");
+
+        tcase_add_test(tc, test_govern_latency_histogram);
+        tcase_add_test(tc, test_govern_class_counts);
+        suite_add_tcase(s, tc);
+        return s;
+}
