@@ -476,7 +476,13 @@ static int sysd_class_freeze(struct backend *b, const char *class, bool frozen) 
 }
 
 static int sysd_class_remove(struct backend *b, const char *class) {
-        _cleanup_free_ char *slice = class_slice(b, class);
+        _cleanup_free_ char *slice = NULL;
+
+        /* NULL: the slice above the classes (systemd made it for them). */
+        if (class)
+                slice = class_slice(b, class);
+        else if (asprintf(&slice, "%s.slice", sysd_data(b)->prefix) < 0)
+                slice = NULL;
 
         if (!slice)
                 return -ENOMEM;

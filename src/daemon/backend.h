@@ -67,7 +67,8 @@ struct backend_ops {
         int (*class_set_io)(struct backend *b, const char *class, const struct pw_io_limit *io, size_t n);
         int (*class_freeze)(struct backend *b, const char *class, bool frozen);
         int (*thaw_all)(struct backend *b);
-        /* A class that left the policy and has no job any more: its cgroup goes. */
+        /* A class that left the policy and has no job any more: its cgroup goes.
+         * With units (caps.places_units), NULL stops the slice above the classes. */
         int (*class_remove)(struct backend *b, const char *class);
         /* A new job of class holding pids, with limits on its own cgroup; *ret_path is that cgroup. */
         int (*job_place)(struct backend *b, const char *class, const struct pw_job_limits *limits,

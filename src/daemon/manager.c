@@ -262,6 +262,17 @@ static void manager_stop(struct manager *m) {
         if (m->settings.restore_on_stop)
                 (void) protect_withdraw(&m->protect);
         (void) m->backend->ops->thaw_all(m->backend);
+        /* Where classes are units (systemd's transient slices), those without
+         * a job stop with the daemon, so that no unit of pagewarden's outlives
+         * it (a removed package leaves none behind); they come back with the
+         * next start.  A class with a job stays, with its limits. */
+        if (m->backend->ops->caps.places_units) {
+                for (size_t i = 0; i < m->policy.n_classes; i++)
+                        if (jobs_in_class(&m->jobs, m->policy.classes[i].name) == 0)
+                                (void) m->backend->ops->class_remove(m->backend, m->policy.classes[i].name);
+                if (m->jobs.n == 0)
+                        (void) m->backend->ops->class_remove(m->backend, NULL);
+        }
 }
 
 static void exit_loop(void *userdata) {

@@ -31,10 +31,11 @@ enum {
 static const char *arg_config = NULL; /* NULL: the default, which may be missing */
 static bool arg_check = false;
 static bool arg_thaw = false;
+static bool arg_restore = false;
 
 static void help(FILE *f) {
         fprintf(f,
-                "Usage: pagewardend [--config FILE] [--check | --thaw]\n"
+                "Usage: pagewardend [--config FILE] [--check | --thaw | --restore]\n"
                 "       pagewardend --help | --version\n"
                 "\n"
                 "The pagewarden daemon: keeps bulk jobs from pushing important\n"
@@ -44,6 +45,8 @@ static void help(FILE *f) {
                 "      --check         Validate the configuration and exit\n"
                 "      --thaw          Thaw every job class of a daemon that is not\n"
                 "                      running any more, and exit (the unit's ExecStopPost=)\n"
+                "      --restore       The same, and give every application it protected\n"
+                "                      its original values back (the package's removal)\n"
                 "  -h, --help          Print this help and exit\n"
                 "  -V, --version       Print the version and exit\n"
                 "\n"
@@ -57,6 +60,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "config", required_argument, NULL, 'c' },
                 { "check", no_argument, NULL, 'k' },
                 { "thaw", no_argument, NULL, 't' },
+                { "restore", no_argument, NULL, 'r' },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'V' },
                 {},
@@ -75,6 +79,9 @@ static int parse_argv(int argc, char *argv[]) {
                 case 't':
                         arg_thaw = true;
                         break;
+                case 'r':
+                        arg_thaw = arg_restore = true;
+                        break;
                 case 'h':
                         help(stdout);
                         return 0;
@@ -86,7 +93,8 @@ static int parse_argv(int argc, char *argv[]) {
                         return -EINVAL;
                 }
         if (arg_check && arg_thaw) {
-                fputs("pagewardend: --check and --thaw exclude each other\nTry 'pagewardend --help'.\n", stderr);
+                fprintf(stderr, "pagewardend: --check and --%s exclude each other\nTry 'pagewardend --help'.\n",
+                        arg_restore ? "restore" : "thaw");
                 return -EINVAL;
         }
         if (optind < argc) {
@@ -201,13 +209,17 @@ static int thaw(void) {
         r = sd_event_default(&event);
         if (r < 0)
                 return log_error_errno(r, "Cannot create an event loop: %m"), EXIT_FAILURE_RUNTIME;
+        /* --restore: the originals of what the daemon protected are in its state directory. */
         r = backend_open(&(struct backend_setup){ .event = event,
                                                   .mount = mount.path,
                                                   .root = settings.cgroup_root,
-                                                  .want = settings.backend },
+                                                  .want = settings.backend,
+                                                  .state_dir = arg_restore ? RUNSTATEDIR "/pagewarden" : NULL },
                          &b);
         if (r >= 0)
                 r = b->ops->thaw_all(b);
+        if (r >= 0 && arg_restore)
+                r = b->ops->protect_set(b, NULL, 0, NULL);
         /* With systemd the thaws are sent without waiting: wait here for their answers (10 s at most each). */
         if (r >= 0 && backend_when_answered(b, thawed, event) > 0)
                 r = sd_event_loop(event);
@@ -217,7 +229,8 @@ static int thaw(void) {
         if (r < 0)
                 return log_error_errno(r, "Cannot thaw every job class below /%s: %m", settings.cgroup_root),
                        EXIT_FAILURE_RUNTIME;
-        log_info("Every job class below /%s is thawed", settings.cgroup_root);
+        log_info("Every job class below /%s is thawed%s", settings.cgroup_root,
+                 arg_restore ? "; protected applications have their original values" : "");
         return EXIT_OK;
 }
 

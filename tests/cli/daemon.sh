@@ -6,7 +6,7 @@ CONF="$top_srcdir/conf"
 
 run "$DAEMON" --help
 expect_status 0 "--help succeeds"
-expect_in "$OUT" "Usage: pagewardend [--config FILE] [--check | --thaw]" "--help prints the synopsis"
+expect_in "$OUT" "Usage: pagewardend [--config FILE] [--check | --thaw | --restore]" "--help prints the synopsis"
 expect_in "$OUT" "--thaw" "--help names --thaw"
 run "$DAEMON" --version
 expect_status 0 "--version succeeds"

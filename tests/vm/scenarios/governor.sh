@@ -10,8 +10,8 @@
 # protected by unit:, and pagewarden runs as pagewarden.service.
 # PW_PLACE=rule: the backup is not wrapped in pagewardenctl run but started
 # as it is, and the policy's match: rule names its program.
-# MODES="idle busy" (the default) or one of them: CI runs both on 6.1, idle
-# on 6.12 and busy with systemd, so that each case runs on each axis once.
+# MODES="idle busy" (the default) or one of them: make check runs busy on 6.1, idle
+# on 6.12 and busy with systemd, so that each case and each axis run once.
 . /lib.sh
 SYSTEMD=
 [ -d /run/systemd/system ] && SYSTEMD=yes # as sd_booted(3) tells
