@@ -249,8 +249,10 @@ if need "$([ -r "$BASH_COMPLETION" ]; echo $?)" "bash completion: bash-completio
                 "$(PAGEWARDEN_SOCKET=$SOCK bash_complete "pagewardenctl run --job ")" "backup batch scratch"
         expect_eq "bash: the line's --socket before \$PAGEWARDEN_SOCKET" \
                 "$(PAGEWARDEN_SOCKET=$NONE bash_complete "pagewardenctl --socket $SOCK run --job ")" "backup batch scratch"
+        # (-c names a missing settings file: the machine's own policy, if
+        # pagewarden is installed here, must not stand in for the daemon.)
         expect_eq "bash: without the line's socket, no daemon: nothing from it" \
-                "$(PAGEWARDEN_SOCKET=$NONE bash_complete "pagewardenctl run --job ")" ""
+                "$(PAGEWARDEN_SOCKET=$NONE bash_complete "pagewardenctl -c $TMP/missing.yaml run --job ")" ""
         expect_eq "bash: show: the names and IDs of the jobs" \
                 "$(bash_complete "pagewardenctl --socket $SOCK show ")" "3 4 5 nightly reindex restic-daily"
         expect_eq "bash: stop n" "$(bash_complete "pagewardenctl --socket $SOCK stop n")" "nightly"
