@@ -3,19 +3,12 @@
 #include <inttypes.h>
 #include <sys/stat.h>
 
+#include "ctl-json.h"
 #include "ctl-metrics.h"
 #include "ctl-print.h"
 #include "util.h"
 
 /* ---- reading the response ---- */
-
-static json_object *field(json_object *o, const char *key) {
-        json_object *v = NULL;
-
-        if (!o || !json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, key, &v))
-                return NULL;
-        return v;
-}
 
 /* A field below o by its keys joined by dots, such as "in_force.memory_high". */
 static json_object *lookup(json_object *o, const char *path) {
@@ -32,25 +25,6 @@ static json_object *lookup(json_object *o, const char *path) {
                 path += n + (path[n] == '.');
         }
         return o;
-}
-
-/* A string that is not empty, else NULL (an empty label value is no label). */
-static const char *str_field(json_object *o, const char *key) {
-        json_object *v = field(o, key);
-
-        return json_object_is_type(v, json_type_string) && json_object_get_string_len(v) > 0 ? json_object_get_string(v)
-                                                                                             : NULL;
-}
-
-static bool uint_value(json_object *v, uint64_t *ret) {
-        if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0)
-                return false;
-        *ret = json_object_get_uint64(v);
-        return true;
-}
-
-static size_t array_length(json_object *v) {
-        return json_object_is_type(v, json_type_array) ? json_object_array_length(v) : 0;
 }
 
 /*

@@ -3,47 +3,12 @@
 #include <stdarg.h>
 #include <time.h>
 
+#include "ctl-json.h"
 #include "ctl-print.h"
 #include "units.h"
 #include "util.h"
 
-/* ---- reading fields that may be missing, null or of another type ---- */
-
-static json_object *field(json_object *o, const char *key) {
-        json_object *v = NULL;
-
-        if (!o || !json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, key, &v))
-                return NULL;
-        return v;
-}
-
-/* A string that is not empty, else NULL. */
-static const char *str_field(json_object *o, const char *key) {
-        json_object *v = field(o, key);
-
-        return json_object_is_type(v, json_type_string) && json_object_get_string_len(v) > 0 ? json_object_get_string(v)
-                                                                                             : NULL;
-}
-
-static bool uint_value(json_object *v, uint64_t *ret) {
-        if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0)
-                return false;
-        *ret = json_object_get_uint64(v);
-        return true;
-}
-
-/* Only a JSON true is true (json-c would take "false", a string, for true). */
-static bool is_true(json_object *v) {
-        return json_object_is_type(v, json_type_boolean) && json_object_get_boolean(v);
-}
-
-static bool is_false(json_object *v) {
-        return json_object_is_type(v, json_type_boolean) && !json_object_get_boolean(v);
-}
-
-static size_t array_length(json_object *v) {
-        return json_object_is_type(v, json_type_array) ? json_object_array_length(v) : 0;
-}
+/* ---- reading fields that may be missing, null or of another type (ctl-json.h) ---- */
 
 /* The i-th element of an array if it is an object (else a table skips it). */
 static json_object *object_at(json_object *array, size_t i) {

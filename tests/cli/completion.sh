@@ -9,7 +9,6 @@
 . "$top_srcdir/tests/cli/lib.sh"
 
 COMPDIR="$top_srcdir/packaging/completion"
-FAKE="$top_builddir/tests/cli/fake-pagewardend"
 GOLDEN="$top_srcdir/tests/golden/ctl"
 BASH_COMPLETION=/usr/share/bash-completion/bash_completion
 SOCK="$TMP/control.sock"
@@ -18,30 +17,8 @@ NONE="$TMP/none.sock" # nothing there: no daemon
 # The completions run the pagewardenctl of this build.
 export PATH="$top_builddir/src:$PATH"
 unset PAGEWARDEN_SOCKET COLUMNS
-FAKE_PID=
-cleanup() {
-        if [ -n "$FAKE_PID" ]; then
-                kill "$FAKE_PID" 2>/dev/null
-                kill -CONT "$FAKE_PID" 2>/dev/null
-        fi
-        rm -rf "$TMP"
-}
-trap cleanup EXIT
-
 # answer FILE: the fake daemon answers every request with FILE from now on.
-answer() {
-        if [ -n "$FAKE_PID" ]; then
-                kill "$FAKE_PID" 2>/dev/null
-                kill -CONT "$FAKE_PID" 2>/dev/null
-                wait "$FAKE_PID" 2>/dev/null
-        fi
-        rm -f "$TMP/ready"
-        "$FAKE" "$SOCK" "$1" >"$TMP/ready" &
-        FAKE_PID=$!
-        for _ in $(seq 50); do grep -q ready "$TMP/ready" 2>/dev/null && return; sleep 0.1; done
-        echo "Bail out! the fake daemon did not start"
-        exit 1
-}
+answer() { fake_answer "$SOCK" "$1"; }
 
 # For what the machine lacks: a failure in CI, else a skip.
 need() { # need COND-STATUS WHAT

@@ -5,22 +5,10 @@
 # (--full not), colour and the pager on a terminal (script(1) gives one).
 . "$top_srcdir/tests/cli/lib.sh"
 
-FAKE="$top_builddir/tests/cli/fake-pagewardend"
 GOLDEN="$top_srcdir/tests/golden/ctl"
 export PAGEWARDEN_SOCKET="$TMP/control.sock" TZ=UTC
 unset COLUMNS NO_COLOR PAGER PAGEWARDEN_PAGER LESS
-FAKE_PID=
-trap '[ -n "$FAKE_PID" ] && kill $FAKE_PID 2>/dev/null; rm -rf "$TMP"' EXIT
-
-answer() { # answer NAME: the fake daemon answers with tests/golden/ctl/NAME.json from now on
-        [ -n "$FAKE_PID" ] && kill $FAKE_PID && wait $FAKE_PID 2>/dev/null
-        rm -f "$TMP/ready"
-        "$FAKE" "$PAGEWARDEN_SOCKET" "$GOLDEN/$1.json" >"$TMP/ready" &
-        FAKE_PID=$!
-        for _ in $(seq 50); do grep -q ready "$TMP/ready" 2>/dev/null && return; sleep 0.1; done
-        echo "Bail out! the fake daemon did not start"
-        exit 1
-}
+answer() { fake_answer "$PAGEWARDEN_SOCKET" "$GOLDEN/$1.json"; } # answer NAME: tests/golden/ctl/NAME.json
 # The display width of the widest table line (indented, not the governor's summary), colours left out.
 table_width() {
         sed -n '/^  /{/reaction latency/!p}' <<<"$1" | sed 's/\x1b\[[0-9;]*m//g' | LC_ALL=C.UTF-8 wc -L
@@ -126,7 +114,7 @@ expect_in "$out" "viapager:PROTECTED" "without \$PAGEWARDEN_PAGER, \$PAGER is th
 answer status-jobs
 unset PAGEWARDEN_PAGER PAGER
 TM="tmux -L pagewarden-test-$$"
-trap '[ -n "$FAKE_PID" ] && kill $FAKE_PID 2>/dev/null; $TM kill-server 2>/dev/null; rm -rf "$TMP"' EXIT
+trap 'fake_stop; $TM kill-server 2>/dev/null; rm -rf "$TMP"' EXIT
 pane() { $TM capture-pane -p "$@" -t top; }
 wait_pane() { # wait_pane TEXT: until the pane shows TEXT (at most 5 s)
         for _ in $(seq 50); do pane | grep -qF -- "$1" && return 0; sleep 0.1; done

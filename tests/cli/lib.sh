@@ -9,7 +9,27 @@ DAEMON="$top_builddir/src/pagewardend"
 TAP_N=0
 TAP_FAILED=0
 TMP=$(mktemp -d /tmp/pagewarden-cli.XXXXXX)
-trap 'rm -rf "$TMP"' EXIT
+# A fake daemon (tests/cli/fake-pagewardend) that answers every request
+# with a recorded response; fake_answer starts it, fake_stop ends it.
+FAKE="$top_builddir/tests/cli/fake-pagewardend"
+FAKE_PID=
+fake_stop() {
+        [ -n "$FAKE_PID" ] || return 0
+        kill "$FAKE_PID" 2>/dev/null
+        kill -CONT "$FAKE_PID" 2>/dev/null # a test may have stopped it
+        wait "$FAKE_PID" 2>/dev/null
+        FAKE_PID=
+}
+fake_answer() { # fake_answer SOCKET FILE: the fake daemon answers on SOCKET with FILE from now on
+        fake_stop
+        rm -f "$TMP/ready"
+        "$FAKE" "$1" "$2" >"$TMP/ready" &
+        FAKE_PID=$!
+        for _ in $(seq 50); do grep -q ready "$TMP/ready" 2>/dev/null && return; sleep 0.1; done
+        echo "Bail out! the fake daemon did not start"
+        exit 1
+}
+trap 'fake_stop; rm -rf "$TMP"' EXIT
 
 ok() { # ok COND-STATUS DESCRIPTION
         TAP_N=$((TAP_N + 1))

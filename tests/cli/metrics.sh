@@ -6,24 +6,11 @@
 # status when the daemon does not answer; and the units that run it.
 . "$top_srcdir/tests/cli/lib.sh"
 
-FAKE="$top_builddir/tests/cli/fake-pagewardend"
 GOLDEN="$top_srcdir/tests/golden/ctl"
 export PAGEWARDEN_SOCKET="$TMP/control.sock"
-FAKE_PID=
-trap '[ -n "$FAKE_PID" ] && kill $FAKE_PID 2>/dev/null; rm -rf "$TMP"' EXIT
-
-answer() { # answer NAME: the fake daemon answers with tests/golden/ctl/NAME.json from now on
-        [ -n "$FAKE_PID" ] && kill $FAKE_PID && wait $FAKE_PID 2>/dev/null
-        rm -f "$TMP/ready"
-        "$FAKE" "$PAGEWARDEN_SOCKET" "$GOLDEN/$1.json" >"$TMP/ready" &
-        FAKE_PID=$!
-        for _ in $(seq 50); do grep -q ready "$TMP/ready" 2>/dev/null && return; sleep 0.1; done
-        echo "Bail out! the fake daemon did not start"
-        exit 1
-}
+answer() { fake_answer "$PAGEWARDEN_SOCKET" "$GOLDEN/$1.json"; } # answer NAME: tests/golden/ctl/NAME.json
 no_daemon() {
-        [ -n "$FAKE_PID" ] && kill $FAKE_PID && wait $FAKE_PID 2>/dev/null
-        FAKE_PID=
+        fake_stop
         rm -f "$PAGEWARDEN_SOCKET"
 }
 
