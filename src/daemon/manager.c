@@ -382,16 +382,17 @@ static size_t sample_apps(void *userdata, struct app_sample *out, size_t max) {
         return n;
 }
 
-/* The governor's actions on a class while it watches (0 while it is idle: it counts from its start). */
+/* The governor's actions on a class since the daemon started (jobs report the difference over their run). */
 static void class_actions(void *userdata, const char *class, unsigned *ret_tightened, unsigned *ret_frozen) {
         struct manager *m = userdata;
+        struct govern_counts c;
 
-        *ret_tightened = *ret_frozen = 0;
-        for (size_t i = 0; i < m->govern.gov.n_classes; i++)
-                if (streq(m->govern.gov.classes[i].name, class)) {
-                        *ret_tightened = m->govern.gov.classes[i].n_tightened;
-                        *ret_frozen = m->govern.gov.classes[i].n_frozen;
-                }
+        /* Since the daemon started, not since the governor's last start: a
+         * job's report takes the difference between its start and its end,
+         * and a reload or an idle spell between them restarts the governor. */
+        govern_class_counts(&m->govern, class, &c);
+        *ret_tightened = (unsigned) c.tightened;
+        *ret_frozen = (unsigned) c.frozen;
 }
 
 /* The modules, wired to one another. */

@@ -41,7 +41,16 @@ check "it runs with the shipped configuration" sh -c 'pagewardenctl status --jso
 check "the bash completion is installed" test -f /usr/share/bash-completion/completions/pagewardenctl
 check "the zsh completion is installed" test -f /usr/share/zsh/vendor-completions/_pagewardenctl
 check "the manual pages are installed" test -f /usr/share/man/man8/pagewardenctl.8.gz
-check "pagewardenctl metrics answers" sh -c 'pagewardenctl metrics | grep -q "^pagewarden_"'
+metrics=$(pagewardenctl metrics 2>&1)
+expect_eq "pagewardenctl metrics: the daemon is up" "$(echo "$metrics" | awk '$1 == "pagewarden_up" { print $2 }')" 1
+expect_eq "and has the shipped classes" \
+	"$(echo "$metrics" | sed -n 's/^pagewarden_class_jobs{class="\([a-z]*\)"} 0$/\1/p' | tr '\n' ' ')" "backup copy "
+# The shipped metrics unit, as node_exporter's textfile collector would have it.
+mkdir -p /var/lib/prometheus/node-exporter
+check "pagewarden-metrics.service runs" systemctl start pagewarden-metrics.service
+check "and writes pagewarden.prom for node_exporter" \
+	grep -qx 'pagewarden_up 1' /var/lib/prometheus/node-exporter/pagewarden.prom
+rm -rf /var/lib/prometheus
 
 # --- a job, and the journal's fields ----------------------------------------------
 
