@@ -283,8 +283,25 @@ fi
 # interactive zsh (zsh/zpty) with compinit and packaging/completion in its
 # fpath, and prints for each "BUFFER:" the line after the TAB, "MATCH:" each
 # candidate offered, "DESCRIPTION:" each line describing them, then "END".
-cat >"$TMP/zsh-complete.zsh" <<'EOF'
+# What both pty drivers below share: a shell in zsh's pty named $pty, read
+# until idle, and a wait for a file that shell writes.
+cat >"$TMP/zpty-lib.zsh" <<'EOF'
 zmodload zsh/zpty || exit 2
+drain() { local junk; while zpty -r -t $pty junk; do :; done }
+wait_for() { # wait_for FILE: at most 10 s
+        local n
+        for n in {1..200}; do
+                [[ -e $1 ]] && return 0
+                drain
+                sleep 0.05
+        done
+        return 1
+}
+EOF
+
+cat >"$TMP/zsh-complete.zsh" <<'EOF'
+pty=pw
+source $TMP/zpty-lib.zsh
 work=$1
 shift
 cat >$work/setup.zsh <<SETUP
@@ -319,16 +336,6 @@ bindkey '^T' pw-dump
 print ready >${(q)work}/ready
 SETUP
 zpty -b pw zsh -f -i || exit 2
-drain() { local junk; while zpty -r -t pw junk; do :; done }
-wait_for() { # wait_for FILE: at most 10 s
-        local n
-        for n in {1..200}; do
-                [[ -e $1 ]] && return 0
-                drain
-                sleep 0.05
-        done
-        return 1
-}
 zpty -w pw "source ${(q)work}/setup.zsh"
 wait_for $work/ready || { print -u2 "zsh did not start"; exit 2 }
 for line; do
@@ -407,7 +414,8 @@ fi
 # The same lines typed into bash's readline (an interactive bash in zsh's
 # pty): what COMPREPLY cannot show, as "=" with no space after it.
 cat >"$TMP/bash-readline.zsh" <<'EOF'
-zmodload zsh/zpty || exit 2
+pty=rl
+source $TMP/zpty-lib.zsh
 work=$1
 shift
 cat >$work/setup.bash <<SETUP
@@ -420,16 +428,6 @@ bind -x '"\C-t": pw_dump'
 echo ready >${(q)work}/ready
 SETUP
 zpty -b rl bash --norc --noprofile -i || exit 2
-drain() { local junk; while zpty -r -t rl junk; do :; done }
-wait_for() {
-        local n
-        for n in {1..200}; do
-                [[ -e $1 ]] && return 0
-                drain
-                sleep 0.05
-        done
-        return 1
-}
 zpty -w rl "source ${(q)work}/setup.bash"
 wait_for $work/ready || { print -u2 "bash did not start"; exit 2 }
 for line; do
