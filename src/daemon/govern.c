@@ -326,6 +326,13 @@ static bool protects_something(const struct govern *g) {
         return false;
 }
 
+bool govern_needs_machine_trigger(const struct govern *g) {
+        for (size_t i = 0; i < g->n_watches; i++)
+                if (g->watches[i].fd[0] >= 0 || g->watches[i].fd[1] >= 0)
+                        return false;
+        return true;
+}
+
 static bool needed(const struct govern *g) {
         if (g->stopping)
                 return false;
@@ -400,7 +407,7 @@ static void govern_start(struct govern *g) {
                         log_error("Governor: out of memory; class %s is not governed", g->policy->classes[i].name);
         for (size_t i = 0; i < g->policy->n_protects; i++)
                 g->n_watches += watch_open(g, &g->policy->protects[i], &g->watches[g->n_watches]);
-        if (g->mount->psi) {
+        if (g->mount->psi && govern_needs_machine_trigger(g)) {
                 r = arm(g, NULL, "memory", "full", &g->sys_fd, &g->sys_src);
                 if (r < 0)
                         log_warning_errno(r, "Governor: no PSI trigger on /proc/pressure/memory: %m");

@@ -97,5 +97,14 @@ void govern_stop(struct govern *g);
 /* A memory.high write the worker did for the governor (a WORKER_WRITE task). */
 void govern_write_done(struct govern *g, const struct worker_task *t);
 json_object *govern_json(const struct govern *g);
+/*
+ * Whether the whole machine's memory pressure (/proc/pressure/memory full)
+ * must be watched: only when no protected application has a PSI trigger of
+ * its own.  The applications' own pressure is what the governor acts on; a
+ * throttled job stalls the machine by itself (its reclaim at memory.high is
+ * "full" pressure), and acting on that tightened jobs while no application
+ * was in distress, slowing them for nothing.
+ */
+bool govern_needs_machine_trigger(const struct govern *g);
 /* What the governor did to class since the daemon started (zeros for a class it never governed). */
 void govern_class_counts(const struct govern *g, const char *class, struct govern_counts *ret);

@@ -31,6 +31,26 @@ static void write_done(struct govern *g, uint64_t latency_usec) {
         govern_write_done(g, &t);
 }
 
+/* The machine-wide trigger is a fallback: only while no protected application has a trigger of its own. */
+START_TEST(test_govern_machine_trigger_only_as_fallback) {
+        struct govern_watch w[2] = { { .fd = { -1, -1 } }, { .fd = { -1, -1 } } };
+        struct govern g = {};
+
+        govern_init(&g);
+        ck_assert(govern_needs_machine_trigger(&g)); /* nothing watched */
+        g.watches = w;
+        g.n_watches = 2;
+        ck_assert(govern_needs_machine_trigger(&g)); /* watched, but no trigger armed (no PSI there) */
+        w[1].fd[1] = 7;                              /* one application's io.pressure trigger */
+        ck_assert(!govern_needs_machine_trigger(&g));
+        w[1].fd[1] = -1;
+        w[0].fd[0] = 5; /* another's memory.pressure */
+        ck_assert(!govern_needs_machine_trigger(&g));
+        g.watches = NULL;
+        g.n_watches = 0;
+}
+END_TEST
+
 START_TEST(test_govern_latency_histogram) {
         static const uint64_t latencies[] = { 100, 250, 251, 850, 4200, 9999999, 10000000, 10000001, 60000000 };
         static const struct {
@@ -127,6 +147,7 @@ Suite *govern_suite(void) {
         Suite *s = suite_create("govern");
         TCase *tc = tcase_create("status");
 
+        tcase_add_test(tc, test_govern_machine_trigger_only_as_fallback);
         tcase_add_test(tc, test_govern_latency_histogram);
         tcase_add_test(tc, test_govern_class_counts);
         suite_add_tcase(s, tc);

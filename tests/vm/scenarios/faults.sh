@@ -15,8 +15,8 @@ KILLS=${PW_KILLS:-50}
 mkdir -p /etc/pw/policies.d $CG/apps/app
 echo "+memory +io +cpu" >$CG/cgroup.subtree_control
 echo +memory >$CG/apps/cgroup.subtree_control
-# A low threshold over a 1 s window: the hog below (a job swapping against its
-# class's memory.high) stalls the whole machine well beyond it.
+# A low threshold over a 1 s window: the application below, made to swap by
+# a memory.high of its own, stalls well beyond it.
 cat >$CONF <<YAML
 log_level: debug
 pressure: {threshold: 5%, window: 1s, release: 1%, cooldown: 5s}
@@ -67,10 +67,13 @@ wait_frozen() {
 	echo $(($(uptime_ms) - _t0))
 }
 
-# The application holds its protected cgroup; the hog writes 160 MiB of
-# anonymous memory over and over in a class held at 48 MiB: it spends its
-# life reclaiming and swapping, and the machine stalls on it.
-sh -c "echo \$\$ >$CG/apps/app/cgroup.procs && exec pwload sleep 100000" &
+# The governor acts on the protected application's own pressure (a job's
+# stalls on its own memory.high are not a reason), so the application is
+# made to stall: it writes 64 MiB of anonymous memory over and over under a
+# memory.high of 40M that the test sets (pagewarden sets only its
+# memory.min).  The hog writes 160 MiB the same way in a class held at 48 MiB.
+echo 40M >$CG/apps/app/memory.high
+sh -c "echo \$\$ >$CG/apps/app/cgroup.procs && exec pwload churn 64" &
 APP=$!
 start_daemon
 wait_daemon

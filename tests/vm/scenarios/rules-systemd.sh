@@ -83,11 +83,14 @@ expect_eq "one job for the whole run: the gap before ExecStartPost= did not end 
 rm -r /run/systemd/system/backup.service.d
 systemctl daemon-reload
 
-# Under pressure the governor tightens the unit with its class.  An
-# application that touches its data now and then, then a large backup.
+# Under pressure the governor tightens the unit with its class.  It acts
+# on the protected application's own pressure, so the application is made to
+# stall whatever the kernel's reclaim does: busy, under a MemoryHigh= of its
+# own below its working set.  Then a large backup.
 pwload write $PW_DATA_MNT/app.dat 200 >/dev/null
-echo light >/run/app-mode
-systemd-run --unit=pw-app.service -p MemoryAccounting=yes pwapp 350 $PW_DATA_MNT/app.dat /run/app-mode >/dev/null 2>&1
+echo busy >/run/app-mode
+systemd-run --unit=pw-app.service -p MemoryAccounting=yes -p MemoryHigh=256M \
+	pwapp 350 $PW_DATA_MNT/app.dat /run/app-mode >/dev/null 2>&1
 sleep 8
 pagewardenctl reload >/dev/null # in force when it returns (systemctl reload only sends SIGHUP)
 mkdir -p /run/systemd/system/backup.service.d
