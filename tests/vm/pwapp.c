@@ -9,10 +9,13 @@
  *   pwapp ANON_MIB FILE MODEFILE
  *
  * FILE is read once at start (its pages are then charged to this cgroup).
- * MODEFILE holds "busy", "idle" or "stop"; it is read every 100 ms.  Each
+ * MODEFILE holds "busy", "light", "idle" or "stop"; it is read every 100 ms.
+ * Light: the same accesses 25 times less often (one every 50 ms), the
+ * rarely but regularly used buffers whose pages an LRU gives away.  Each
  * second pwapp prints "t=SECONDS mode=MODE ops=N" on stdout.
  */
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,7 +90,9 @@ int main(int argc, char *argv[]) {
                         ops = 0;
                         next_report += 1;
                 }
-                if (strcmp(mode, "busy") == 0) {
+                bool light = strcmp(mode, "light") == 0;
+
+                if (light || strcmp(mode, "busy") == 0) {
                         /* Low locality: a random anonymous page and a random file page. */
                         seed = seed * 6364136223846793005UL + 1442695040888963407UL;
                         anon[((seed >> 17) % anon_pages) * PAGE + (seed & (PAGE - 1))]++;
@@ -95,7 +100,7 @@ int main(int argc, char *argv[]) {
                         if (pread(fd, buf, 64, (off_t) (((seed >> 17) % file_pages) * PAGE)) < 0)
                                 return 1;
                         ops++;
-                        nanosleep(&(struct timespec){ .tv_nsec = PAUSE_NS }, NULL);
+                        nanosleep(&(struct timespec){ .tv_nsec = light ? 25 * PAUSE_NS : PAUSE_NS }, NULL);
                 } else
                         nanosleep(&(struct timespec){ .tv_nsec = 100000000 }, NULL);
         }

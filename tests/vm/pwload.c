@@ -13,6 +13,8 @@
  *                                  print "escaped=BYTES usec=T" (what it wrote before being placed)
  *   pwload hold PATH N SECONDS     connect N times and hold every connection idle for SECONDS
  *   pwload churn MIB               write every page of MIB MiB of anonymous memory, forever
+ *   pwload index MIB               fill MIB MiB of anonymous memory, then write a random page of it
+ *                                  every 200 us, forever (a backup tool's deduplication index)
  *   pwload sleep SECONDS           sleep, fractions too (a program of its own, unlike busybox's applets)
  *   pwload execloop RATE SECONDS PROGRAM [ARG...]
  *                                  fork and exec PROGRAM RATE times a second for SECONDS; print
@@ -240,6 +242,24 @@ int main(int argc, char *argv[]) {
                 for (unsigned char v = 1;; v++)
                         for (size_t off = 0; off < size; off += 4096)
                                 p[off] = (char) v;
+        }
+        if (strcmp(argv[1], "index") == 0) {
+                size_t pages = (size_t) atoi(argv[2]) * (CHUNK / 4096);
+                char *p = pages ? mmap(NULL, pages * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+                                : MAP_FAILED;
+                unsigned long seed = 42;
+
+                if (p == MAP_FAILED) {
+                        perror("mmap");
+                        return 1;
+                }
+                for (size_t i = 0; i < pages; i++)
+                        p[i * 4096] = 1;
+                for (;;) {
+                        seed = seed * 6364136223846793005UL + 1442695040888963407UL;
+                        p[((seed >> 17) % pages) * 4096 + (seed & 4095)]++;
+                        nanosleep(&(struct timespec){ .tv_nsec = 200000 }, NULL);
+                }
         }
         if (strcmp(argv[1], "hold") == 0 && argc >= 5) {
                 for (int i = 0; i < atoi(argv[3]); i++)
