@@ -1,0 +1,167 @@
+#!/bin/sh
+# make bench's comparison, one run in the guest (tests/bench/compare boots a
+# fresh VM for each): a protected application and a backup, under one of the
+# variants an operator could pick.  Figures, not pass/fail: the last line is
+# "result key=value ...", and every second of the application's rate is a
+# "series SECOND PHASE OPS" line (SECOND counted from the backup's start).
+#
+# Environment (vm-run --env):
+#   BENCH_VARIANT   none swappiness0 nocache min high high-io pagewarden rule
+#   BENCH_MODE      busy light idle (what the application does during the backup)
+#   BENCH_WORKLOAD  plain (write 3x RAM, read it back), verify (read it twice),
+#                   dedup (plus a 30%-of-RAM anonymous index the tool keeps busy)
+#   BENCH_MGLRU     on, off, or empty (the kernel's default)
+#   BENCH_LABEL     the kernel's name in the table (6.1, 6.12, 6.12-nomglru)
+#   BENCH_IO_BPS    the high-io variant's io.max rbps and wbps, bytes/s (default 40 MiB/s)
+. /lib.sh
+VARIANT=${BENCH_VARIANT:-none}
+MODE=${BENCH_MODE:-light}
+WORKLOAD=${BENCH_WORKLOAD:-plain}
+MIB=1048576
+APPCG=$CG/apps/app
+JOBCG=$CG/plain # where every variant but pagewarden's starts the backup
+TOOL=/usr/local/bin/backup-tool # a copy of pwload: the rule variant names it
+
+# The sizes follow the guest's RAM: the application's anonymous memory 36%,
+# its cached file 25% (61% together), the backup three times the RAM, the
+# dedup workload's index 30%.
+RAM_MIB=$(awk '$1 == "MemTotal:" { print int($2 / 1024) }' /proc/meminfo)
+APP_ANON=$((RAM_MIB * 36 / 100))
+APP_FILE=$((RAM_MIB / 4))
+BIG=$((RAM_MIB * 3))
+INDEX=$((RAM_MIB * 30 / 100))
+
+case "$BENCH_MGLRU" in
+on) [ -w /sys/kernel/mm/lru_gen/enabled ] && echo y >/sys/kernel/mm/lru_gen/enabled ;;
+off) [ -w /sys/kernel/mm/lru_gen/enabled ] && echo n >/sys/kernel/mm/lru_gen/enabled ;;
+esac
+MGLRU=$(cat /sys/kernel/mm/lru_gen/enabled 2>/dev/null || echo none)
+
+mkdir -p /usr/local/bin $CG/apps $JOBCG $APPCG
+cp "$(command -v pwload)" $TOOL
+echo "+memory +io +cpu" >$CG/cgroup.subtree_control
+echo +memory >$CG/apps/cgroup.subtree_control
+
+S="$TOOL write $PW_DATA_MNT/big.dat $BIG && $TOOL read $PW_DATA_MNT/big.dat"
+case "$WORKLOAD" in
+plain) BACKUP=$S ;;
+verify) BACKUP="$S && $TOOL read $PW_DATA_MNT/big.dat" ;;
+dedup) BACKUP="$TOOL index $INDEX & i=\$!; $S; r=\$?; kill \$i; exit \$r" ;;
+*) echo "result error=unknown-workload"; exit 1 ;;
+esac
+# A shell of its own, so that LD_PRELOAD (nocache) reaches the tool and only it.
+PRELOAD=
+[ "$VARIANT" = nocache ] && PRELOAD=/usr/lib/nocache/nocache.so
+
+CONF=/etc/pagewarden/pagewarden.yaml
+case "$VARIANT" in
+none | nocache | min) ;;
+swappiness0) echo 0 >/proc/sys/vm/swappiness ;;
+high) echo 256M >$JOBCG/memory.high ;; # the shipped backup class's memory.high
+high-io)
+	echo 256M >$JOBCG/memory.high
+	echo "$PW_DATA_MAJMIN rbps=${BENCH_IO_BPS:-41943040} wbps=${BENCH_IO_BPS:-41943040}" >$JOBCG/io.max
+	;;
+pagewarden | rule)
+	# The shipped configuration, and the operator names the application: min: auto, no size.
+	mkdir -p /var/lib/pagewarden
+	printf 'protect:\n  app:\n    cgroup: /apps/app\n    memory: {min: auto}\n' >/etc/pagewarden/policies.d/app.yaml
+	[ "$VARIANT" = rule ] &&
+		sed -i "s|^  backup:\$|&\n    match: {exe: [$TOOL]}|" /etc/pagewarden/policies.d/jobs.yaml
+	chmod 0644 /etc/pagewarden/policies.d/*.yaml
+	;;
+*) echo "result error=unknown-variant"; exit 1 ;;
+esac
+
+pwload write "$PW_DATA_MNT/app.dat" $APP_FILE >/dev/null
+sync
+echo 3 >/proc/sys/vm/drop_caches
+if [ "$VARIANT" = pagewarden ] || [ "$VARIANT" = rule ]; then
+	pagewardend --config $CONF 2>>/tmp/daemon.log &
+	DAEMON=$!
+	wait_daemon
+fi
+
+echo busy >/tmp/mode
+sh -c "echo \$\$ >$APPCG/cgroup.procs; exec pwapp $APP_ANON $PW_DATA_MNT/app.dat /tmp/mode" >/tmp/app.log &
+APP=$!
+while ! grep -q ready /tmp/app.log 2>/dev/null; do sleep 0.2; done
+[ "$VARIANT" = min ] && echo $(((APP_ANON + APP_FILE) * MIB)) >$APPCG/memory.min # sized by the operator
+sleep 7
+lines() { wc -l </tmp/app.log; }
+ops() { sed -n "$1,$2p" /tmp/app.log | awk -F'ops=' '/ops=/ { print $2 + 0 }'; }
+mean() { awk '{ s += $1; n++ } END { printf "%d", n ? s / n : 0 }'; }
+l=$(lines)
+before=$(ops $((l - 4)) "$l" | mean) # busy, the last 5 s
+before_mode=$before
+if [ "$MODE" != busy ]; then
+	echo "$MODE" >/tmp/mode
+	sleep 4
+	l=$(lines)
+	[ "$MODE" = light ] && before_mode=$(ops $((l - 2)) "$l" | mean)
+fi
+stat0=$(cat $APPCG/memory.stat)
+st() { echo "$1" | awk -v k="$2" '$1 == k { print $2 }'; }
+file0=$(st "$stat0" file) anon0=$(st "$stat0" anon)
+swap0=$(cat $APPCG/memory.swap.current)
+l0=$(lines)
+
+t0=$(uptime_ms)
+case "$VARIANT" in
+pagewarden)
+	pagewardenctl run --job backup --name nightly -- env ${PRELOAD:+LD_PRELOAD=$PRELOAD} sh -c "$BACKUP" >/dev/null
+	;;
+*)
+	sh -c "echo \$\$ >$JOBCG/cgroup.procs; exec env ${PRELOAD:+LD_PRELOAD=$PRELOAD} sh -c '$BACKUP'" >/dev/null
+	;;
+esac
+rc=$?
+t1=$(uptime_ms)
+l1=$(lines)
+stat1=$(cat $APPCG/memory.stat)
+file1=$(st "$stat1" file) anon1=$(st "$stat1" anon)
+swap1=$(cat $APPCG/memory.swap.current)
+echo busy >/tmp/mode
+sleep 20
+l2=$(lines)
+maj2=$(keyed $APPCG/memory.stat pgmajfault)
+maj1=$(st "$stat1" pgmajfault)
+
+# Every second of the application, from the start of the recorded run.
+awk -F'ops=' -v l0="$l0" -v l1="$l1" '/ops=/ {
+	n++
+	phase = n <= l0 - 1 ? "before" : n <= l1 - 1 ? "during" : "after"
+	print "series", n - l0, phase, $2 + 0
+}' /tmp/app.log
+# During: relative to the same mode before (busy and light); the worst 1%
+# second (the lowest of fewer than 100).  After: the first 5 s, relative to
+# busy before; the recovery: seconds until a second reaches 80% of before.
+during_mean=- during_worst=-
+if [ "$MODE" != idle ]; then
+	during_mean=$(ops $((l0 + 1)) "$l1" | awk -v b="$before_mode" '{ s += $1; n++ } END { printf "%.1f", n && b ? 100 * s / n / b : 0 }')
+	during_worst=$(ops $((l0 + 1)) "$l1" | sort -n | awk -v b="$before_mode" '{ v[NR] = $1 } END {
+		i = int(NR * 0.01) + 1; printf "%.1f", NR && b ? 100 * v[i] / b : 0 }')
+fi
+after_mean=$(ops $((l1 + 1)) $((l1 + 5)) | awk -v b="$before" '{ s += $1; n++ } END { printf "%.1f", n && b ? 100 * s / n / b : 0 }')
+recover=$(ops $((l1 + 1)) "$l2" | awk -v b="$before" '$1 >= 0.8 * b { print NR - 1; found = 1; exit } END { if (!found) print ">" NR }')
+
+gov=
+if [ -n "${DAEMON:-}" ]; then
+	json=$(pagewardenctl status --json)
+	gov="actions=$(echo "$json" | jq '.governor.actions') latency_med_us=$(echo "$json" | jq -r '.governor.reaction_latency.median_us // "-"')"
+	gov="$gov latency_max_us=$(echo "$json" | jq -r '.governor.reaction_latency.max_us // "-"')"
+	gov="$gov rss_kib=$(keyed /proc/$DAEMON/status VmRSS:) cpu_ticks=$(awk '{ print $14 + $15 }' /proc/$DAEMON/stat)"
+	[ "$VARIANT" = rule ] && gov="$gov placed_by_rule=$(echo "$json" | jq '[.actions[].message | select(test("placed by rule"))] | length')"
+	echo "$json" | jq -r '.actions[].message' | grep -i governor | head -6 | sed 's/^/# /'
+	kill -TERM $DAEMON
+	wait $DAEMON
+fi
+echo stop >/tmp/mode
+wait $APP
+echo "result label=${BENCH_LABEL:-$PW_KERNEL} kernel=$PW_KERNEL mglru=$MGLRU workload=$WORKLOAD mode=$MODE variant=$VARIANT ram_mib=$RAM_MIB" \
+	"backup_rc=$rc backup_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", (b - a) / 1000 }')" \
+	"file_kept=$(awk -v a="$file0" -v b="$file1" 'BEGIN { printf "%.1f", a ? 100 * b / a : 0 }')" \
+	"anon_kept=$(awk -v a="$anon0" -v b="$anon1" 'BEGIN { printf "%.1f", a ? 100 * b / a : 0 }')" \
+	"swapped_mib=$(awk -v a="$swap0" -v b="$swap1" 'BEGIN { printf "%.1f", (b - a) / 1048576 }')" \
+	"majflt_after=$((maj2 - maj1)) ops_before=$before ops_before_mode=$before_mode" \
+	"during_mean=$during_mean during_worst=$during_worst after_mean=$after_mean recover_s=$recover $gov"

@@ -1,0 +1,65 @@
+#!/bin/bash
+# tests/bench/report, make bench's table and plot, on runs whose figures are
+# known: medians, ranges, the backup time against the unprotected runs', the
+# columns that only pagewarden has, and the plot.
+. "$top_srcdir/tests/cli/lib.sh"
+REPORT="$top_srcdir/tests/bench/report"
+D=$TMP/bench
+mkdir -p "$D/raw"
+
+# raw RUN KEY=VALUE...: one run's output, with a few seconds of series.
+raw() {
+        local f="$D/raw/$1.txt"
+        shift
+        {
+                echo "# some diagnostic line"
+                echo "series -1 before 400"
+                echo "series 0 during 300"
+                echo "series 1 during 100"
+                echo "series 2 after 390"
+                echo "result $*"
+        } >"$f"
+}
+common="label=6.1 kernel=6.1 mglru=0x0000 workload=plain ram_mib=457 backup_rc=0 ops_before=400"
+raw 6.1-plain-busy-none-1 $common mode=busy variant=none backup_s=20.0 file_kept=10.0 anon_kept=80.0 swapped_mib=30.0 \
+        majflt_after=3000 during_mean=50.0 during_worst=20.0 after_mean=30.0 recover_s=8
+raw 6.1-plain-busy-none-2 $common mode=busy variant=none backup_s=22.0 file_kept=12.0 anon_kept=82.0 swapped_mib=34.0 \
+        majflt_after=3200 during_mean=54.0 during_worst=22.0 after_mean=32.0 recover_s=9
+raw 6.1-plain-busy-none-3 $common mode=busy variant=none backup_s=30.0 file_kept=20.0 anon_kept=90.0 swapped_mib=40.0 \
+        majflt_after=3400 during_mean=58.0 during_worst=24.0 after_mean=34.0 recover_s=">20"
+for r in 1 2 3; do
+        raw 6.1-plain-busy-pagewarden-$r $common mode=busy variant=pagewarden backup_s=$((22 + r)).0 file_kept=100.0 \
+                anon_kept=100.0 swapped_mib=0.0 majflt_after=0 during_mean=95.0 during_worst=9$r.0 after_mean=99.0 \
+                recover_s=0 actions=$r latency_med_us=$((r * 1000)) latency_max_us=9000 rss_kib=3072 cpu_ticks=40
+done
+raw 6.1-plain-idle-none-1 $common mode=idle variant=none backup_s=18.0 file_kept=1.0 anon_kept=50.0 swapped_mib=99.0 \
+        majflt_after=9000 during_mean=- during_worst=- after_mean=5.0 recover_s=12
+
+run "$REPORT" "$D"
+expect_status 0 "report succeeds"
+row() { echo "$OUT" | grep "^| $1 | $2 |"; }
+expect_in "$OUT" "### kernel 6.1, workload plain" "one table per kernel and workload"
+expect_in "$(row busy none)" "| busy | none | 3 | 12 [10-20] | 82 [80-90] | 34 [30-40] | 3200 [3000-3400] | 54 [50-58] | 22 [20-24] | 32 [30-34] |" \
+        "the unprotected row: median [min-max] of each figure"
+expect_in "$(row busy none)" "| 9 [8->20] | 1.00 [0.91-1.36] |" \
+        "a recovery beyond the window is marked '>', and the backup time is relative to the median unprotected run"
+expect_in "$(row busy pagewarden)" "| 100 | 100 | 0 | 0 | 95 | 92 [91-93] | 99 | 0 | 1.09 [1.05-1.14] | 2 [1-3] | 2.0 [1.0-3.0] | 3.0 |" \
+        "pagewarden's row: equal values without a range, its governor actions, reaction median (ms) and RSS (MiB)"
+expect_in "$(row idle none)" "| 1 | 50 | 99 | 9000 | - | - | 5 | 12 | 1.00 | - | - | - |" \
+        "idle: no during figures; columns a variant does not have are '-'"
+ok "$([ "$(echo "$OUT" | grep -c '^| busy')" = 2 ] && echo 0 || echo 1)" "one row per mode and variant"
+ok "$(head -n "$(wc -l <"$D/results.md")" "$TMP/out" | cmp -s "$D/results.md" - && echo 0 || echo 1)" "results.md holds the table it printed"
+expect_in "$OUT" "plot: $D/ops-6.1-plain.png" "and it names the plot"
+expect_eq "runs.tsv: a header and one line per run" "$(wc -l <"$D/runs.tsv")" 8
+expect_in "$(head -1 "$D/runs.tsv")" "backup_s" "runs.tsv's header names the figures"
+expect_eq "the series of the first repetition" "$(cat "$D/series/6.1-plain-busy-pagewarden.dat")" "$(printf -- '-1 400\n0 300\n1 100\n2 390')"
+expect_eq "the plot is a PNG" "$(head -c 4 "$D/ops-6.1-plain.png" | tail -c 3)" PNG
+
+# Bad input: no runs, or no directory.
+mkdir -p "$TMP/empty/raw"
+run "$REPORT" "$TMP/empty"
+expect_status 1 "a directory without runs is an error"
+expect_in "$ERR" "no run in" "and says so"
+run "$REPORT" "$TMP/none"
+expect_status 1 "a missing directory is an error"
+done_testing

@@ -1,0 +1,78 @@
+#!/bin/sh
+# Scale, figures (make bench): PW_SCALE_JOBS (2000) concurrent jobs across 20
+# classes whose policy is spread over 200 files (20 with a class each, 180
+# with a protected application each).  How long placing them takes, how long
+# status and a reload take with them all running, the daemon's RSS, and
+# nr_dying_descendants once every job has ended.
+. /lib.sh
+CONF=/etc/pw/pagewarden.yaml
+JOBS=${PW_SCALE_JOBS:-2000}
+D=/etc/pw/policies.d
+S=$CG/pagewarden.slice
+mkdir -p $D $CG/apps
+echo "+memory +io +cpu" >$CG/cgroup.subtree_control
+echo +memory >$CG/apps/cgroup.subtree_control
+printf 'log_level: notice\n' >$CONF
+for c in $(seq 20); do
+	printf 'jobs:\n  class%d:\n    memory: {high: %dM}\n    under_pressure: {memory_high_floor: 16M}\n' \
+		"$c" $((64 + c)) >$D/$(printf %03d "$c")-class.yaml
+done
+for a in $(seq 21 200); do
+	mkdir -p $CG/apps/app$a
+	printf 'protect:\n  app%d:\n    cgroup: /apps/app%d\n    memory: {min: 1M}\n' "$a" "$a" >$D/$a-app.yaml
+done
+chmod 0644 $CONF $D/*.yaml
+pagewardend --config $CONF 2>>/tmp/daemon.log &
+DAEMON=$!
+wait_daemon
+check "the daemon runs with 200 policy files" pw_answers
+expect_eq "it has 20 classes" "$(pagewardenctl status --json | jq '.classes | length')" 20
+
+# The jobs: sleepers, each moved into a job of its own, in order of class.
+i=0
+c0=$(awk '{ print $14 + $15 }' /proc/$DAEMON/stat)
+t0=$(uptime_ms)
+while [ $i -lt "$JOBS" ]; do
+	i=$((i + 1))
+	sleep 100000 &
+	echo $! >>/tmp/sleepers
+	pagewardenctl move --job class$((i % 20 + 1)) --name "s$i" $! >/dev/null || diag "move $i failed"
+done
+t1=$(uptime_ms)
+n=$(pagewardenctl status --json | jq '.jobs | length')
+expect_eq "$JOBS jobs run" "$n" "$JOBS"
+c1=$(awk '{ print $14 + $15 }' /proc/$DAEMON/stat)
+diag "placing $JOBS jobs one pagewardenctl move at a time: $((t1 - t0)) ms ($(((t1 - t0) / JOBS)) ms each), the daemon's CPU $(((c1 - c0) * 10)) ms"
+for _ in 1 2 3; do
+	a=$(uptime_ms)
+	pagewardenctl status >/dev/null
+	b=$(uptime_ms)
+	pagewardenctl status --json >/dev/null
+	c=$(uptime_ms)
+	diag "status with $JOBS jobs: $((b - a)) ms (table), $((c - b)) ms (--json)"
+done
+for _ in 1 2 3; do
+	a=$(uptime_ms)
+	pagewardenctl reload >/dev/null
+	diag "reload of 200 files with $JOBS jobs: $(($(uptime_ms) - a)) ms"
+done
+diag "daemon RSS with $JOBS jobs: $(keyed /proc/$DAEMON/status VmRSS:) KiB; CPU so far $(awk '{ print $14 + $15 }' /proc/$DAEMON/stat) ticks of $(getconf CLK_TCK 2>/dev/null || echo 100)/s"
+check "the daemon still answers" pw_answers
+
+# All jobs end at once.
+t0=$(uptime_ms)
+kill $(cat /tmp/sleepers)
+for _ in $(seq 600); do
+	n=$(pagewardenctl status --json | jq '.jobs | length')
+	[ "$n" = 0 ] && break
+	sleep 0.2
+done
+expect_eq "every job has ended" "$n" 0
+diag "all $JOBS jobs ended and gone from status within $(($(uptime_ms) - t0)) ms"
+sleep 10
+dying=$(keyed $S/cgroup.stat nr_dying_descendants)
+diag "nr_dying_descendants below pagewarden.slice 10 s after the last job: $dying; live descendants: $(keyed $S/cgroup.stat nr_descendants)"
+diag "daemon RSS after: $(keyed /proc/$DAEMON/status VmRSS:) KiB"
+kill -TERM $DAEMON
+wait $DAEMON
+done_testing
