@@ -816,6 +816,11 @@ static void report_rows(struct table *t, json_object *j) {
                 table_addf(t, "cost to %s:", dash(str_field(app, "name")));
                 app_cost_cell(t, app);
         }
+        if (json_object_get_int64(field(j, "applications_omitted")) > 0) {
+                table_add(t, "cost to others:");
+                table_addf(t, "%s more protected applications, each less than those above",
+                           fmt_int(field(j, "applications_omitted"), a));
+        }
         if (str_field(j, "counted_from") && streq(str_field(j, "counted_from"), "adoption")) {
                 table_add(t, "counted:");
                 table_add(t, "from its adoption by a restarted daemon");

@@ -91,28 +91,68 @@ static json_object *per_min(uint64_t count, uint64_t usec) {
         return usec >= 1000000 ? json_object_new_double((double) count * 60e6 / (double) usec) : NULL;
 }
 
-json_object *appcost_report(struct appcost *a, const struct app_sample *start, size_t n, uint64_t runtime_usec) {
-        _cleanup_free_ struct app_sample *now = NULL;
-        json_object *list = json_object_new_array();
-        size_t n_now;
+struct app_cost {
+        size_t i; /* in the snapshot at the end */
+        uint64_t ref, maj, stall;
+};
 
+/* The more costly first: stall time, then refaults, then major faults; the policy's order on a tie. */
+static int cost_cmp(const void *x, const void *y) {
+        const struct app_cost *a = x, *b = y;
+
+        if (a->stall != b->stall)
+                return a->stall > b->stall ? -1 : 1;
+        if (a->ref != b->ref)
+                return a->ref > b->ref ? -1 : 1;
+        if (a->maj != b->maj)
+                return a->maj > b->maj ? -1 : 1;
+        return a->i < b->i ? -1 : a->i > b->i;
+}
+
+static int index_cmp(const void *x, const void *y) {
+        const struct app_cost *a = x, *b = y;
+
+        return a->i < b->i ? -1 : a->i > b->i;
+}
+
+json_object *appcost_report(struct appcost *a, const struct app_sample *start, size_t n, uint64_t runtime_usec,
+                            size_t *ret_omitted) {
+        _cleanup_free_ struct app_sample *now = NULL;
+        _cleanup_free_ struct app_cost *cost = NULL;
+        json_object *list = json_object_new_array();
+        size_t n_now, n_cost = 0;
+
+        *ret_omitted = 0;
         if (!list)
                 return NULL;
         appcost_snapshot(a, &now, &n_now);
+        if (n_now > 0 && !(cost = calloc(n_now, sizeof(*cost))))
+                return list;
         for (size_t i = 0; i < n_now; i++) {
                 const struct app_sample *s = find_sample(start, n, now[i].name);
-                const struct app_idle *t = NULL;
-                uint64_t ref, maj, stall;
-                json_object *o;
 
                 if (!s)
                         continue; /* not there when the job started */
+                cost[n_cost++] = (struct app_cost){ .i = i,
+                                                    .ref = counter_since(now[i].refaults, s->refaults),
+                                                    .maj = counter_since(now[i].majfaults, s->majfaults),
+                                                    .stall = counter_since(now[i].stall_usec, s->stall_usec) };
+        }
+        if (n_cost > APPCOST_REPORT_MAX) {
+                qsort(cost, n_cost, sizeof(*cost), cost_cmp);
+                *ret_omitted = n_cost - APPCOST_REPORT_MAX;
+                n_cost = APPCOST_REPORT_MAX;
+                qsort(cost, n_cost, sizeof(*cost), index_cmp);
+        }
+        for (size_t c = 0; c < n_cost; c++) {
+                size_t i = cost[c].i;
+                const struct app_idle *t = NULL;
+                uint64_t ref = cost[c].ref, maj = cost[c].maj, stall = cost[c].stall;
+                json_object *o;
+
                 for (size_t k = 0; k < a->n_totals && !t; k++)
                         if (streq(a->totals[k].name, now[i].name))
                                 t = &a->totals[k];
-                ref = counter_since(now[i].refaults, s->refaults);
-                maj = counter_since(now[i].majfaults, s->majfaults);
-                stall = counter_since(now[i].stall_usec, s->stall_usec);
                 o = json_object_new_object();
                 if (!o)
                         break;

@@ -49,6 +49,12 @@ void appcost_set_running(struct appcost *a, bool running);
 void appcost_snapshot(struct appcost *a, struct app_sample **ret, size_t *ret_n);
 /*
  * At the job's end, after runtime_usec: [{"name", "refaults", "majfaults", "stall_us", and per minute
- * during the job and while no job ran ("idle_..._per_min", null before any idle time)}].
+ * during the job and while no job ran ("idle_..._per_min", null before any idle time)}], for at most
+ * APPCOST_REPORT_MAX applications: those the job cost most (stall time, then refaults, then major
+ * faults), in the policy's order; *ret_omitted says how many more there were.  Every ended job's report
+ * is kept in the history: 180 applications each made 100 reports take 34 MB, and each job's end write
+ * them all to the history file.
  */
-json_object *appcost_report(struct appcost *a, const struct app_sample *start, size_t n, uint64_t runtime_usec);
+#define APPCOST_REPORT_MAX 8
+json_object *appcost_report(struct appcost *a, const struct app_sample *start, size_t n, uint64_t runtime_usec,
+                            size_t *ret_omitted);

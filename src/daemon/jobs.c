@@ -118,10 +118,14 @@ static void job_report(struct jobs *js, struct job *j, const struct cgroup_job_c
                                        json_object_new_uint64(counter_since(tightened, j->tightened)));
                 json_object_object_add(o, "governor_froze", json_object_new_uint64(counter_since(frozen, j->frozen)));
         }
-        if (js->appcost)
+        if (js->appcost) {
+                size_t omitted;
+
                 json_object_object_add(o, "applications",
                                        appcost_report(js->appcost, j->apps, j->n_apps,
-                                                      counter_since(now, j->started_usec)));
+                                                      counter_since(now, j->started_usec), &omitted));
+                json_object_object_add(o, "applications_omitted", json_object_new_uint64(omitted));
+        }
         (void) history_add(js->history, o);
 }
 

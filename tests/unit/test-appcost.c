@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What a job cost the protected applications, against their rates while no job ran. */
+#include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "appcost.h"
@@ -33,7 +35,7 @@ START_TEST(test_appcost) {
         struct app_sample *start;
         struct appcost a;
         json_object *r, *db;
-        size_t n;
+        size_t n, omitted;
 
         appcost_init(&a, fake_sample, &f);
         /* Idle for 1.2 s: 6 refaults, no major fault, 0.12 s of stalls (300/min, 0, 6 s/min). */
@@ -48,7 +50,7 @@ START_TEST(test_appcost) {
         f.refaults += 1200;
         f.majfaults += 40;
         f.stall += 30000000;
-        r = appcost_report(&a, start, n, 120000000);
+        r = appcost_report(&a, start, n, 120000000, &omitted);
         ck_assert_uint_eq(json_object_array_length(r), 1);
         db = json_object_array_get_idx(r, 0);
         ck_assert_double_eq(num(db, "refaults"), 1200);
@@ -64,12 +66,12 @@ START_TEST(test_appcost) {
 
         /* An application whose cgroup was made again counts from 0, never below. */
         f.refaults = 3;
-        r = appcost_report(&a, start, n, 120000000);
+        r = appcost_report(&a, start, n, 120000000, &omitted);
         ck_assert_double_eq(num(json_object_array_get_idx(r, 0), "refaults"), 0);
         json_object_put(r);
         /* One that is gone is left out. */
         f.gone = true;
-        r = appcost_report(&a, start, n, 120000000);
+        r = appcost_report(&a, start, n, 120000000, &omitted);
         ck_assert_uint_eq(json_object_array_length(r), 0);
         json_object_put(r);
         free(start);
@@ -82,13 +84,73 @@ START_TEST(test_appcost_no_idle_yet) {
         struct app_sample *start;
         struct appcost a;
         json_object *r;
-        size_t n;
+        size_t n, omitted;
 
         appcost_init(&a, fake_sample, &f);
         appcost_set_running(&a, true); /* a job at once: no idle time to compare with */
         appcost_snapshot(&a, &start, &n);
-        r = appcost_report(&a, start, n, 60000000);
+        r = appcost_report(&a, start, n, 60000000, &omitted);
         ck_assert_double_eq(num(json_object_array_get_idx(r, 0), "idle_refaults_per_min"), -1);
+        json_object_put(r);
+        free(start);
+        appcost_done(&a);
+}
+END_TEST
+
+/* Twelve protected applications, app0..app11, with the counters of these arrays. */
+static uint64_t many_stall[12], many_ref[12];
+static size_t many_sample(void *userdata, struct app_sample *out, size_t max) {
+        size_t n = max < 12 ? max : 12;
+
+        for (size_t i = 0; i < n; i++) {
+                out[i] = (struct app_sample){ .stall_usec = many_stall[i], .refaults = many_ref[i] };
+                snprintf(out[i].name, sizeof(out[i].name), "app%zu", i);
+        }
+        return n;
+}
+
+static void expect_names(json_object *r, const char *const *want, size_t n) {
+        ck_assert_uint_eq(json_object_array_length(r), n);
+        for (size_t i = 0; i < n; i++)
+                ck_assert_str_eq(json_object_get_string(
+                                         json_object_object_get(json_object_array_get_idx(r, i), "name")),
+                                 want[i]);
+}
+
+START_TEST(test_appcost_most_costly) {
+        static const char *const by_stall[] = { "app4", "app5", "app6", "app7", "app8", "app9", "app10", "app11" };
+        static const char *const by_refaults[] = { "app0", "app1", "app2", "app3", "app4", "app5", "app6", "app9" };
+        struct app_sample *start;
+        struct appcost a;
+        json_object *r;
+        size_t n, omitted = 99;
+
+        memset(many_stall, 0, sizeof(many_stall));
+        memset(many_ref, 0, sizeof(many_ref));
+        appcost_init(&a, many_sample, NULL);
+        appcost_set_running(&a, true);
+        appcost_snapshot(&a, &start, &n);
+        ck_assert_uint_eq(n, 12);
+        /* The job cost app K K ms of stall: the 8 most costly, in the policy's order, 4 left out. */
+        for (size_t i = 0; i < 12; i++)
+                many_stall[i] = i * 1000;
+        r = appcost_report(&a, start, n, 60000000, &omitted);
+        ck_assert_uint_eq(omitted, 4);
+        expect_names(r, by_stall, APPCOST_REPORT_MAX);
+        json_object_put(r);
+        /* No stall: refaults decide (app3, app9), then the policy's order. */
+        memset(many_stall, 0, sizeof(many_stall));
+        many_ref[3] = many_ref[9] = 50;
+        r = appcost_report(&a, start, n, 60000000, &omitted);
+        ck_assert_uint_eq(omitted, 4);
+        expect_names(r, by_refaults, APPCOST_REPORT_MAX);
+        json_object_put(r);
+        free(start);
+        /* Up to the limit, every application, none omitted. */
+        appcost_snapshot(&a, &start, &n);
+        r = appcost_report(&a, start, 8, 60000000, &omitted);
+        ck_assert_uint_eq(omitted, 0);
+        ck_assert_uint_eq(json_object_array_length(r), 8);
         json_object_put(r);
         free(start);
         appcost_done(&a);
@@ -101,6 +163,7 @@ Suite *appcost_suite(void) {
 
         tcase_add_test(tc, test_appcost);
         tcase_add_test(tc, test_appcost_no_idle_yet);
+        tcase_add_test(tc, test_appcost_most_costly);
         suite_add_tcase(s, tc);
         return s;
 }
