@@ -86,7 +86,12 @@ echo busy >/tmp/mode
 sh -c "echo \$\$ >$APPCG/cgroup.procs; exec pwapp $APP_ANON $PW_DATA_MNT/app.dat /tmp/mode" >/tmp/app.log &
 APP=$!
 while ! grep -q ready /tmp/app.log 2>/dev/null; do sleep 0.2; done
-[ "$VARIANT" = min ] && echo $(((APP_ANON + APP_FILE) * MIB)) >$APPCG/memory.min # sized by the operator
+# Sized by the operator, and on the parent too: a cgroup's protection is
+# bounded by its parent's (written there alone it protects nothing).
+if [ "$VARIANT" = min ]; then
+	echo $(((APP_ANON + APP_FILE) * MIB)) >$CG/apps/memory.min
+	echo $(((APP_ANON + APP_FILE) * MIB)) >$APPCG/memory.min
+fi
 sleep 7
 lines() { wc -l </tmp/app.log; }
 ops() { sed -n "$1,$2p" /tmp/app.log | awk -F'ops=' '/ops=/ { print $2 + 0 }'; }
