@@ -51,9 +51,9 @@ void appcost_snapshot(struct appcost *a, struct app_sample **ret, size_t *ret_n)
  * At the job's end, after runtime_usec: [{"name", "refaults", "majfaults", "stall_us", and per minute
  * during the job and while no job ran ("idle_..._per_min", null before any idle time)}], for at most
  * APPCOST_REPORT_MAX applications: those the job cost most (stall time, then refaults, then major
- * faults), in the policy's order; *ret_omitted says how many more there were.  Every ended job's report
- * is kept in the history: 180 applications each made 100 reports take 34 MB, and each job's end write
- * them all to the history file.
+ * faults), in the policy's order; *ret_omitted says how many more there were.  The history keeps every
+ * report and writes them all to its file at each job's end: listing all of 180 applications made 100
+ * reports take 34 MB.
  */
 #define APPCOST_REPORT_MAX 8
 json_object *appcost_report(struct appcost *a, const struct app_sample *start, size_t n, uint64_t runtime_usec,
