@@ -805,11 +805,15 @@ static const char *unit_key(const char *path) {
         return last ? last + 1 : path;
 }
 
-static int unit_read(void *userdata, const char *unit, bool swap, struct ledger_values *ret) {
+/* A unit is one node for as long as it has its name (id: 0, the ledger cannot tell two apart). */
+static int unit_read(void *userdata, const char *unit, uint64_t id, bool swap, struct ledger_values *ret,
+                     uint64_t *ret_id) {
         struct backend *b = userdata;
         int r;
 
+        (void) id;
         *ret = (struct ledger_values){};
+        *ret_id = 0;
         r = sysd_unit_get_u64(b, unit, "MemoryMin", &ret->min);
         if (r >= 0)
                 r = sysd_unit_get_u64(b, unit, "MemoryLow", &ret->low);
@@ -820,11 +824,12 @@ static int unit_read(void *userdata, const char *unit, bool swap, struct ledger_
         return r;
 }
 
-static int unit_write(void *userdata, const char *unit, const struct ledger_values *v) {
+static int unit_write(void *userdata, const char *unit, uint64_t id, const struct ledger_values *v) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         struct backend *b = userdata;
         int r;
 
+        (void) id;
         r = sysd_new_set_properties(b, unit, &m);
         if (r >= 0)
                 r = sysd_append_u64(m, "MemoryMin", v->min);

@@ -943,51 +943,90 @@ static const char *fs_key(const char *path) {
         return path + (path[0] == '/');
 }
 
-static int fs_read(void *userdata, const char *path, bool swap, struct ledger_values *ret) {
+/*
+ * The cgroup at path, held by its directory: the node with inode number id (0:
+ * whichever is there), its number in *ret_id.  Files opened through it are
+ * that cgroup's, or fail once it is removed (-ENOENT, -ENODEV), never those
+ * of one created again under its name: libcgroup, which goes by name each
+ * time, could not promise that.
+ */
+static int pin_node(struct cgroup_engine *e, const char *path, uint64_t id, uint64_t *ret_id) {
+        _cleanup_free_ char *abs = NULL;
+        _cleanup_close_ int fd = -1;
+        struct stat st;
+
+        if (asprintf(&abs, "%s/%s", e->mount, fs_key(path)) < 0)
+                return -ENOMEM;
+        fd = open(abs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0 || fstat(fd, &st) < 0)
+                return -errno;
+        if (id && (uint64_t) st.st_ino != id)
+                return -ESTALE;
+        *ret_id = (uint64_t) st.st_ino;
+        return TAKE_FD(fd);
+}
+
+static int read_u64_at(int dir, const char *file, uint64_t *ret) {
+        _cleanup_close_ int fd = openat(dir, file, O_RDONLY | O_CLOEXEC);
+        _cleanup_free_ char *s = NULL;
+        int r;
+
+        if (fd < 0)
+                return -errno;
+        r = read_full_fd(fd, 4096, &s, NULL);
+        return r < 0 ? r : cgv_parse_limit(s, ret);
+}
+
+/* Writes v unless the file has it already (a write of the same value is not free: reclaim may run). */
+static int write_u64_at(int dir, const char *file, uint64_t v) {
+        _cleanup_close_ int fd = -1;
+        uint64_t cur;
+        char buf[32];
+        int r;
+
+        r = read_u64_at(dir, file, &cur);
+        if (r < 0 || cur == v)
+                return r;
+        fd = openat(dir, file, O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        cgv_format_limit(v, buf, sizeof(buf));
+        return write(fd, buf, strlen(buf)) < 0 ? -errno : 0;
+}
+
+static int fs_read(void *userdata, const char *path, uint64_t id, bool swap, struct ledger_values *ret,
+                   uint64_t *ret_id) {
         struct cgroup_engine *e = userdata;
+        _cleanup_close_ int dir = pin_node(e, path, id, ret_id);
         int r;
 
         *ret = (struct ledger_values){};
-        r = cgroup_read_u64(e, path, "memory.min", &ret->min);
+        if (dir < 0)
+                return dir;
+        r = read_u64_at(dir, "memory.min", &ret->min);
         if (r >= 0)
-                r = cgroup_read_u64(e, path, "memory.low", &ret->low);
+                r = read_u64_at(dir, "memory.low", &ret->low);
         if (r >= 0 && swap && e->features.swap) {
-                r = cgroup_read_u64(e, path, "memory.swap.max", &ret->swap_max);
+                r = read_u64_at(dir, "memory.swap.max", &ret->swap_max);
                 ret->has_swap = r >= 0;
         }
         return r;
 }
 
-static int write_if_changed(struct cgroup_engine *e, const char *path, const char *file, uint64_t v) {
-        uint64_t cur;
-        int r = cgroup_read_u64(e, path, file, &cur);
-
-        if (r < 0)
-                return r;
-        return cur == v ? 0 : write_u64(e, path, file, v);
-}
-
-static int fs_write(void *userdata, const char *path, const struct ledger_values *v) {
+static int fs_write(void *userdata, const char *path, uint64_t id, const struct ledger_values *v) {
         struct cgroup_engine *e = userdata;
+        uint64_t seen;
+        _cleanup_close_ int dir = pin_node(e, path, id, &seen);
         int r;
 
-        r = write_if_changed(e, path, "memory.min", v->min);
+        if (dir < 0)
+                return dir;
+        r = write_u64_at(dir, "memory.min", v->min);
         if (r >= 0)
-                r = write_if_changed(e, path, "memory.low", v->low);
+                r = write_u64_at(dir, "memory.low", v->low);
         if (r >= 0 && v->has_swap && e->features.swap)
-                r = write_if_changed(e, path, "memory.swap.max", v->swap_max);
+                r = write_u64_at(dir, "memory.swap.max", v->swap_max);
         return r;
-}
-
-/* A cgroup's inode number is its id: a cgroup created again under the same path has another. */
-static uint64_t fs_id(void *userdata, const char *path) {
-        struct cgroup_engine *e = userdata;
-        _cleanup_free_ char *abs = NULL;
-        struct stat st;
-
-        if (asprintf(&abs, "%s/%s", e->mount, fs_key(path)) < 0 || stat(abs, &st) < 0)
-                return 0;
-        return (uint64_t) st.st_ino;
 }
 
 int cgroup_protect_read(struct cgroup_engine *e, const char *path, struct cgroup_protect_result *res) {
@@ -1018,7 +1057,7 @@ int cgroup_protect_read(struct cgroup_engine *e, const char *path, struct cgroup
 
 int cgroup_protect_set(struct cgroup_engine *e, const struct cgroup_protect *req, size_t n,
                        struct cgroup_protect_result *results) {
-        const struct ledger_io io = { .key = fs_key, .read = fs_read, .write = fs_write, .id = fs_id, .userdata = e };
+        const struct ledger_io io = { .key = fs_key, .read = fs_read, .write = fs_write, .userdata = e };
         _cleanup_free_ struct ledger_request *lreq = calloc(n + 1, sizeof(*lreq));
         _cleanup_free_ char **abs = calloc(n + 1, sizeof(char *));
         _cleanup_free_ int *errs = calloc(n + 1, sizeof(int));

@@ -8,8 +8,9 @@
 
 #define STATE_FILE_MAX (4 * 1024 * 1024)
 
+/* The node is gone, or another one is in its place (-ESTALE: made again under its key). */
 static bool gone(int r) {
-        return r == -ENOENT || r == -ENODEV;
+        return r == -ENOENT || r == -ENODEV || r == -ESTALE;
 }
 
 static uint64_t max_u64(uint64_t a, uint64_t b) {
@@ -45,15 +46,6 @@ static void drop(struct ledger *l, struct ledger_entry *e) {
 
 /* ---- apply ---- */
 
-static uint64_t node_id(const struct ledger_io *io, const char *key) {
-        return io->id ? io->id(io->userdata, key) : 0;
-}
-
-/* Whether what e saved was read from the node that has id now (unknown either way: assumed). */
-static bool same_node(const struct ledger_entry *e, uint64_t id) {
-        return !e->id || !id || e->id == id;
-}
-
 static bool wants_swap_deny(const struct ledger_request *req, size_t n, const char *path) {
         for (size_t i = 0; i < n; i++)
                 if (req[i].swap_deny && streq(req[i].path, path))
@@ -61,37 +53,46 @@ static bool wants_swap_deny(const struct ledger_request *req, size_t n, const ch
         return false;
 }
 
-/* The node's entry, saved now if it was not; its swap too when swap is needed. */
+/*
+ * The node's entry, saved now if it was not; its swap too when swap is needed.
+ * An entry only loaded from the state file is read once to learn which node
+ * it is (its values stay: they are the node's originals, ours are in force).
+ */
 static int save(struct ledger *l, const struct ledger_io *io, const char *key, bool swap, struct ledger_entry **ret) {
         struct ledger_entry *e = find(l, key);
-        uint64_t id = node_id(io, key);
         struct ledger_values v;
+        uint64_t id = 0;
         int r;
 
-        if (e && !same_node(e, id)) {
+        if (e && e->seen && (!swap || e->orig.has_swap)) {
+                *ret = e;
+                return 0;
+        }
+        r = io->read(io->userdata, key, e ? e->id : 0, swap, &v, &id);
+        if (r == -ESTALE) {
                 drop(l, e); /* saved from a node that is gone: the new one has its own originals */
                 e = NULL;
+                r = io->read(io->userdata, key, 0, swap, &v, &id);
         }
-        if (e && !e->id)
-                e->id = id; /* loaded from the state file: learnt now */
-        if (!e || (swap && !e->orig.has_swap)) {
-                r = io->read(io->userdata, key, swap, &v);
+        if (r < 0)
+                return r;
+        if (!e) {
+                r = add(l, key, &v);
                 if (r < 0)
                         return r;
-                if (!e) {
-                        r = add(l, key, &v);
-                        if (r < 0)
-                                return r;
-                        e = &l->entries[l->n - 1];
-                        e->id = id;
-                } else if (v.has_swap) {
-                        e->orig.has_swap = true;
-                        e->orig.swap_max = v.swap_max;
-                }
+                e = &l->entries[l->n - 1];
+        } else if (v.has_swap && !e->orig.has_swap) {
+                e->orig.has_swap = true;
+                e->orig.swap_max = v.swap_max;
         }
+        e->id = id;
+        e->seen = true;
         *ret = e;
         return 0;
 }
+
+/* How often a raise saves and writes again when the node keeps being made again under its key. */
+#define RAISE_TRIES 3
 
 /* Raises one node of the plan: never below its original, swap 0 for swap: deny. */
 static int raise_node(struct ledger *l, const struct ledger_io *io, const struct cgv_protect_need *need, bool swap) {
@@ -101,17 +102,25 @@ static int raise_node(struct ledger *l, const struct ledger_io *io, const struct
         bool give_swap_back;
         int r;
 
-        r = save(l, io, key, swap, &e);
-        if (r < 0)
-                return r;
-        give_swap_back = !swap && e->orig.has_swap; /* swap: deny was withdrawn */
-        w = (struct ledger_values){
-                .min = max_u64(need->min, e->orig.min),
-                .low = max_u64(need->low, e->orig.low),
-                .has_swap = e->orig.has_swap,
-                .swap_max = swap ? 0 : e->orig.swap_max,
-        };
-        r = io->write(io->userdata, key, &w);
+        for (unsigned tries = 1;; tries++) {
+                r = save(l, io, key, swap, &e);
+                if (r < 0) {
+                        if (gone(r) && (e = find(l, key)))
+                                drop(l, e); /* a cgroup created again later has its own originals */
+                        return r;
+                }
+                give_swap_back = !swap && e->orig.has_swap; /* swap: deny was withdrawn */
+                w = (struct ledger_values){
+                        .min = max_u64(need->min, e->orig.min),
+                        .low = max_u64(need->low, e->orig.low),
+                        .has_swap = e->orig.has_swap,
+                        .swap_max = swap ? 0 : e->orig.swap_max,
+                };
+                r = io->write(io->userdata, key, e->id, &w);
+                if (r != -ESTALE || tries == RAISE_TRIES)
+                        break;
+                drop(l, e); /* made again since it was saved: save the new one's own values first */
+        }
         if (gone(r))
                 drop(l, e); /* a cgroup created again later has its own originals */
         else if (r >= 0 && give_swap_back)
@@ -136,11 +145,8 @@ static int restore(struct ledger *l, const struct ledger_io *io, const struct cg
 
                 if (in_plan(io, needs, n, e->key))
                         continue;
-                if (!same_node(e, node_id(io, e->key))) {
-                        drop(l, e); /* created again since: its values are its own, not ours to restore */
-                        continue;
-                }
-                k = io->write(io->userdata, e->key, &e->orig);
+                /* -ESTALE: created again since; its values are its own, not ours to restore. */
+                k = io->write(io->userdata, e->key, e->id, &e->orig);
                 if (k < 0 && !gone(k)) {
                         r = r ?: k; /* kept: tried again at the next apply */
                         continue;

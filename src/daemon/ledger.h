@@ -25,8 +25,11 @@
  *
  * Errors: negative errno.  -ENOENT and -ENODEV from the io mean the node is
  * gone, which is normal (an application stopped): the descendants of a gone
- * node are skipped, and a gone node's saved values are dropped.  One node's
- * failure never stops the others; the first error is returned.
+ * node are skipped, and a gone node's saved values are dropped.  -ESTALE
+ * means another node is under the key now (the application restarted): a
+ * raise saves the new one's values and writes again, a restore leaves the
+ * new one alone.  One node's failure never stops the others; the first
+ * error is returned.
  */
 
 #include <stdbool.h>
@@ -43,6 +46,7 @@ struct ledger_entry {
         char *key;
         struct ledger_values orig; /* what the node had before pagewarden changed it */
         uint64_t id;               /* the node's identity when it was read (not persisted): 0 unknown */
+        bool seen;                 /* read from the node by this daemon (not only loaded from the state file) */
 };
 
 struct ledger {
@@ -56,17 +60,22 @@ struct ledger {
 struct ledger_io {
         /* The key a node (a path below the mount, "/a/b") is saved under: a pointer into path. */
         const char *(*key)(const char *path);
-        /* Reads the node's min and low, and its swap_max too when swap is set (has_swap tells). */
-        int (*read)(void *userdata, const char *key, bool swap, struct ledger_values *ret);
-        /* Writes min and low, and swap_max when v->has_swap. */
-        int (*write)(void *userdata, const char *key, const struct ledger_values *v);
         /*
-         * The node's identity now (a cgroup's inode number), or 0 when unknown;
-         * may be NULL.  A node created again under the same key (an application
-         * restarted) is another node: what was saved of the old one is dropped,
-         * never written into the new one, whose own values are saved instead.
+         * Reads the node's min and low, and its swap_max too when swap is set
+         * (has_swap tells), from the node with identity id (0: whichever is
+         * there), and says which node it read: *ret_id, a cgroup's inode
+         * number, or 0 when the io cannot tell nodes apart.
          */
-        uint64_t (*id)(void *userdata, const char *key);
+        int (*read)(void *userdata, const char *key, uint64_t id, bool swap, struct ledger_values *ret,
+                    uint64_t *ret_id);
+        /*
+         * Writes min and low, and swap_max when v->has_swap, into the node with
+         * identity id (0: whichever is there); -ESTALE, writing nothing, when
+         * another node is under the key.  Checked and written through one
+         * handle: a node removed and created again between the ledger's read
+         * and its write never gets what was meant for the old one.
+         */
+        int (*write)(void *userdata, const char *key, uint64_t id, const struct ledger_values *v);
         void *userdata;
 };
 
