@@ -6,7 +6,7 @@
 # "series SECOND PHASE OPS" line (SECOND counted from the backup's start).
 #
 # Environment (vm-run --env):
-#   BENCH_VARIANT   none swappiness0 nocache min high high-io pagewarden rule
+#   BENCH_VARIANT   none swappiness0 nocache min high high-io pagewarden pagewarden-nohigh rule
 #   BENCH_MODE      busy light idle (what the application does during the backup)
 #   BENCH_WORKLOAD  plain (write 3x RAM, read it back), verify (read it twice),
 #                   dedup (plus a 30%-of-RAM anonymous index the tool keeps busy)
@@ -62,12 +62,15 @@ high-io)
 	echo 256M >$JOBCG/memory.high
 	echo "$PW_DATA_MAJMIN rbps=${BENCH_IO_BPS:-41943040} wbps=${BENCH_IO_BPS:-41943040}" >$JOBCG/io.max
 	;;
-pagewarden | rule)
+pagewarden | rule | pagewarden-nohigh)
 	# The shipped configuration, and the operator names the application: min: auto, no size.
+	# pagewarden-nohigh: without the backup class's static memory.high (the governor alone limits it).
 	mkdir -p /var/lib/pagewarden
 	printf 'protect:\n  app:\n    cgroup: /apps/app\n    memory: {min: auto}\n' >/etc/pagewarden/policies.d/app.yaml
 	[ "$VARIANT" = rule ] &&
 		sed -i "s|^  backup:\$|&\n    match: {exe: [$TOOL]}|" /etc/pagewarden/policies.d/jobs.yaml
+	[ "$VARIANT" = pagewarden-nohigh ] &&
+		sed -i '/^  backup:$/,/^  copy:$/{/^    memory:$/d;/^      high: 256M$/d}' /etc/pagewarden/policies.d/jobs.yaml
 	chmod 0644 /etc/pagewarden/policies.d/*.yaml
 	;;
 *) echo "result error=unknown-variant"; exit 1 ;;
@@ -76,7 +79,7 @@ esac
 pwload write "$PW_DATA_MNT/app.dat" $APP_FILE >/dev/null
 sync
 echo 3 >/proc/sys/vm/drop_caches
-if [ "$VARIANT" = pagewarden ] || [ "$VARIANT" = rule ]; then
+if [ "$VARIANT" != "${VARIANT#pagewarden}" ] || [ "$VARIANT" = rule ]; then
 	pagewardend --config $CONF 2>>/tmp/daemon.log &
 	DAEMON=$!
 	wait_daemon
@@ -113,7 +116,7 @@ l0=$(lines)
 
 t0=$(uptime_ms)
 case "$VARIANT" in
-pagewarden)
+pagewarden | pagewarden-nohigh)
 	pagewardenctl run --job backup --name nightly -- env ${PRELOAD:+LD_PRELOAD=$PRELOAD} sh -c "$BACKUP" >/dev/null
 	;;
 *)
