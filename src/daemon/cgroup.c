@@ -945,24 +945,25 @@ static const char *fs_key(const char *path) {
 
 /*
  * The cgroup at path, held by its directory: the node with inode number id (0:
- * whichever is there), its number in *ret_id.  Files opened through it are
+ * whichever is there), its number in *ret_id (may be NULL).  Files opened through it are
  * that cgroup's, or fail once it is removed (-ENOENT, -ENODEV), never those
  * of one created again under its name: libcgroup, which goes by name each
  * time, could not promise that.
  */
 static int pin_node(struct cgroup_engine *e, const char *path, uint64_t id, uint64_t *ret_id) {
-        _cleanup_free_ char *abs = NULL;
+        _cleanup_free_ char *abs = abs_path(e, fs_key(path), NULL);
         _cleanup_close_ int fd = -1;
         struct stat st;
 
-        if (asprintf(&abs, "%s/%s", e->mount, fs_key(path)) < 0)
+        if (!abs)
                 return -ENOMEM;
         fd = open(abs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0 || fstat(fd, &st) < 0)
                 return -errno;
         if (id && (uint64_t) st.st_ino != id)
                 return -ESTALE;
-        *ret_id = (uint64_t) st.st_ino;
+        if (ret_id)
+                *ret_id = (uint64_t) st.st_ino;
         return TAKE_FD(fd);
 }
 
@@ -1015,8 +1016,7 @@ static int fs_read(void *userdata, const char *path, uint64_t id, bool swap, str
 
 static int fs_write(void *userdata, const char *path, uint64_t id, const struct ledger_values *v) {
         struct cgroup_engine *e = userdata;
-        uint64_t seen;
-        _cleanup_close_ int dir = pin_node(e, path, id, &seen);
+        _cleanup_close_ int dir = pin_node(e, path, id, NULL);
         int r;
 
         if (dir < 0)
