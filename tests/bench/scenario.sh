@@ -9,7 +9,9 @@
 #   BENCH_VARIANT   none swappiness0 nocache min high high-io pagewarden pagewarden-nohigh rule
 #   BENCH_MODE      busy light idle (what the application does during the backup)
 #   BENCH_WORKLOAD  plain (write 3x RAM, read it back), verify (read it twice),
-#                   dedup (plus a 30%-of-RAM anonymous index the tool keeps busy)
+#                   dedup (plus a 30%-of-RAM anonymous index the tool keeps busy),
+#                   stall (plain, and a second protected application stalls in
+#                   the backup's first 5 s, so that pagewarden's governor reacts)
 #   BENCH_MGLRU     on, off, or empty (the kernel's default)
 #   BENCH_LABEL     the kernel's name in the table (6.1, 6.12, 6.12-nomglru)
 #   BENCH_IO_BPS    the high-io variant's io.max rbps and wbps, bytes/s (default 40 MiB/s)
@@ -20,6 +22,7 @@ WORKLOAD=${BENCH_WORKLOAD:-plain}
 MIB=1048576
 APPCG=$CG/apps/app
 JOBCG=$CG/plain # where every variant but pagewarden's starts the backup
+BURSTCG=$CG/apps/burst # the stall workload's second application
 TOOL=/usr/local/bin/backup-tool # a copy of pwload: the rule variant names it
 
 # The sizes follow the guest's RAM: the application's anonymous memory 36%,
@@ -47,6 +50,14 @@ case "$WORKLOAD" in
 plain) BACKUP=$S ;;
 verify) BACKUP="$S && $TOOL read $PW_DATA_MNT/big.dat" ;;
 dedup) BACKUP="$TOOL index $INDEX & i=\$!; $S; r=\$?; kill \$i; exit \$r" ;;
+stall)
+	# The second application stalls under a memory.high of its own, as make
+	# check's faults scenario makes one stall: the governor's trigger fires
+	# on it, whatever the backup does, which gives its reaction latency.
+	BACKUP=$S
+	mkdir -p $BURSTCG
+	echo 40M >$BURSTCG/memory.high
+	;;
 *) echo "result error=unknown-workload"; exit 1 ;;
 esac
 # A shell of its own, so that LD_PRELOAD (nocache) reaches the tool and only it.
@@ -67,6 +78,8 @@ pagewarden | rule | pagewarden-nohigh)
 	# pagewarden-nohigh: without the backup class's static memory.high (the governor alone limits it).
 	mkdir -p /var/lib/pagewarden
 	printf 'protect:\n  app:\n    cgroup: /apps/app\n    memory: {min: auto}\n' >/etc/pagewarden/policies.d/app.yaml
+	[ "$WORKLOAD" = stall ] &&
+		printf '  burst:\n    cgroup: /apps/burst\n    memory: {min: auto}\n' >>/etc/pagewarden/policies.d/app.yaml
 	[ "$VARIANT" = rule ] &&
 		sed -i "s|^  backup:\$|&\n    match: {exe: [$TOOL]}|" /etc/pagewarden/policies.d/jobs.yaml
 	[ "$VARIANT" = pagewarden-nohigh ] &&
@@ -114,6 +127,14 @@ file0=$(st "$stat0" file) anon0=$(st "$stat0" anon)
 swap0=$(cat $APPCG/memory.swap.current)
 l0=$(lines)
 
+if [ "$WORKLOAD" = stall ]; then
+	sh -c "echo \$\$ >$BURSTCG/cgroup.procs; exec pwload churn 64" >/dev/null 2>&1 &
+	BURST=$!
+	(
+		sleep 5
+		kill $BURST
+	) &
+fi
 t0=$(uptime_ms)
 case "$VARIANT" in
 pagewarden | pagewarden-nohigh)
