@@ -1,6 +1,9 @@
 # shellcheck shell=sh
 # TAP helpers for the guest scenarios (busybox sh).  Source with ". /lib.sh".
 CG=/sys/fs/cgroup
+# The scenario has started: vm-run boots a guest once more when it dies
+# before this line (a kernel or shell that never got this far), never after.
+echo "# pw-vm: scenario started at guest uptime $(cut -d' ' -f1 /proc/uptime) s"
 T_N=0
 T_FAILED=0
 
