@@ -238,6 +238,12 @@ static int cmd_check(int argc, char *argv[]) {
         /* Without operands: the settings file and its policy directory.  With
          * operands: those policy files; the settings file only if named. */
         with_settings = optind >= argc || arg_config;
+        /* A file named here is being validated, often a configuration tool's
+         * temporary copy owned by whoever connected: an owner the daemon
+         * would refuse is a warning (the ownership rule protects what the
+         * daemon loads, which the files it loads are checked for without
+         * operands).  With operands, that includes a --config file. */
+        ctx.owner_warns = optind < argc;
         if (with_settings) {
                 r = settings_load(&ctx, arg_config ?: PW_DEFAULT_CONFIG, !arg_config, &settings, &diags);
                 if (r == -ENOMEM)
@@ -250,11 +256,6 @@ static int cmd_check(int argc, char *argv[]) {
                         goto oom;
                 n_sources++;
         }
-        /* A file named here is being validated, often a configuration tool's
-         * temporary copy owned by whoever connected: an owner the daemon
-         * would refuse is a warning (the ownership rule protects what the
-         * daemon loads, which the files it loads are checked for above). */
-        ctx.owner_warns = true;
         for (int i = optind; i < argc; i++) {
                 r = policy_load_path(&ctx, argv[i], &policy, &diags);
                 if (r == -ENOMEM)

@@ -212,6 +212,16 @@ if need_root "a policy file writable by others is refused"; then
         printf 'jobs:\n  b: {memory: {high: 5%%%%}}\n' >"$tmpdir/source"
         run env PATH="$(dirname "$CTL"):$PATH" "$@"
         expect_status 1 "Ansible's validate rejects an invalid file"
+        # The settings file the same way, as the Ansible role validates it:
+        # --config with the policy directory as operand.
+        cp "$CONF/pagewarden.yaml" "$tmpdir/source"
+        chmod 0600 "$tmpdir/source"
+        run "$CTL" check --config "$tmpdir/source" "$CONF/policies.d"
+        expect_status 0 "a settings file's copy there validates with --config and the policy directory"
+        expect_in "$ERR" "the daemon would refuse it" "with the same warning"
+        run "$CTL" check --config "$tmpdir/source"
+        expect_status 1 "without operands, --config FILE is loaded as the daemon would: refused there"
+        expect_in "$ERR" "not owned by root (mode 0755, uid $(id -u nobody)): refusing it" "and says why"
         # Puppet validates a copy it owns (root) in its own directory; the
         # connecting user there is root, the file may be 0600.
         mkdir -p "$TMP/puppet"
