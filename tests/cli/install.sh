@@ -40,6 +40,11 @@ datadir=$prefix/share
 ok $? "the bash completion is installed as pagewardenctl in $bashdir"
 [ -f "$dest${zshdir//\$\{datadir\}/$datadir}/_pagewardenctl" ]
 ok $? "the zsh completion is installed as _pagewardenctl in $zshdir"
+# The Ansible role, as documentation, every file of it as it is (no file
+# of packaging/ansible forgotten in Makefile.am).
+role=$(find "$dest" -type d -path '*/doc/pagewarden/ansible')
+[ -n "$role" ] && diff -r "$top_srcdir/packaging/ansible" "$role" >"$TMP/role.diff" 2>&1
+ok $? "the Ansible role and its playbook are installed in \$(docdir)/ansible"
 
 mk uninstall
 ok $? "make uninstall"
