@@ -1,9 +1,11 @@
 #!/bin/sh
 # Protection on a real kernel: a cgroup two levels deep gets memory.min, its
 # ancestor is raised to cover it, and under page-cache pressure (another
-# cgroup reads twice the RAM) the protected cgroup keeps its cached file,
-# while without protection it loses most of it.  Withdrawing restores every
-# original value, also from another process (the state file).
+# cgroup reads twice the RAM) the protected cgroup keeps its cached file.
+# The same run without protection is reported, not asserted: what the kernel
+# keeps by itself varies from run to run (6.12's MGLRU: 1% to 59%), so the
+# contrast is asserted only when this run's kernel showed one.  Withdrawing
+# restores every original value, also from another process (the state file).
 # Sizes follow the guest's RAM (vm-run --mem): the application's file a fifth
 # of it, its protection a quarter more, the reader twice the RAM.
 . /lib.sh
@@ -37,10 +39,9 @@ cached() { keyed $CG/apps/db/memory.stat file; }
 before=$(cache_app)
 diag "unprotected: apps/db caches $((before / MIB)) MiB; pressure: $(pressure)"
 after=$(cached)
-kept=$((after * 100 / before))
-diag "unprotected: apps/db keeps $((after / MIB)) of $((before / MIB)) MiB ($kept%)"
+unprotected=$((after * 100 / before))
+diag "unprotected: apps/db keeps $((after / MIB)) of $((before / MIB)) MiB ($unprotected%)"
 expect_ge "the application's file was cached (MiB)" "$((before / MIB))" $((APP_MIB * 95 / 100))
-expect_le "without protection the application loses most of its cached data (% kept)" "$kept" 50
 
 # With protection.
 cat >/tmp/protect.yaml <<YAML
@@ -63,6 +64,11 @@ after=$(cached)
 kept=$((after * 100 / before))
 diag "protected: apps/db keeps $((after / MIB)) of $((before / MIB)) MiB ($kept%)"
 expect_ge "with protection the application keeps at least 90% of its cached data (% kept)" "$kept" 90
+if [ "$unprotected" -lt 50 ]; then
+	expect_ge "and at least 40 points more than the kernel kept by itself in this run (% kept)" "$kept" $((unprotected + 40))
+else
+	diag "the kernel kept $unprotected% by itself this run, so this run shows no contrast"
+fi
 
 # Withdrawal, by another process: originals come from the state file.
 out=$(pwtest unprotect)
