@@ -3,7 +3,23 @@
 # Type=notify with its watchdog, jobs as transient scopes in class slices,
 # protection of a running service and its slice through unit properties that
 # survive `systemctl daemon-reload`, and the page-cache protection run.
+# Waits poll for what they wait for with limits far above an idle run's
+# time (a loaded machine, a sanitizer build); what the kernel does without
+# protection is reported, and the contrast asserted only when it showed one.
 . /lib.sh
+# wait_for SECONDS COMMAND...: until COMMAND succeeds, polled every 0.1 s for
+# at most SECONDS of guest uptime; fails if it never did.
+wait_for() {
+	_wf_end=$(($(uptime_ms) + $1 * 1000))
+	shift
+	until "$@"; do
+		[ "$(uptime_ms)" -lt "$_wf_end" ] || return 1
+		sleep 0.1
+	done
+}
+# unit_is UNIT STATE / unit_is_not UNIT STATE: systemctl is-active says STATE / something else
+unit_is() { [ "$(systemctl is-active "$1")" = "$2" ]; }
+unit_is_not() { [ "$(systemctl is-active "$1")" != "$2" ]; }
 MIB=1048576
 SLICE=/sys/fs/cgroup/pagewarden.slice/pagewarden-backup.slice
 CACHE_CG=/sys/fs/cgroup/system.slice/pw-cache.service
@@ -35,10 +51,10 @@ start_cache() {
 	systemctl stop pw-cache.service 2>/dev/null
 	echo 3 >/proc/sys/vm/drop_caches
 	systemd-run --unit=pw-cache.service -p MemoryAccounting=yes sh -c "cat $PW_DATA_MNT/cache.dat >/dev/null; exec sleep 100000" >/dev/null 2>&1
-	i=0
-	while [ $i -lt 100 ] && [ "$(($(keyed $CACHE_CG/memory.stat file 2>/dev/null || echo 0) / MIB))" -lt 195 ]; do sleep 0.2; i=$((i + 1)); done
+	wait_for 60 cache_read
 	keyed $CACHE_CG/memory.stat file
 }
+cache_read() { [ "$(($(keyed $CACHE_CG/memory.stat file 2>/dev/null || echo 0) / MIB))" -ge 195 ]; }
 pressure() { pagewardenctl run --job reader -- pwload read "$PW_DATA_MNT/big.dat" >/dev/null; }
 
 # The service.  The shipped WatchdogSec=4min would take minutes to see fed:
@@ -55,8 +71,7 @@ wd0=$(systemctl show -P WatchdogTimestampMonotonic pagewarden.service)
 t0=$(cut -d. -f1 /proc/uptime)
 check "systemctl reload answers" systemctl reload pagewarden.service
 # It answers once SIGHUP is sent; the daemon says RELOADING=1, then READY=1 when done.
-i=0
-while [ $i -lt 100 ] && [ "$(systemctl is-active pagewarden.service)" = reloading ]; do sleep 0.1; i=$((i + 1)); done
+wait_for 30 unit_is_not pagewarden.service reloading
 expect_eq "and the service is active again after it" "$(systemctl is-active pagewarden.service)" active
 
 # A job: a transient scope in the class slice, with the class limits.
@@ -66,9 +81,9 @@ expect_eq "MemoryHigh of the class slice (systemctl show)" "$(systemctl show -P 
 expect_eq "MemoryMax of the class slice" "$(systemctl show -P MemoryMax pagewarden-backup.slice)" 1073741824
 expect_eq "memory.high in the slice's cgroup" "$(cat $SLICE/memory.high)" 268435456
 expect_eq "io.max in the slice's cgroup" "$(cat $SLICE/io.max)" "$PW_DATA_MAJMIN rbps=max wbps=104857600 riops=max wiops=max"
-pagewardenctl run --job backup --name held -- sleep 30 &
+pagewardenctl run --job backup --name held -- sleep 300 &
 HELD=$!
-sleep 1
+wait_for 30 unit_is pagewarden-backup-2.scope active
 expect_eq "a running job is a scope in the class slice" "$(systemctl show -P Slice pagewarden-backup-2.scope)" pagewarden-backup.slice
 expect_eq "status shows it" "$(pagewardenctl status --json | jq -r '.jobs[0].cgroup')" /pagewarden.slice/pagewarden-backup.slice/pagewarden-backup-2.scope
 # freeze and thaw go through PID 1 (FreezeUnit): systemd knows the scope is frozen.
@@ -79,16 +94,16 @@ out=$(pagewardenctl thaw held)
 expect_eq "thaw answers once it is thawed" "$out" "job 2 (held): running"
 expect_eq "systemd says the scope runs" "$(systemctl show -P FreezerState pagewarden-backup-2.scope)" running
 kill $HELD
-sleep 1
+wait_for 30 unit_is pagewarden-backup-2.scope inactive
 expect_eq "the ended job's scope is gone" "$(systemctl is-active pagewarden-backup-2.scope)" inactive
 
-# Without protection, then with it.
+# Without protection (reported: what the kernel keeps by itself varies from
+# run to run), then with it.
 before=$(start_cache)
 pressure
 after=$(keyed $CACHE_CG/memory.stat file)
-kept=$((after * 100 / before))
-diag "unprotected: pw-cache.service keeps $((after / MIB)) of $((before / MIB)) MiB ($kept%)"
-expect_le "without protection the service loses most of its cached file (% kept)" "$kept" 50
+unprotected=$((after * 100 / before))
+diag "unprotected: pw-cache.service keeps $((after / MIB)) of $((before / MIB)) MiB ($unprotected%)"
 
 cp /etc/pagewarden/protect.yaml /etc/pagewarden/policies.d/
 before=$(start_cache)
@@ -108,6 +123,11 @@ after=$(keyed $CACHE_CG/memory.stat file)
 kept=$((after * 100 / before))
 diag "protected: pw-cache.service keeps $((after / MIB)) of $((before / MIB)) MiB ($kept%)"
 expect_ge "with protection the service keeps at least 90% of its cached file (% kept)" "$kept" 90
+if [ "$unprotected" -lt 50 ]; then
+	expect_ge "and at least 40 points more than the kernel kept by itself in this run (% kept)" "$kept" $((unprotected + 40))
+else
+	diag "the kernel kept $unprotected% by itself this run, so this run shows no contrast"
+fi
 
 # A protected unit that starts after the policy is in force is protected as
 # it starts (systemd's UnitNew and JobRemoved), not at the next reload.
@@ -123,55 +143,68 @@ late_error() { pagewardenctl status --json | jq -r '.protected[] | select(.name 
 check "status does not say ok while it does not run" test "$(late_error)" != null
 late0=$(uptime_ms)
 systemd-run --unit=pw-late.service --quiet pwload sleep 300
-i=0
-while [ $i -lt 100 ] && [ "$(systemctl show -P MemoryMin pw-late.service)" != 67108864 ]; do
-	sleep 0.05
-	i=$((i + 1))
-done
+late_protected() { [ "$(systemctl show -P MemoryMin pw-late.service)" = 67108864 ]; }
+wait_for 30 late_protected
 ms=$(($(uptime_ms) - late0))
 diag "a protected unit started later was protected $ms ms after systemd-run"
-expect_between "a protected unit started later is protected within 2 s (ms)" "$ms" 0 2000
+# As it starts, not at a reload (none comes): idle, in well under a second;
+# 10 s is a bound a correct daemon meets on any machine.
+expect_between "a protected unit started later is protected within 10 s (ms)" "$ms" 0 10000
 expect_eq "memory.min in its cgroup" "$(cat /sys/fs/cgroup/system.slice/pw-late.service/memory.min)" 67108864
 expect_eq "and status says ok" "$(late_error)" null
 systemctl stop pw-late.service
 rm /etc/pagewarden/policies.d/late.yaml
 
-# PID 1 answers late: a generator that sleeps stalls `systemctl daemon-reload`
+# PID 1 answers late: a generator that waits stalls `systemctl daemon-reload`
 # (PID 1 runs its generators and answers nobody meanwhile).  A job placed then
 # waits for its scope, but the daemon's loop does not: status (with its
-# protected unit) is answered.
-status_ms() {
-	_t=$(uptime_ms)
-	pw_answers || echo "# status failed"
-	echo $(($(uptime_ms) - _t))
-}
-idle_ms=$(status_ms)
+# protected unit) is answered.  The generator holds PID 1 until the scenario
+# lets it go (60 s at most; systemd gives a generator 90 s), so what happens
+# during the stall is seen during it, on a machine of any speed.
+t=$(uptime_ms)
+pw_answers
+idle_ms=$(($(uptime_ms) - t))
 mkdir -p /run/systemd/system-generators
-printf '#!/bin/sh\nsleep 3\n' >/run/systemd/system-generators/pw-slow
+rm -f /run/pw-slow.release /run/stall-run /run/stall-reload
+cat >/run/systemd/system-generators/pw-slow <<'SH'
+#!/bin/sh
+i=0
+while [ ! -e /run/pw-slow.release ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+SH
 chmod 0755 /run/systemd/system-generators/pw-slow
+pid1_held() { pgrep -f system-generators/pw-slow >/dev/null; }
 systemctl daemon-reload &
 stall=$!
-sleep 1
+wait_for 60 pid1_held
+check "PID 1 is held in daemon-reload by a generator" pid1_held
 run0=$(uptime_ms)
 (pagewardenctl run --job backup --name during-stall -- true; echo $? >/run/stall-run) &
 sed -i 's/min: 256M/min: 200M/' /etc/pagewarden/policies.d/protect.yaml
 (pagewardenctl reload >/dev/null; echo "$? $(($(uptime_ms) - run0)) $(systemctl show -P MemoryMin pw-cache.service)" >/run/stall-reload) &
-sleep 0.5
-stalled_ms=$(status_ms)
+t=$(uptime_ms)
+if pw_answers timeout 30 && pid1_held; then
+	ok "status is answered while PID 1 stalls (and PID 1 is still held when it answers)"
+else
+	not_ok "status is not answered while PID 1 stalls"
+fi
+stalled_ms=$(($(uptime_ms) - t))
+# Time for the run and the reload to reach the daemon (on a slow machine they
+# may not have: then the two checks below prove less, but cannot fail).
+sleep 2
+check "the run placed meanwhile waits for PID 1 (not ended while PID 1 is held)" test ! -s /run/stall-run
+check "a reload during the stall answers only once systemd has answered its writes (not while PID 1 is held)" \
+	test ! -s /run/stall-reload
+held_ms=$(($(uptime_ms) - run0))
+touch /run/pw-slow.release
 wait $stall
-i=0
-while [ $i -lt 100 ] && [ ! -s /run/stall-run ]; do sleep 0.1; i=$((i + 1)); done
+wait_for 60 test -s /run/stall-run
 run_ms=$(($(uptime_ms) - run0))
-i=0
-while [ $i -lt 100 ] && [ ! -s /run/stall-reload ]; do sleep 0.1; i=$((i + 1)); done
+wait_for 60 test -s /run/stall-reload
 reload_ms=$(cut -d' ' -f2 /run/stall-reload)
-rm /run/systemd/system-generators/pw-slow
-diag "PID 1 stalled 3 s: status took $stalled_ms ms (idle: $idle_ms ms); a run placed meanwhile took $run_ms ms, a reload $reload_ms ms"
-check "the stall was real: the run waited for PID 1 (ms)" test "$run_ms" -ge 2000
-expect_between "status is answered while PID 1 stalls (ms)" "$stalled_ms" 0 $((idle_ms + 1000))
+rm -f /run/systemd/system-generators/pw-slow /run/pw-slow.release
+diag "PID 1 held for $held_ms ms after the run: status took $stalled_ms ms (idle: $idle_ms ms); the run took $run_ms ms, the reload $reload_ms ms"
 expect_eq "and the run placed meanwhile succeeds once PID 1 answers" "$(cat /run/stall-run)" 0
 expect_eq "a reload during the stall succeeds" "$(cut -d' ' -f1 /run/stall-reload)" 0
-check "and answers only once systemd has answered its writes (ms)" test "$reload_ms" -ge 2000
 expect_eq "the reload's protection (min 256M -> 200M) is in force when it answers" \
 	"$(cut -d' ' -f3 /run/stall-reload)" 209715200
 check "as a job of its own" sh -c "journalctl -u pagewarden.service -q --no-pager | grep -q 'Job [0-9]* (during-stall) of class backup started'"
@@ -180,7 +213,7 @@ systemctl daemon-reload
 rm /etc/pagewarden/policies.d/protect.yaml
 sed -i '/^  reader:/d' /etc/pagewarden/policies.d/jobs.yaml
 check "reload without the protect entry and without class reader" pagewardenctl reload
-sleep 1
+wait_for 30 unit_is pagewarden-reader.slice inactive
 expect_eq "the slice of the class that left the policy is stopped" "$(systemctl is-active pagewarden-reader.slice)" inactive
 expect_eq "MemoryMin of the service restored" "$(systemctl show -P MemoryMin pw-cache.service)" 0
 expect_eq "MemoryLow of the service restored" "$(systemctl show -P MemoryLow pw-cache.service)" 0
@@ -201,14 +234,14 @@ printf '[Service]\nWatchdogSec=20s\nRestart=no\n' >/run/systemd/system/pagewarde
 systemctl daemon-reload
 systemctl start pagewarden.service
 wait_daemon
-pagewardenctl run --job backup -- sleep 120 &
+pagewardenctl run --job backup -- sleep 300 &
 FROZEN_JOB=$!
-sleep 1
+one_job() { [ "$(pagewardenctl status --json | jq '.jobs | length')" = 1 ]; }
+wait_for 30 one_job
 systemctl freeze pagewarden-backup.slice # as the governor does (FreezeUnit)
 expect_eq "the class slice is frozen" "$(systemctl show -P FreezerState pagewarden-backup.slice)" frozen
 systemctl kill -s KILL pagewarden.service
-i=0
-while [ $i -lt 100 ] && [ "$(systemctl is-active pagewarden.service)" != failed ]; do sleep 0.1; i=$((i + 1)); done
+wait_for 60 unit_is pagewarden.service failed
 expect_eq "kill -9: the service failed with a signal" "$(systemctl show -P Result pagewarden.service)" signal
 expect_eq "and ExecStopPost= thawed the class slice (systemd's view)" \
 	"$(systemctl show -P FreezerState pagewarden-backup.slice)" running
