@@ -6,6 +6,9 @@
 # 50 random moments while jobs start and end and the governor acts, and
 # checks what is left: no job leaked, none frozen, no duplicate job, the
 # protection as configured, no dying cgroup.
+# Times are the daemon's own where it records them (its action log); the
+# scenario's waits poll with limits far above an idle run's (a loaded
+# machine, a sanitizer build).
 . /lib.sh
 S=$CG/pagewarden.slice
 CONF=/etc/pw/pagewarden.yaml
@@ -81,31 +84,49 @@ check "the daemon runs" pw_answers
 pagewardenctl run --job bulk -- pwload churn 160 2>>/tmp/hog.err &
 HOG=$!
 
+# freeze_gap: from the daemon's action log, the milliseconds from bulk's last
+# freeze to the thaw that followed it, and that thaw's reason (freeze_max or other).
+freeze_gap() {
+	pagewardenctl status --json |
+		jq -r '.actions[] | select(.message | test("^Governor: (freeze|thaw) on class bulk ")) | "\(.time) \(.message)"' |
+		awk '$3 == "freeze" { f = $1 } $3 == "thaw" && f { ms = ($1 - f) * 1000; why = /frozen for freeze_max/ ? "freeze_max" : "other" }
+			END { printf "%d %s\n", ms, why ? why : "none" }'
+}
+
 # 1. The governor freezes bulk (pressure at the floor), and thaws it after freeze_max.
 t=$(wait_frozen 1 120)
 check "the governor freezes the class under pressure (after $t ms)" [ "$t" != timeout ]
-t=$(wait_frozen 0 10)
-diag "frozen for $t ms (freeze_max 3 s)"
-expect_between "and thaws it after freeze_max (3 s, polled every 50 ms)" "${t%timeout}" 2500 4500
+t=$(wait_frozen 0 15)
+check "and thaws it (within 15 s)" [ "$t" != timeout ]
+gap=$(freeze_gap)
+diag "frozen for $t ms as the scenario saw it; the daemon froze it for ${gap% *} ms (freeze_max 3 s, governor tick 1 s)"
+expect_eq "because it was frozen for freeze_max (the daemon's reason)" "${gap#* }" freeze_max
+# By the daemon's clock, from its freeze to its thaw: freeze_max, plus up to
+# a tick or so; 6 s (twice freeze_max) is a bound any machine meets.
+expect_between "after freeze_max: 3 s by the daemon's action log (ms)" "${gap% *}" 2900 6000
 check "the daemon logged the freeze" grep -q "freeze" $LOG
 expect_eq "status counts the freeze" \
 	"$(pagewardenctl status --json | jq '[.governor.classes[] | select(.name == "bulk") | .frozen_times >= 1] | any')" true
 
 # 2. SIGKILL while frozen: nothing thaws the class until a daemon starts again,
-# which then thaws it at once.
+# which thaws it as it starts, before it serves anything.  The application
+# is stopped meanwhile (SIGSTOP: no stall), so that no governor freezes the
+# class again and what is seen is the restarted daemon's thaw.
 t=$(wait_frozen 1 60)
 check "frozen again (after $t ms)" [ "$t" != timeout ]
+kill -STOP $APP
 kill -9 $DAEMON
 wait $DAEMON 2>/dev/null
 sleep 4 # longer than freeze_max
 expect_eq "after kill -9 the class stays frozen (no daemon to thaw it)" "$(frozen)" 1
 t0=$(uptime_ms)
 start_daemon
-t=$(wait_frozen 0 10)
-diag "restarted daemon thawed the class $t ms after its start"
-expect_le "a restarted daemon thaws it within 1 s of its start" "${t%timeout}" 1000
 wait_daemon
+thawed=$(frozen)
+diag "the restarted daemon answered $(($(uptime_ms) - t0)) ms after its start"
+expect_eq "a restarted daemon has thawed it by the time it answers" "$thawed" 0
 check "and serves status" pw_answers
+kill -CONT $APP
 
 # pagewardend --thaw, the unit's ExecStopPost=, without a daemon.
 kill -9 $DAEMON
@@ -182,8 +203,9 @@ expect_eq "the hog's job was adopted (one bulk job)" "$running" 1
 for f in $S/bulk/slot-*/cgroup.kill; do echo 1 >"$f"; done
 wait $HOG 2>/dev/null
 n=1
-for _ in $(seq 100); do
-	n=$(timeout 5 pagewardenctl status --json | jq '.jobs | length')
+t0=$(uptime_ms)
+while [ "$(uptime_ms)" -lt $((t0 + 60000)) ]; do
+	n=$(timeout 10 pagewardenctl status --json | jq '.jobs | length')
 	[ "$n" = 0 ] && break
 	[ -z "$n" ] && {
 		diag "the daemon does not answer while the jobs end"
@@ -202,33 +224,34 @@ done
 # The governor may have frozen bulk just before its job ended: a class stays
 # frozen for freeze_max (3 s) at most, job or not.
 t0=$(uptime_ms)
-for _ in $(seq 60); do
+while :; do
 	nfrozen=$(find $S -name cgroup.events -exec cat {} + | awk '$1 == "frozen" { n += $2 } END { print n + 0 }')
-	[ "$nfrozen" = 0 ] && break
+	[ "$nfrozen" = 0 ] || [ "$(uptime_ms)" -ge $((t0 + 30000)) ] && break
 	usleep 100000
 done
 diag "nothing frozen $(($(uptime_ms) - t0)) ms after the last job ended"
 expect_eq "no cgroup below the job tree is frozen (within freeze_max)" "$nfrozen" 0
 expect_eq "the protection is as configured" "$(cat $CG/apps/app/memory.min)" 33554432
 dying=x
-for _ in $(seq 100); do
+t0=$(uptime_ms)
+while :; do
 	dying=$(keyed $S/cgroup.stat nr_dying_descendants)
-	[ "$dying" = 0 ] && break
+	[ "$dying" = 0 ] || [ "$(uptime_ms)" -ge $((t0 + 30000)) ] && break
 	sleep 0.1
 done
 expect_eq "no dying cgroup is left below the job tree" "$dying" 0
 kill $DAEMON
 n=0
-while [ $n -lt 100 ] && [ -d /proc/$DAEMON ] && [ "$(awk '$1 == "State:" { print $2 }' /proc/$DAEMON/status)" != Z ]; do
+while [ $n -lt 300 ] && [ -d /proc/$DAEMON ] && [ "$(awk '$1 == "State:" { print $2 }' /proc/$DAEMON/status)" != Z ]; do
 	usleep 100000
 	n=$((n + 1))
 done
-if [ $n -ge 100 ]; then
-	not_ok "the daemon stops within 10 s of SIGTERM"
+if [ $n -ge 300 ]; then
+	not_ok "the daemon stops within 30 s of SIGTERM"
 	daemon_state
 	kill -9 $DAEMON
 else
-	ok "the daemon stops within 10 s of SIGTERM"
+	ok "the daemon stops within 30 s of SIGTERM (after $((n / 10)) s)"
 fi
 wait $DAEMON
 expect_eq "with exit status 0" "$?" 0
