@@ -4,8 +4,26 @@
 # protected application's process nor one the rules do not name; a job says
 # which rule placed it, and a restarted daemon adopts it.  Figures: how much a
 # matched writer writes before it is inside its job, and how long placement
-# takes from the exec.
+# takes from the exec.  Waits poll for what they wait for (a process's exec,
+# the daemon's log line), with limits far above an idle run's time.
 . /lib.sh
+# wait_for SECONDS COMMAND...: until COMMAND succeeds, polled every 0.1 s for
+# at most SECONDS of guest uptime; fails if it never did.
+wait_for() {
+	_wf_end=$(($(uptime_ms) + $1 * 1000))
+	shift
+	until "$@"; do
+		[ "$(uptime_ms)" -lt "$_wf_end" ] || return 1
+		sleep 0.1
+	done
+}
+# execed PID...: every PID runs pwload or the backup tool (its exec is done,
+# not the shell that starts it)
+execed() {
+	for _p; do
+		case $(readlink /proc/$_p/exe) in */pwload | */backup-tool) ;; *) return 1 ;; esac
+	done
+}
 S=$CG/pagewarden.slice
 CONF=/etc/pw/pagewarden.yaml
 TOOL=/usr/local/bin/backup-tool
@@ -33,16 +51,9 @@ start_daemon() {
 	DAEMON=$!
 	wait_daemon
 }
-# wait_placed PID: until PID is in a job (at most 5 s)
-wait_placed() {
-	i=0
-	while [ $i -lt 50 ]; do
-		case $(in_cgroup "$1") in /pagewarden.slice/*) return 0 ;; esac
-		sleep 0.1
-		i=$((i + 1))
-	done
-	return 1
-}
+# wait_placed PID: until PID is in a job (at most 30 s)
+placed() { case $(in_cgroup "$1") in /pagewarden.slice/*) return 0 ;; esac; return 1; }
+wait_placed() { wait_for 30 placed "$1"; }
 
 # Before the daemon: a matching program already running is placed at start.
 $TOOL sleep 300 &
@@ -53,7 +64,7 @@ pwload sleep 4242 &
 OUTSIDE=$!
 sh -c "echo \$\$ >$CG/app/cgroup.procs; exec $TOOL sleep 300" &
 APP=$!
-sleep 0.3
+wait_for 30 execed $EARLY $UNDER $OUTSIDE $APP
 start_daemon
 check "the daemon starts with match: rules" pw_answers
 check "a matching program that ran before the daemon is placed at start" wait_placed $EARLY
@@ -105,7 +116,7 @@ diag "exec to inside the job (us): $(sed 's/.*usec=//' /tmp/escape | sort -n | a
 # An upgrade replaces the program (written beside it, renamed over it): still held at its exec.
 cp "$(command -v pwload)" /usr/local/bin/.backup-tool.new
 mv /usr/local/bin/.backup-tool.new $TOOL
-sleep 0.3
+wait_for 30 grep -q "was installed or replaced" /tmp/daemon.log
 $TOOL escape /tmp/escape.out >/tmp/escape2
 expect_eq "after an upgrade the program is still placed before its first write" "$(sed 's/ .*//' /tmp/escape2)" escaped=0
 check "the daemon said it marked the new file" grep -q "was installed or replaced" /tmp/daemon.log
@@ -121,7 +132,7 @@ connector_drops() { awk '$2 == 11 { n += $9 } END { print n + 0 }' /proc/net/net
 kill -STOP $DAEMON
 drops0=$(connector_drops)
 : >/tmp/flood
-t_end=$(($(uptime_ms) + 60000))
+t_end=$(($(uptime_ms) + 120000))
 while [ "$(uptime_ms)" -lt $t_end ] && [ "$(connector_drops)" -le "$drops0" ]; do
 	pwload rename 100000 >>/tmp/flood 2>&1 || break
 done
@@ -130,7 +141,7 @@ diag "while the daemon was stopped: $(sed -n 's/renames=\([0-9]*\).*/\1/p' /tmp/
 expect_eq "the flood overflowed the daemon's connector socket" "$([ $drops -gt 0 ] && echo yes)" yes
 sh -c "echo \$\$ >$CG/srv/jobs/cgroup.procs; exec pwload sleep 4243" &
 LOST=$!
-sleep 0.2
+wait_for 30 execed $LOST # its exec event comes while the daemon is stopped
 kill -CONT $DAEMON
 check "a process whose exec event was lost is placed by the rescan" wait_placed $LOST
 check "and the daemon said events were lost" grep -q "exec events were lost" /tmp/daemon.log
@@ -143,7 +154,7 @@ ADOPT=$!
 wait_placed $ADOPT
 adopt_cg=$(in_cgroup $ADOPT)
 kill -9 $DAEMON
-sleep 0.3
+wait $DAEMON 2>/dev/null
 start_daemon
 json=$(pagewardenctl status --json)
 expect_eq "a rule-placed job is adopted after kill -9" "$(echo "$json" | jq -r ".jobs[] | select(.cgroup == \"$(in_cgroup $ADOPT)\") | .placed_by")" "rule exe $TOOL (10-rules.yaml:5)"
@@ -154,9 +165,10 @@ expect_eq "which one job holds" "$(echo "$json" | jq "[.jobs[] | select(.cgroup 
 sed -i '4,5d' /etc/pw/policies.d/10-rules.yaml
 pagewardenctl reload >/dev/null
 expect_eq "a reload without the exe rule succeeds" "$?" 0
-$TOOL sleep 5 &
+$TOOL sleep 300 &
 NEW=$!
-sleep 0.5
+wait_for 30 execed $NEW
+sleep 0.5 # time to place it, were it placed
 expect_eq "then a new run of the program is left alone" "$(in_cgroup $NEW)" /
 kill $NEW $EARLY $ADOPT $UNDER $APP 2>/dev/null
 
