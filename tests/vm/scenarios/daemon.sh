@@ -2,7 +2,20 @@
 # pagewardend and pagewardenctl on a real kernel: run, move --tree, status,
 # reload (a broken policy keeps the old one), kill -9 and adoption, per-user
 # authorisation, and a socket that survives garbage and stalled clients.
+# Waits poll for what they wait for, with limits far above an idle run's
+# time; latencies are reported, and bounded only grossly (a loaded machine,
+# a sanitizer build).
 . /lib.sh
+# wait_for SECONDS COMMAND...: until COMMAND succeeds, polled every 0.1 s for
+# at most SECONDS of guest uptime; fails if it never did.
+wait_for() {
+	_wf_end=$(($(uptime_ms) + $1 * 1000))
+	shift
+	until "$@"; do
+		[ "$(uptime_ms)" -lt "$_wf_end" ] || return 1
+		sleep 0.1
+	done
+}
 S=$CG/pagewarden.slice
 SOCK=/run/pagewarden/control.sock
 CONF=/etc/pw/pagewarden.yaml
@@ -30,6 +43,7 @@ start_daemon() {
 	wait_daemon
 }
 jobs_count() { pagewardenctl status --json | jq '.jobs | length'; }
+jobs_are() { [ "$(jobs_count)" = "$1" ]; }
 # Ends every process of every job of a class (busybox has no pkill here).
 kill_class() { for f in $S/$1/slot-*/cgroup.kill; do echo 1 >"$f"; done; }
 in_jobs() { cat $S/*/slot-*/cgroup.procs | wc -l; }
@@ -62,24 +76,24 @@ pagewardenctl run --job nosuch -- true 2>/tmp/err
 expect_eq "an unknown class gives 125" "$?" 125
 check "and says so" grep -q "no job class 'nosuch'" /tmp/err
 
-# The job is gone within 1 s of the command's end.
+# The job is gone once the command has ended (inotify on its cgroup.events):
+# idle in well under a second; 10 s is a bound any machine meets.
 lat=$(pagewardenctl run --verbose --job backup -- true 2>&1 | sed -n 's/.*placed in \([0-9.]*\) ms.*/\1/p')
 diag "placement latency (fork to exec in the job): $lat ms"
 pagewardenctl run --job backup --name quick -- sleep 0.2
-gone=no
-i=0
-while [ $i -lt 20 ]; do
-	if [ "$(jobs_count)" = 0 ]; then gone=yes; break; fi
-	sleep 0.05
-	i=$((i + 1))
-done
-expect_eq "the job is gone from status within 1 s of its end" "$gone" yes
+t0=$(uptime_ms)
+wait_for 30 jobs_are 0
+ms=$(($(uptime_ms) - t0))
+diag "the ended job was gone from status $ms ms after its command ended"
+check "the job is gone from status after its end" jobs_are 0
+expect_le "within 10 s (ms)" "$ms" 10000
 expect_eq "no process is left in the slot" "$(cat $S/backup/slot-*/cgroup.procs | wc -l)" 0
 
 # move --tree
 sh -c 'sleep 30 & sleep 30 & wait' &
 TREE=$!
-sleep 0.3
+tree_forked() { [ "$(cat /proc/$TREE/task/*/children | wc -w)" = 2 ]; }
+wait_for 30 tree_forked
 pagewardenctl move --job backup --name tree --tree $TREE >/tmp/out
 expect_eq "move --tree exits 0" "$?" 0
 json=$(pagewardenctl status --json)
@@ -100,20 +114,19 @@ expect_eq "a reload with a broken file exits 1" "$?" 1
 check "and prints where the error is" grep -q "20-broken.yaml:3:20: error" /tmp/err
 expect_eq "the old policy stays in force" "$(pagewardenctl status --json | jq -r '[.classes[].name] | join(",")')" "backup,shared,tight"
 rm /etc/pw/policies.d/20-broken.yaml
-pagewardenctl run --job backup --name longjob -- sleep 30 &
-sleep 0.5
+pagewardenctl run --job backup --name longjob -- sleep 300 &
 sed -i 's/high: 256M/high: 128M/' /etc/pw/policies.d/10-jobs.yaml
 pagewardenctl reload >/dev/null
 expect_eq "a good reload exits 0" "$?" 0
 expect_eq "and changes the running job's memory.high" "$(cat $S/backup/memory.high)" 134217728
 
 # kill -9 while three jobs run, restart: all adopted, none duplicated, limits intact.
-pagewardenctl run --job backup --name a2 -- sleep 30 &
-pagewardenctl run --job shared --name a3 -- sleep 30 &
-sleep 0.5
+pagewardenctl run --job backup --name a2 -- sleep 300 &
+pagewardenctl run --job shared --name a3 -- sleep 300 &
+wait_for 30 jobs_are 3
 expect_eq "three jobs run" "$(jobs_count)" 3
 kill -9 $DAEMON
-sleep 0.3
+wait $DAEMON 2>/dev/null
 start_daemon
 json=$(pagewardenctl status --json)
 expect_eq "after kill -9 and a restart the three jobs are adopted" "$(echo "$json" | jq -r '[.jobs[].name] | sort | join(",")')" "a2,a3,longjob"
@@ -123,7 +136,7 @@ pagewardenctl run --job backup -- true
 expect_eq "a fourth job works" "$?" 0
 kill_class backup
 kill_class shared
-sleep 1
+wait_for 30 jobs_are 0
 expect_eq "the adopted jobs end when their processes do" "$(jobs_count)" 0
 
 # Authorisation: uid 1000 may use 'shared' (it lists them), not 'backup', and not root's processes.
@@ -155,9 +168,9 @@ expect_eq "one below it is the job's" "$out" 104857600
 # The job verbs: freeze, thaw, kill, stop (SIGKILL 10 s after SIGTERM for what ignores it); root or the
 # job's own user only.
 job_cgroup() { pagewardenctl status --json | jq -r --arg n "$1" '.jobs[] | select(.name == $n) | .cgroup'; }
-job_gone_ms() { # job_gone_ms NAME: milliseconds until no job has that name (-1 after 20 s)
-	t0=$(uptime_ms)
-	while [ "$(uptime_ms)" -lt $((t0 + 20000)) ]; do
+job_gone_ms() { # job_gone_ms NAME [T0]: milliseconds from T0 (now) until no job has that name (-1 after 60 s)
+	t0=${2:-$(uptime_ms)}
+	while [ "$(uptime_ms)" -lt $((t0 + 60000)) ]; do
 		[ -z "$(job_cgroup "$1")" ] && { echo $(($(uptime_ms) - t0)); return; }
 		sleep 0.1
 	done
@@ -165,8 +178,10 @@ job_gone_ms() { # job_gone_ms NAME: milliseconds until no job has that name (-1 
 }
 pagewardenctl run --job backup --name stubborn -- sh -c 'trap "" TERM; exec pwload sleep 300' &
 pagewardenctl run --job backup --name plain -- pwload sleep 300 &
+PLAIN=$!
 pwload as-user 1000 pagewardenctl run --job shared --name mine -- pwload sleep 300 &
-sleep 1
+names_are() { [ "$(pagewardenctl status --json | jq -r '[.jobs[].name] | sort | join(",")')" = "$1" ]; }
+wait_for 30 names_are mine,plain,stubborn
 JC=$CG$(job_cgroup stubborn)
 out=$(pagewardenctl freeze stubborn)
 expect_eq "freeze answers with the job's state" "$(echo "$out" | sed 's/^job [0-9]* //')" "(stubborn): frozen"
@@ -181,16 +196,25 @@ expect_eq "thaw lets it go on" "$(cat $JC/cgroup.freeze)" 0
 check "a user may freeze their own job" pwload as-user 1000 pagewardenctl freeze mine
 out=$(pwload as-user 1000 pagewardenctl kill --signal KILL mine)
 expect_eq "and kill it" "$(echo "$out" | sed 's/ of job .*//')" "SIGKILL sent to 1 process"
-expect_between "a frozen job killed ends (ms)" "$(job_gone_ms mine)" 0 5000
-timeout 10 pwload as-user 1000 pagewardenctl run --job shared -- true
+ms=$(job_gone_ms mine)
+diag "the frozen job killed was gone $ms ms after the kill"
+expect_between "a frozen job killed ends (within 20 s, ms)" "$ms" 0 20000
+timeout 60 pwload as-user 1000 pagewardenctl run --job shared -- true
 expect_eq "the next job in its slot does not start frozen" "$?" 0
 pagewardenctl freeze plain >/dev/null
 pagewardenctl stop plain >/dev/null
-expect_between "stop thaws a frozen job first: it ends at its SIGTERM (ms)" "$(job_gone_ms plain)" 0 5000
+ms=$(job_gone_ms plain)
+diag "the frozen job stopped was gone $ms ms after the stop"
+check "stop of a frozen job ends it" test "$ms" -ge 0
+wait $PLAIN
+expect_eq "it thaws it first: the job ends at its SIGTERM (143), not at the SIGKILL 10 s later (137)" "$?" 143
+t0=$(uptime_ms)
 out=$(pagewardenctl stop stubborn)
 expect_eq "stop sends SIGTERM" "$(echo "$out" | sed 's/ of job .*//')" "SIGTERM sent to 1 process"
-ms=$(job_gone_ms stubborn)
-expect_between "a job that ignores SIGTERM gets SIGKILL 10 s later (ms after the stop)" "$ms" 8000 16000
+ms=$(job_gone_ms stubborn "$t0")
+# Not before the 10 s (measured from before the stop), and SIGKILL does come:
+# idle 10.5 s, and twice the delay is a bound any machine meets.
+expect_between "a job that ignores SIGTERM gets SIGKILL 10 s later (ms from the stop)" "$ms" 9000 20000
 check "and the daemon says so" grep -q "(stubborn): 1 process left 10 s after SIGTERM: SIGKILL sent" /tmp/daemon.log
 pagewardenctl kill --signal NOSUCH 1 2>/dev/null
 expect_eq "an unknown signal is a usage error" "$?" 2
@@ -229,14 +253,20 @@ check "a request over 64 KiB gets an error" sh -c "echo '$out' | jq -e '.error |
 out=$(pwload sock $SOCK '{"command":"format-disk"}
 ')
 check "an unknown command gets an error" sh -c "echo '$out' | jq -e '.error == \"unknown command\"' >/dev/null"
+# The stalled client sends nothing for 7 s; the daemon drops it after 5 s.
+# Status is answered meanwhile: before the drop, which the daemon logs.
 pwload stall $SOCK 7 >/tmp/stall &
 STALL=$!
 sleep 0.2
-t=$(date +%s)
+t=$(uptime_ms)
 check "status answers while a client stalls" pagewardenctl status
-expect_le "and at once (s)" "$(($(date +%s) - t))" 1
+diag "status answered in $(($(uptime_ms) - t)) ms beside a stalled client"
+check "and at once: before the daemon drops the stalled client" \
+	sh -c "! grep -q 'Control: client pid $STALL uid 0 stalled, dropped' /tmp/daemon.log"
 wait $STALL
 expect_eq "the stalled client was dropped" "$(cat /tmp/stall)" closed
+check "and the daemon logged the drop (so the check before it could see it)" \
+	grep -q "Control: client pid $STALL uid 0 stalled, dropped" /tmp/daemon.log
 
 # Daemon memory with 100 jobs.  Each job's pagewardenctl stays while its
 # command runs: a hundred sanitizer-built ones (tens of MB each) do not fit
@@ -258,9 +288,12 @@ expect_eq "$MANY jobs run" "$(jobs_count)" $MANY
 	diag "status: $(pagewardenctl status --json 2>&1 | head -c 300); $(ps | grep -c '[p]agewardenctl run') clients"
 diag "daemon with $MANY jobs: $(grep -E 'VmRSS|VmHWM' /proc/$DAEMON/status | tr -s ' \t' ' ' | tr '\n' ' ')"
 kill_class backup
-i=0
-while [ $i -lt 50 ] && [ "$(jobs_count)" != 0 ]; do sleep 0.2; i=$((i + 1)); done
+wait_for 120 jobs_are 0
 expect_eq "all $MANY ended and were released" "$(jobs_count)" 0
+# Slots beyond the idle pool are removed once reclaimed: a removed cgroup may
+# be dying for a moment, never for long.
+no_dying() { [ "$(keyed $S/cgroup.stat nr_dying_descendants)" = 0 ]; }
+wait_for 30 no_dying
 expect_eq "no dying memcg was left" "$(keyed $S/cgroup.stat nr_dying_descendants)" 0
 
 # A class that leaves the policy, with no job running, loses its cgroup.
@@ -268,20 +301,21 @@ check "class 'shared' has a cgroup" test -d $S/shared
 sed -i '/^  shared:/,$d' /etc/pw/policies.d/10-jobs.yaml
 pagewardenctl reload >/dev/null
 expect_eq "a reload without class 'shared' succeeds" "$?" 0
+wait_for 30 test ! -e $S/shared
 check "and its cgroup is gone" test ! -e $S/shared
 
 # Protection follows the cgroup: one that appears after the daemon started,
 # and one created again (an application restarted), are protected as soon
 # as they appear; the second one's own original comes back when the entry
 # leaves the policy, not what the first one had.
-# ms_until_min CGROUP BYTES: milliseconds until memory.min is BYTES (-1 after 5 s)
+# ms_until_min CGROUP BYTES: milliseconds until memory.min is BYTES (-1 after 30 s)
+# As they appear, not at a reload (none comes): idle within 10-60 ms; 10 s is
+# a bound any machine meets.
 ms_until_min() {
 	_t0=$(uptime_ms)
-	_i=0
-	while [ $_i -lt 500 ]; do
+	while [ "$(uptime_ms)" -lt $((_t0 + 30000)) ]; do
 		[ "$(cat $CG$1/memory.min 2>/dev/null)" = "$2" ] && { echo $(($(uptime_ms) - _t0)); return; }
 		sleep 0.01
-		_i=$((_i + 1))
 	done
 	echo -1
 }
@@ -308,12 +342,12 @@ echo +memory >$CG/later/cgroup.subtree_control
 mkdir $CG/later/app
 ms=$(ms_until_min /later/app 33554432)
 diag "a protected cgroup created after the daemon started was protected after $ms ms"
-expect_between "it is protected within 2 s (ms)" "$ms" 0 2000
+expect_between "it is protected within 10 s (ms)" "$ms" 0 10000
 expect_eq "and status says ok" "$(prot_error later)" null
 rmdir $CG/apps/late && mkdir $CG/apps/late
 ms=$(ms_until_min /apps/late 67108864)
 diag "a protected cgroup created again was protected after $ms ms"
-expect_between "a protected cgroup created again is protected within 2 s (ms)" "$ms" 0 2000
+expect_between "a protected cgroup created again is protected within 10 s (ms)" "$ms" 0 10000
 echo 0 >$CG/later/app/memory.min
 expect_eq "status does not say ok for a protection someone lowered" "$(prot_error later)" "not in force: memory.min is 0 B, want 32 MiB"
 # The watched directory itself goes and comes back, at once or after a
@@ -331,7 +365,7 @@ for pause in 0 0.3 0 0.05 0 0.1 0 0.3 0 0.05 0 0.1; do
 	[ "$ms" -gt "$worst" ] && worst=$ms
 done
 diag "a protected cgroup whose parent was removed and made again: protected after at most $worst ms (12 times)"
-expect_between "so does one whose parent was removed and made again too (ms)" "$worst" 0 2000
+expect_between "so does one whose parent was removed and made again too (ms)" "$worst" 0 10000
 [ "$worst" = -1 ] && grep -E 'Protection: |Protect later' /tmp/daemon.log | tail -12 | sed 's/^/# daemon: /'
 rm /etc/pw/policies.d/30-protect.yaml
 pagewardenctl reload >/dev/null
@@ -364,30 +398,25 @@ check "and the status table says so" sh -c "pagewardenctl status | grep -q 'io w
 expect_eq "no io limit is written meanwhile" "$(cat $S/usb/io.max)" ""
 t0=$(uptime_ms)
 mount $PW_DATA_DEV /mnt/usb
-i=0
-while [ $i -lt 100 ] && ! grep -q "^$PW_DATA_MAJMIN .*wbps=20971520" $S/usb/io.max; do
-	sleep 0.05
-	i=$((i + 1))
-done
+wait_for 30 grep -q "^$PW_DATA_MAJMIN .*wbps=20971520" $S/usb/io.max
 ms=$(($(uptime_ms) - t0))
 diag "io limit applied $ms ms after the mount"
-expect_between "once mounted, its limit is in force within 2 s (ms)" "$ms" 0 2000
+# At the mount, not at a reload: idle 260 ms (a 200 ms settle time included);
+# 10 s is a bound any machine meets.
+expect_between "once mounted, its limit is in force within 10 s (ms)" "$ms" 0 10000
 expect_eq "status now waits for the missing one only" "$(usb .io_waiting)" '["/mnt/nodisk/backup"]'
 check "the daemon logged it" grep -q "Class usb: '/mnt/usb' is on disk" /tmp/daemon.log
 umount /mnt/usb
-i=0
-while [ $i -lt 100 ] && [ "$(usb '.io_waiting | length')" != 2 ]; do
-	sleep 0.05
-	i=$((i + 1))
-done
+usb_waits_for() { [ "$(usb '.io_waiting | length')" = "$1" ]; }
+wait_for 30 usb_waits_for 2
 expect_eq "unmounted, it waits again" "$(usb .io_waiting)" '["/mnt/usb","/mnt/nodisk/backup"]'
 expect_eq "and its limit is lifted" "$(grep -c wbps=20971520 $S/usb/io.max)" 0
 rm /etc/pw/policies.d/40-usb.yaml /etc/fstab
 pagewardenctl reload >/dev/null
 
 # SIGTERM: the daemon stops cleanly and jobs keep running.
-pagewardenctl run --job backup --name survivor -- sleep 30 &
-sleep 0.5
+pagewardenctl run --job backup --name survivor -- sleep 300 &
+wait_for 30 jobs_are 1
 kill -TERM $DAEMON
 wait $DAEMON
 expect_eq "SIGTERM stops the daemon with exit 0" "$?" 0
