@@ -2,6 +2,8 @@
 # The cgroup engine on a real kernel: class limits land in the class cgroup
 # exactly, jobs run in slots below it from their first instruction, a dd with
 # O_DIRECT is held to the io limit, and a changed policy replaces the limits.
+# The disk's own speed (the same write outside any job) is reported; the
+# rate's lower bound is asserted only where the disk is faster than the limit.
 . /lib.sh
 MIB=1048576
 
@@ -44,10 +46,15 @@ expect_eq "the job's exit status comes back" "$?" 3
 out=$(pwtest run backup dd -- pwload write-direct "$PW_DATA_MNT/direct.dat" 40 2>/tmp/err)
 rate=$(kv "$out" mib_per_s)
 diag "O_DIRECT write in a job: $out (limit 10 MiB/s)"
-expect_between "O_DIRECT write rate is within 20% of the 10 MiB/s limit" "$rate" 8 12
 out=$(pwload write-direct "$PW_DATA_MNT/direct2.dat" 40)
+free=$(kv "$out" mib_per_s)
 diag "the same write outside any job: $out"
-expect_ge "outside the class the disk is faster than the limit" "$(kv "$out" mib_per_s)" 15
+expect_le "O_DIRECT write rate in a job is held to the 10 MiB/s limit (20% over at most)" "$rate" 12
+if awk -v f="$free" 'BEGIN { exit !(f >= 15) }'; then
+	expect_ge "and not held below it by more than 20%, the disk itself being faster (MiB/s)" "$rate" 8
+else
+	diag "the disk itself wrote at $free MiB/s this run, not faster than the limit: no lower bound this run"
+fi
 rm -f "$PW_DATA_MNT"/direct*.dat
 
 # Reload with changed limits: new values, and the disk no longer named loses its limit.
@@ -74,7 +81,9 @@ slot=$(kv "$out" path)
 pwtest release "$slot" >/dev/null 2>&1
 expect_eq "a slot with a running job is not released" "$?" 1
 echo done >/tmp/fifo
-sleep 0.5
+# until its job has ended (its slot is empty): at most 30 s
+i=0
+while [ $i -lt 300 ] && ! pwtest scan | grep 'name=survivor' | grep -q 'populated=0'; do sleep 0.1; i=$((i + 1)); done
 out=$(pwtest release "$slot")
 expect_eq "once its job has ended it is reclaimed and released" "$(kv "$out" r)" 0
 expect_eq "and is idle again" "$(pwtest scan | grep -c 'labelled=1')" 0
