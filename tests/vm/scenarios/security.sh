@@ -6,7 +6,20 @@
 # shadow ids or other users' jobs; a user's jobs are limited; per_job limits
 # keep one job's OOM from its neighbours; a job inotify cannot watch is still
 # tracked.
+# Waits poll for what they wait for, with limits far above an idle run's
+# time (a loaded machine, a sanitizer build); latencies are bounded grossly.
 . /lib.sh
+# wait_for SECONDS COMMAND...: until COMMAND succeeds, polled every 0.1 s for
+# at most SECONDS of guest uptime; fails if it never did.
+wait_for() {
+	_wf_end=$(($(uptime_ms) + $1 * 1000))
+	shift
+	until "$@"; do
+		[ "$(uptime_ms)" -lt "$_wf_end" ] || return 1
+		sleep 0.1
+	done
+}
+jobs_are() { [ "$(pagewardenctl status --json | jq '.jobs | length')" = "$1" ]; }
 S=$CG/pagewarden.slice
 SOCK=/run/pagewarden/control.sock
 CONF=/etc/pw/pagewarden.yaml
@@ -53,8 +66,7 @@ sh -c "echo \$\$ >$CG/cage/cgroup.procs; exec pwload as-user $ALICE:1000 sh -c '
 	pagewardenctl move --job shared \$! 2>/tmp/move.err
 	echo \$? >/tmp/move.status
 	wait'" &
-i=0
-while [ $i -lt 100 ] && [ ! -s /tmp/move.status ]; do sleep 0.1; i=$((i + 1)); done
+wait_for 60 test -s /tmp/move.status
 expect_eq "a user inside root's cage cannot run a job out of it" "$(cat /tmp/run.status)" 125
 check "and is told why" grep -q "may only place processes from its own user slice or its own jobs" /tmp/run.err
 expect_eq "nor move a caged process out" "$(cat /tmp/move.status)" 1
@@ -74,9 +86,10 @@ tid=$(ls /proc/$DAEMON/task | grep -v "^$DAEMON\$" | head -1)
 out=$(request "{\"command\":\"move\",\"class\":\"shared\",\"pids\":[$tid]}")
 check "pagewardend's worker thread is refused" sh -c "echo '$out' | jq -e '.error | test(\"is pagewardend itself\")' >/dev/null"
 expect_eq "and the daemon stayed where it was" "$(cgroup_of $DAEMON)" /
-sh -c "echo \$\$ >$CG/app/cgroup.procs; exec sleep 30" &
+sh -c "echo \$\$ >$CG/app/cgroup.procs; exec sleep 300" &
 APP=$!
-sleep 0.2
+in_app() { [ "$(cgroup_of $APP)" = /app ]; }
+wait_for 30 in_app
 pagewardenctl move --job shared $APP 2>/tmp/err
 expect_eq "a protected application's process is refused" "$?" 1
 check "and the refusal names it" grep -q "belongs to a protected application (/app)" /tmp/err
@@ -89,7 +102,9 @@ out=$(request "{\"command\":\"move\",\"class\":\"shared\",\"pids\":[${pids%,}],\
 ms=$(($(uptime_ms) - t0))
 check "a move naming kthreadd 1,024 times is refused" sh -c "echo '$out' | jq -e '.error | test(\"kernel thread\")' >/dev/null"
 diag "move of pid 2 x 1024 with --tree answered in $ms ms (before: 10.4 s)"
-expect_le "and answered within a second (ms)" "$ms" 1000
+# idle 60 ms; checked once per pid it took 10.4 s: 5 s is a bound any
+# machine meets that still tells the two apart
+expect_le "and answered within 5 s (ms)" "$ms" 5000
 
 # ---- 3. move --tree is whole -----------------------------------------------
 # A shell that goes on forking while it is moved (600 children in all, fewer than move's 1,024).
@@ -114,9 +129,10 @@ kill -CONT $FORKER 2>/dev/null
 pagewardenctl run --job shared --name 123 -- true 2>/tmp/err
 expect_eq "a job name that is a number is refused" "$?" 125
 check "and says why" grep -q "is a number" /tmp/err
-pagewardenctl run --job shared --name nightly -- sleep 30 &
-as $ALICE pagewardenctl run --job shared --name nightly -- sleep 30 &
-sleep 1
+pagewardenctl run --job shared --name nightly -- sleep 300 &
+as $ALICE pagewardenctl run --job shared --name nightly -- sleep 300 &
+nightlies() { [ "$(pagewardenctl status --json | jq '[.jobs[] | select(.name == "nightly")] | length')" = 2 ]; }
+wait_for 30 nightlies
 expect_eq "root's show nightly is root's job" "$(pagewardenctl show --json nightly | jq -r .job.uid)" 0
 expect_eq "alice's show nightly is alice's job" "$(as $ALICE pagewardenctl show --json nightly | jq -r .job.uid)" $ALICE
 as $BOB pagewardenctl show nightly 2>/tmp/err
@@ -126,7 +142,8 @@ for f in $S/shared/slot-*/cgroup.kill; do echo 1 >"$f"; done
 
 # ---- 5. a user's jobs are limited -------------------------------------------
 # One move after the other: a user may hold only 8 connections at once.
-as $ALICE sh -c 'i=0; while [ $i -lt 64 ]; do sleep 60 & pagewardenctl move --job shared $! >/dev/null || exit 1; i=$((i + 1)); done'
+# (sleep 600: the first must outlive 64 moves on a slow machine)
+as $ALICE sh -c 'i=0; while [ $i -lt 64 ]; do sleep 600 & pagewardenctl move --job shared $! >/dev/null || exit 1; i=$((i + 1)); done'
 expect_eq "alice placed 64 jobs" "$?" 0
 expect_eq "which status shows" "$(pagewardenctl status --json | jq '[.jobs[] | select(.uid == 1000)] | length')" 64
 as $ALICE pagewardenctl run --job shared -- true 2>/tmp/err
@@ -135,16 +152,16 @@ check "and says why" grep -q "has 64 jobs running" /tmp/err
 pagewardenctl run --job shared -- true
 expect_eq "root is not limited" "$?" 0
 for f in $S/shared/slot-*/cgroup.kill; do echo 1 >"$f"; done
-i=0
-while [ $i -lt 50 ] && [ "$(pagewardenctl status --json | jq '.jobs | length')" != 0 ]; do sleep 0.2; i=$((i + 1)); done
+wait_for 60 jobs_are 0
 
 # ---- 6. per_job limits -------------------------------------------------------
 echo busy >/tmp/mode
 dd if=/dev/zero of=/tmp/data bs=1M count=1 2>/dev/null
 pagewardenctl run --job limited --name hog -- pwapp 64 /tmp/data /tmp/mode >/dev/null 2>&1 &
 HOG=$!
-pagewardenctl run --job limited --name quiet -- sleep 30 &
-sleep 0.5
+pagewardenctl run --job limited --name quiet -- sleep 300 &
+quiet_runs() { [ -n "$(pagewardenctl status --json | jq -r '.jobs[] | select(.name == "quiet") | .cgroup')" ]; }
+wait_for 30 quiet_runs
 quiet=$(pagewardenctl status --json | jq -r '.jobs[] | select(.name == "quiet") | .cgroup')
 expect_eq "a job's own memory.max is the class's per_job.memory.max" "$(cat $CG$quiet/memory.max)" 33554432
 wait $HOG
@@ -158,9 +175,13 @@ echo 0 >/proc/sys/fs/inotify/max_user_watches # whatever root already watches: n
 diag "max_user_watches $(cat /proc/sys/fs/inotify/max_user_watches) (was $watches); the daemon's watches: $(cat /proc/$DAEMON/fdinfo/* 2>/dev/null | grep -c '^inotify wd')"
 pagewardenctl run --job unwatched --name unwatched -- sleep 1
 expect_eq "a job runs when inotify watches are exhausted" "$?" 0
-i=0
-while [ $i -lt 50 ] && [ "$(pagewardenctl status --json | jq '.jobs | length')" != 0 ]; do sleep 0.1; i=$((i + 1)); done
-expect_eq "and its end is noticed (within 5 s)" "$(pagewardenctl status --json | jq '.jobs | length')" 0
+t0=$(uptime_ms)
+wait_for 30 jobs_are 0
+ms=$(($(uptime_ms) - t0))
+diag "its end was noticed $ms ms after it (the daemon polls every 2 s)"
+expect_eq "and its end is noticed" "$(pagewardenctl status --json | jq '.jobs | length')" 0
+# a poll every 2 s: 10 s is a bound any machine meets
+expect_le "within 10 s (ms)" "$ms" 10000
 echo "$watches" >/proc/sys/fs/inotify/max_user_watches
 check "the daemon said it polls" grep -q "polling it every" /tmp/daemon.log
 
@@ -169,11 +190,8 @@ check "the daemon said it polls" grep -q "polling it every" /tmp/daemon.log
 # (pwload itself, not the as function: a function in the background is a root-owned subshell)
 pwload as-user $ALICE:1000 sh -c 'i=0; while [ $i -lt 999 ]; do sleep 300 & i=$((i + 1)); done; wait' &
 TREE=$!
-i=0
-while [ $i -lt 300 ] && [ "$(ls /proc/$TREE/task/*/children >/dev/null 2>&1 && cat /proc/$TREE/task/*/children | wc -w)" -lt 999 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
+tree_forked() { [ "$(ls /proc/$TREE/task/*/children >/dev/null 2>&1 && cat /proc/$TREE/task/*/children | wc -w)" -ge 999 ]; }
+wait_for 120 tree_forked
 t0=$(uptime_ms)
 as $ALICE pagewardenctl move --job shared --name big --tree $TREE >/tmp/big.out 2>&1 &
 MOVER=$!
