@@ -505,6 +505,11 @@ static void match_finish(struct pstate *st, const struct ynode *entry, struct pw
 
         if (m && !policy_class_matches(c))
                 pstate_error(st, m, "match: needs units, exe or cmdline (user and under only narrow those)");
+        /* Anyone may start a program with any arguments, so argv alone names no one's work. */
+        if (m && c->match.cmdline.n && !c->match.user.n && !c->match.under.n)
+                pstate_error(st, ymap_where(m, "cmdline", NULL),
+                             "match.cmdline needs user or under as well: any local user can give a program any "
+                             "command line");
         if (!m || total == 0)
                 return;
         for (size_t i = 0; i < p->n_classes; i++)

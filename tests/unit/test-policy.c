@@ -133,6 +133,8 @@ static const struct {
         { "jobs:\n  b:\n    match: {exe: [/a], under: [sshd]}\n", 3, 32, "needs a type suffix" },
         { "jobs:\n  b:\n    match: {exe: [/a], under: [/a/../b]}\n", 3, 32, "match.under '/a/../b'" },
         { "jobs:\n  b:\n    match: {user: [root]}\n", 3, 12, "match: needs units, exe or cmdline" },
+        { "jobs:\n  b:\n    match: {cmdline: [\"rsync --server *\"]}\n", 3, 22,
+          "match.cmdline needs user or under as well: any local user can give a program any command line" },
         { "jobs:\n  b:\n    match: {exe: [{a: b}]}\n", 3, 19, "must be a list of strings" },
         { "jobs:\n  b:\n    match: {exe: [/a]}\n  c:\n    match: {exe: [/a]}\n", 5, 19,
           "/a is matched by class 'b' already (test.yaml:3)" },
