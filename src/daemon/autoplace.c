@@ -12,11 +12,16 @@
 #include "proc.h"
 #include "rules.h"
 
+#define RATE_TEXT_(n) #n
+#define RATE_TEXT(n) RATE_TEXT_(n)
+
 /* A command line is read up to this much; a rule sees no more of it. */
 #define CMDLINE_MAX 4096
 
 void autoplace_init(struct autoplace *a) {
         a->procdir = a->procdir ?: "/proc";
+        a->tokens = AUTOPLACE_BURST;
+        a->tokens_usec = now_usec(CLOCK_MONOTONIC);
 }
 
 /* ---- facts ---- */
@@ -74,7 +79,8 @@ static void job_name(const char *exe, const char *cmdline, char *buf, size_t len
         for (char *c = buf; *c; c++)
                 if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_", *c))
                         *c = '-';
-        if (!buf[0] || policy_name_problem(buf))
+        /* Like run's names: never a number, which would read as another job's id. */
+        if (!buf[0] || policy_name_problem(buf) || buf[strspn(buf, "0123456789")] == '\0')
                 snprintf(buf, len, "rule");
 }
 
@@ -123,7 +129,22 @@ static struct rules_process candidate_process(struct autoplace *a, struct candid
                 .cgroup = c->ids.cgroup,
                 .kernel_thread = c->ids.kernel_thread,
                 .other_cgroup_ns = a->cgroup_ns && cgroup_ns_of(a->procdir, c->pid) != a->cgroup_ns,
+                .one_uid = c->ids.uid[0] == c->ids.uid[1] && c->ids.uid[1] == c->ids.uid[2] &&
+                           c->ids.uid[2] == c->ids.uid[3],
         };
+}
+
+/* What confines p between its cgroup and where a rule of c may take it from (rules_source()); NULL for
+ * nothing.  What cannot be read counts as confining: a rule must not be a way out of it. */
+static const char *confinement(struct autoplace *a, const struct rules_process *p, const struct pw_job_class *c,
+                               char *buf, size_t len) {
+        char source[PATH_MAX];
+
+        if (rules_source(p, c, source, sizeof(source)) < 0)
+                return NULL; /* no source at all: rules_excluded() says so */
+        return cgroup_confinement(a->backend->engine, p->cgroup, source, a->backend->tasks_default, buf, len) != 0
+                       ? buf
+                       : NULL;
 }
 
 /* The parent is a match of its own (a scan finds both): its job takes the child along. */
@@ -160,6 +181,8 @@ static void take_children(struct autoplace *a, const struct job *j, pid_t pid) {
 struct autoplace_placing {
         struct autoplace *a;
         pid_t pid;
+        uid_t uid;
+        const struct pw_job_class *class;
         struct execperm_hold *hold;
         char name[POLICY_NAME_MAX + 1], by[CGROUP_JOB_BY_MAX + 1];
         struct autoplace_placing *prev, *next;
@@ -186,16 +209,65 @@ static void on_placed(void *userdata, int r, struct job *j) {
         placing_free(pp); /* and the exec goes on, in its job */
 }
 
+/* Why a user's placement by rule must wait for another time, or NULL: the bounds of autoplace.h. */
+static const char *over_bounds(struct autoplace *a, const struct rules_process *p, const struct pw_job_class *c) {
+        unsigned user = 0, class = 0;
+        uint64_t now;
+
+        if (p->uid == 0)
+                return NULL;
+        for (const struct job *j = a->jobs->list; j; j = j->next) {
+                user += j->uid == p->uid;
+                class += streq(j->class, c->name) && startswith(j->by, "rule ");
+        }
+        for (const struct autoplace_placing *pp = a->placings; pp; pp = pp->next) {
+                user += pp->uid == p->uid;
+                class += pp->class == c;
+        }
+        if (user >= AUTOPLACE_MAX_JOBS_PER_USER)
+                return "its user has as many jobs as a user may have";
+        if (class >= AUTOPLACE_MAX_JOBS_PER_CLASS)
+                return "its class has as many jobs placed by rule as a class may have";
+        now = now_usec(CLOCK_MONOTONIC);
+        a->tokens += (double) (now - a->tokens_usec) * AUTOPLACE_RATE / 1e6;
+        if (a->tokens > AUTOPLACE_BURST)
+                a->tokens = AUTOPLACE_BURST;
+        a->tokens_usec = now;
+        if (a->tokens < 1)
+                return "users' processes are placed by rule at most " RATE_TEXT(AUTOPLACE_RATE) " a second";
+        a->tokens -= 1;
+        return NULL;
+}
+
+/* A refusal for a bound, logged once a minute with the number since. */
+static void refused_for_bounds(struct autoplace *a, const struct rules_process *p, const char *why) {
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+
+        a->refused++;
+        if (a->refused_logged_usec && now - a->refused_logged_usec < 60 * 1000000ULL)
+                return;
+        a->refused_logged_usec = now;
+        action_log_add(a->log, LOG_LEVEL_WARNING,
+                       "Process %d of uid %u is not placed by rule: %s (%" PRIu64 " so far; said once a minute)",
+                       (int) p->pid, (unsigned) p->uid, why, a->refused);
+}
+
 static void place(struct autoplace *a, struct candidate *c, const struct rules_process *p, const struct rules_match *m,
                   struct execperm_hold **hold) {
-        struct autoplace_placing *pp = calloc(1, sizeof(*pp));
+        struct autoplace_placing *pp;
+        const char *why = over_bounds(a, p, m->class);
         int r;
 
+        if (why) {
+                refused_for_bounds(a, p, why);
+                return;
+        }
+        pp = calloc(1, sizeof(*pp));
         if (!pp) {
                 log_warning("Cannot place process %d: out of memory", (int) c->pid);
                 return;
         }
-        *pp = (struct autoplace_placing){ .a = a, .pid = c->pid };
+        *pp = (struct autoplace_placing){ .a = a, .pid = c->pid, .uid = p->uid, .class = m->class };
         job_name(p->exe, p->cmdline, pp->name, sizeof(pp->name));
         if (rules_describe(m, pp->by, sizeof(pp->by)) < 0)
                 snprintf(pp->by, sizeof(pp->by), "rule %s (%s:%u)", m->kind, m->class->source, m->rule->line);
@@ -227,6 +299,7 @@ static void consider(struct autoplace *a, pid_t pid, const char *exe, bool scan,
         struct rules_process p;
         struct rules_match m;
         const char *why;
+        char confined[256];
         const struct rules_exclusions x = { .self = getpid(),
                                             .job_root = a->backend->root,
                                             .protected = (const char *const *) a->protected,
@@ -246,10 +319,12 @@ static void consider(struct autoplace *a, pid_t pid, const char *exe, bool scan,
         p = candidate_process(a, &c);
         if (!rules_match_process(a->policy, &p, &m))
                 goto done;
+        p.confined = confinement(a, &p, m.class, confined, sizeof(confined));
         why = rules_excluded(&x, &p, m.class);
         if (why) {
-                log_debug("Process %d (%s) matches class %s, left alone: %s", (int) pid, p.exe ?: p.cmdline,
-                          m.class->name, why);
+                log_debug("Process %d (%s, uid %u, in /%s) matches class %s, left alone: %s%s%s", (int) pid,
+                          p.exe ?: p.cmdline, (unsigned) p.uid, p.cgroup, m.class->name, why, p.confined ? ": " : "",
+                          p.confined ?: "");
                 goto done;
         }
         if (scan && parent_matches(a, p.ppid))
@@ -289,23 +364,31 @@ static void scan(struct autoplace *a) {
         closedir(d);
 }
 
-static int on_rescan(sd_event_source *s, void *userdata) {
+static int on_rescan(sd_event_source *s, uint64_t usec, void *userdata) {
         struct autoplace *a = userdata;
 
         a->rescan = sd_event_source_disable_unref(a->rescan);
+        a->rescanned_usec = now_usec(CLOCK_MONOTONIC);
         scan(a);
         return 0;
 }
 
+/*
+ * Events were lost: a scan of /proc finds what they said.  At most one
+ * every AUTOPLACE_RESCAN_USEC: any user can overflow the kernel's buffer
+ * (a loop of renames or execs), and each scan reads every process.
+ */
 static void on_lost(void *userdata) {
         struct autoplace *a = userdata;
+        uint64_t at = a->rescanned_usec ? a->rescanned_usec + AUTOPLACE_RESCAN_USEC : 0;
 
         a->lost++;
         if (a->rescan)
                 return;
         action_log_add(a->log, LOG_LEVEL_WARNING,
-                       "Proc connector: exec events were lost (the kernel's buffer overflowed): scanning /proc");
-        if (sd_event_add_defer(a->event, &a->rescan, on_rescan, a) >= 0)
+                       "Proc connector: exec events were lost (the kernel's buffer overflowed): scanning /proc%s",
+                       at > now_usec(CLOCK_MONOTONIC) ? " shortly (one scan every 5 s at most)" : "");
+        if (sd_event_add_time(a->event, &a->rescan, CLOCK_MONOTONIC, at, 0, on_rescan, a) >= 0)
                 (void) sd_event_source_set_description(a->rescan, "rules-rescan");
 }
 

@@ -26,6 +26,14 @@
  * policy gets its own values back, and so does every unit at a stop with
  * restore_on_stop.
  *
+ * Any local user can make a process match a rule, so what rules do for
+ * users other than root is bounded: at most AUTOPLACE_MAX_JOBS_PER_USER
+ * jobs of a user at once (those placed over the socket count too), at most
+ * AUTOPLACE_MAX_JOBS_PER_CLASS jobs placed by rule in a class, and at most
+ * AUTOPLACE_RATE placements a second for all of them together (a burst of
+ * AUTOPLACE_BURST); what is over is left where it runs, and said once a
+ * minute.  Root's processes are never refused for another's flood.
+ *
  * Errors are logged; placement by rule never stops the daemon.
  */
 
@@ -39,6 +47,12 @@
 #include "jobs.h"
 #include "policy.h"
 #include "procevents.h"
+
+#define AUTOPLACE_MAX_JOBS_PER_USER 64 /* as PLACE_MAX_JOBS_PER_USER over the socket */
+#define AUTOPLACE_MAX_JOBS_PER_CLASS 1024
+#define AUTOPLACE_RATE 20 /* placements a second for users other than root */
+#define AUTOPLACE_BURST 40
+#define AUTOPLACE_RESCAN_USEC (5 * 1000000ULL) /* between two scans of /proc after lost events */
 
 struct autoplace {
         /* What it works with (owned by the manager). */
@@ -57,8 +71,13 @@ struct autoplace {
         size_t n_protected;
         uint64_t cgroup_ns;      /* the daemon's cgroup namespace (inode) */
         sd_event_source *rescan; /* after lost events */
+        uint64_t rescanned_usec; /* when the last one ran (CLOCK_MONOTONIC) */
         uint64_t placed, lost;   /* for status */
-        struct autoplace_unit {  /* units given a class's limits */
+        uint64_t refused;        /* over a bound, for status and the log */
+        double tokens;           /* the users' rate: placements that may go now */
+        uint64_t tokens_usec;    /* when tokens was last filled (CLOCK_MONOTONIC) */
+        uint64_t refused_logged_usec;
+        struct autoplace_unit { /* units given a class's limits */
                 char *unit;
                 char *class;
         } * units;

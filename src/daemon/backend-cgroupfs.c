@@ -186,6 +186,7 @@ int backend_cgroupfs_new(struct cgroup_engine *engine, struct worker *worker, sd
         b->engine = engine;
         b->worker = worker;
         b->event = event;
+        b->tasks_default = UINT64_MAX;
         b->root = strdup(cgroup_engine_root(engine));
         if (!b->root) {
                 free(b);

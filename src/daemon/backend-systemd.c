@@ -1010,6 +1010,14 @@ int backend_systemd_new(struct cgroup_engine *engine, struct worker *worker, sd_
         r = sd_bus_get_property_string(d->bus, SD_DEST, SD_PATH, SD_MANAGER, "Version", &e, &version);
         if (r < 0)
                 return -ENOTCONN;
+        /* Read once: what a unit's pids.max is when nobody chose one (rules then do not count it as a limit). */
+        b->tasks_default = UINT64_MAX;
+        r = sd_bus_get_property_trivial(d->bus, SD_DEST, SD_PATH, SD_MANAGER, "DefaultTasksMax", &e, 't',
+                                        &b->tasks_default);
+        if (r < 0)
+                log_debug("systemd's DefaultTasksMax cannot be read (%s): every pids.max counts as a limit",
+                          e.message ?: strerror(-r));
+        sd_bus_error_free(&e);
         r = sd_bus_attach_event(d->bus, event, SD_EVENT_PRIORITY_NORMAL);
         if (r < 0)
                 return r;

@@ -123,6 +123,9 @@ struct backend {
         struct worker *worker;
         sd_event *event;
         char *root; /* the job tree's root (a slice for systemd) */
+        /* The pids.max every unit gets unasked (systemd's DefaultTasksMax), which confines nobody in
+         * particular; UINT64_MAX where there is none. */
+        uint64_t tasks_default;
         void *data; /* the backend's own */
 };
 

@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <libcgroup.h>
+#include <linux/bpf.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cgroup.h"
 #include "ledger.h"
@@ -168,6 +172,131 @@ int cgroup_read_file(struct cgroup_engine *e, const char *path, const char *file
         if (!p)
                 return -ENOMEM;
         return read_full_file(p, 1024 * 1024, ret, NULL);
+}
+
+/* The contents of dir's file, without the newline. */
+static int read_text_at(int dir, const char *file, char **ret) {
+        _cleanup_close_ int fd = openat(dir, file, O_RDONLY | O_CLOEXEC);
+        size_t n = 0;
+        int r;
+
+        if (fd < 0)
+                return -errno;
+        r = read_full_fd(fd, 4096, ret, &n);
+        if (r < 0)
+                return r;
+        while (n > 0 && (*ret)[n - 1] == '\n')
+                (*ret)[--n] = '\0';
+        return 0;
+}
+
+/* The BPF programs a cgroup can carry that filter what its processes do. */
+static const enum bpf_attach_type bpf_cgroup_types[] = {
+        BPF_CGROUP_INET_INGRESS,
+        BPF_CGROUP_INET_EGRESS,
+        BPF_CGROUP_INET_SOCK_CREATE,
+        BPF_CGROUP_SOCK_OPS,
+        BPF_CGROUP_DEVICE,
+        BPF_CGROUP_INET4_BIND,
+        BPF_CGROUP_INET6_BIND,
+        BPF_CGROUP_INET4_CONNECT,
+        BPF_CGROUP_INET6_CONNECT,
+        BPF_CGROUP_INET4_POST_BIND,
+        BPF_CGROUP_INET6_POST_BIND,
+        BPF_CGROUP_UDP4_SENDMSG,
+        BPF_CGROUP_UDP6_SENDMSG,
+        BPF_CGROUP_SYSCTL,
+        BPF_CGROUP_UDP4_RECVMSG,
+        BPF_CGROUP_UDP6_RECVMSG,
+        BPF_CGROUP_GETSOCKOPT,
+        BPF_CGROUP_SETSOCKOPT,
+        BPF_CGROUP_INET4_GETPEERNAME,
+        BPF_CGROUP_INET6_GETPEERNAME,
+        BPF_CGROUP_INET4_GETSOCKNAME,
+        BPF_CGROUP_INET6_GETSOCKNAME,
+        BPF_CGROUP_INET_SOCK_RELEASE,
+};
+
+/* The number of BPF programs attached to the cgroup dfd of any filtering kind, or a negative errno. */
+static int bpf_programs(int dfd) {
+        int n = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(bpf_cgroup_types); i++) {
+                union bpf_attr attr = { .query = { .target_fd = (uint32_t) dfd, .attach_type = bpf_cgroup_types[i] } };
+
+                if (syscall(__NR_bpf, BPF_PROG_QUERY, &attr, sizeof(attr)) < 0) {
+                        if (errno == EINVAL)
+                                continue; /* a kind this kernel does not have */
+                        return -errno;
+                }
+                n += (int) attr.query.prog_cnt;
+        }
+        return n;
+}
+
+/* A limit in force in file, or NULL: "max", a cpu.max of "max PERIOD", an empty io.max and a pids.max of
+ * tasks_default limit nothing. */
+static bool limit_set(const char *file, const char *value, uint64_t tasks_default) {
+        uint64_t v;
+
+        if (streq(file, "io.max"))
+                return value[0] != '\0';
+        if (streq(file, "cpu.max"))
+                return !startswith(value, "max ");
+        if (streq(value, "max"))
+                return false;
+        return !(streq(file, "pids.max") && cgv_parse_limit(value, &v) >= 0 && v == tasks_default);
+}
+
+int cgroup_confinement(struct cgroup_engine *e, const char *path, const char *top, uint64_t tasks_default, char *what,
+                       size_t len) {
+        static const char *const files[] = { "memory.max", "memory.high", "memory.swap.max",
+                                             "pids.max",   "cpu.max",     "io.max" };
+        _cleanup_free_ char *cur = strdup(path);
+
+        assert(path_under(path, top) || !top[0]);
+        if (!cur)
+                return -ENOMEM;
+        for (;;) {
+                _cleanup_free_ char *dir = abs_path(e, cur, NULL);
+                _cleanup_close_ int dfd = -1;
+                char *slash;
+                int n;
+
+                if (!dir)
+                        return -ENOMEM;
+                dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (dfd < 0) {
+                        snprintf(what, len, "cannot open /%s: %s", cur, strerror(errno));
+                        return -errno;
+                }
+                for (size_t i = 0; cur[0] && i < ELEMENTSOF(files); i++) {
+                        _cleanup_free_ char *v = NULL;
+
+                        if (read_text_at(dfd, files[i], &v) < 0)
+                                continue; /* no such controller here: nothing of it in force */
+                        if (limit_set(files[i], v, tasks_default)) {
+                                snprintf(what, len, "%s %s on /%s", files[i], v, cur);
+                                return 1;
+                        }
+                }
+                n = bpf_programs(dfd);
+                if (n < 0) {
+                        snprintf(what, len, "cannot list the BPF programs of /%s: %s", cur, strerror(-n));
+                        return n;
+                }
+                if (n > 0) {
+                        snprintf(what, len, "%d BPF program%s on /%s", n, n == 1 ? "" : "s", cur);
+                        return 1;
+                }
+                if (streq(cur, top) || !cur[0])
+                        return 0;
+                slash = strrchr(cur, '/');
+                if (slash)
+                        *slash = '\0';
+                else
+                        cur[0] = '\0';
+        }
 }
 
 int cgroup_read_u64(struct cgroup_engine *e, const char *path, const char *file, uint64_t *ret) {

@@ -207,6 +207,19 @@ size_t cgroup_protect_saved(const struct cgroup_engine *e);
  */
 int cgroup_psi_trigger(struct cgroup_engine *e, const char *path, const char *resource, const char *spec, int *ret_fd);
 
+/*
+ * What confines a process in path, from path up to top (both relative to
+ * the mount; top is path or above it): a limit (memory.max, memory.high,
+ * memory.swap.max, pids.max, cpu.max, io.max) or a BPF program attached
+ * to the cgroup (device, IP, socket and sysctl filters).  A pids.max equal
+ * to tasks_default (systemd's DefaultTasksMax, which every unit gets
+ * unasked) is not counted.  Returns 1 and a sentence in what ("pids.max 8
+ * on /cage"), 0 for nothing, or a negative errno when it cannot tell (then
+ * what says why).
+ */
+int cgroup_confinement(struct cgroup_engine *e, const char *path, const char *top, uint64_t tasks_default, char *what,
+                       size_t len);
+
 /* ---- low-level, for status and tests ---- */
 
 int cgroup_read_file(struct cgroup_engine *e, const char *path, const char *file, char **ret);

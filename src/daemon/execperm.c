@@ -19,12 +19,14 @@ struct execperm_dir {
 
 struct execperm_hold {
         struct execperm *x;
-        int fd; /* the event's */
+        int fd;                    /* the event's; -1 once answered at the deadline */
+        sd_event_source *deadline; /* EXECPERM_DEADLINE_USEC after the exec */
         struct execperm_hold *prev, *next;
 };
 
 struct execperm {
         struct execperm_hold *holds; /* taken by the caller, not answered yet */
+        uint64_t late;               /* execs answered at their deadline, before their job was there */
         sd_event *event;
         int fd;
         sd_event_source *source;
@@ -44,14 +46,31 @@ static void allow(struct execperm *x, int event_fd) {
                 log_warning_errno(errno, "fanotify: cannot answer an exec: %m");
 }
 
+/* Lets the exec go on (once). */
+static void hold_release(struct execperm_hold *h) {
+        if (h->fd < 0)
+                return;
+        allow(h->x, h->fd);
+        closep(&h->fd);
+        h->deadline = sd_event_source_disable_unref(h->deadline);
+}
+
 /* Answers (allow) and frees h. */
 void execperm_answer(struct execperm_hold *h) {
         if (!h)
                 return;
-        allow(h->x, h->fd);
-        close(h->fd);
+        hold_release(h);
         LIST_REMOVE(h->x->holds, h);
         free(h);
+}
+
+/* The job is not there yet: the exec goes on now and is placed just after (the hold stays its caller's). */
+static int on_deadline(sd_event_source *s, uint64_t usec, void *userdata) {
+        struct execperm_hold *h = userdata;
+
+        h->x->late++;
+        hold_release(h);
+        return 0;
 }
 
 /* Asks the caller about pid's exec; true if it took the hold (it answers later). */
@@ -67,6 +86,12 @@ static bool ask(struct execperm *x, int event_fd, pid_t pid, const char *exe) {
                 return false;
         }
         LIST_PREPEND(x->holds, h);
+        /* Without a timer the exec would wait for the job however long that takes: answered now instead. */
+        if (sd_event_add_time_relative(x->event, &h->deadline, CLOCK_MONOTONIC, EXECPERM_DEADLINE_USEC, 0, on_deadline,
+                                       h) < 0)
+                hold_release(h);
+        else
+                (void) sd_event_source_set_description(h->deadline, "exec-deadline");
         return true;
 }
 
@@ -209,8 +234,7 @@ struct execperm *execperm_free(struct execperm *x) {
                 struct execperm_hold *h = x->holds;
 
                 x->holds = h->next;
-                allow(x, h->fd);
-                close(h->fd);
+                hold_release(h);
                 free(h);
         }
         forget(x);

@@ -13,7 +13,9 @@
  * The price: while the daemon does not answer, execs of those programs
  * wait (the watchdog restarts a hung daemon; a dead one's marks go with it);
  * with systemd, each waits until its scope has started (the caller takes the
- * hold and answers then, up to 10 s later if PID 1 is slow).
+ * hold and answers then), but never more than EXECPERM_DEADLINE_USEC: a
+ * slow PID 1, or a flood of other users' execs, makes the exec go on
+ * outside its job, which it joins just after.
  *
  * A program replaced by an upgrade is a new file: its mark is on the old
  * one.  The directories of the marked programs are watched (inotify), and a
@@ -25,6 +27,8 @@
 #include <systemd/sd-event.h>
 
 struct execperm;
+
+#define EXECPERM_DEADLINE_USEC (500 * 1000ULL)
 
 /* An exec waiting for its answer. */
 struct execperm_hold;

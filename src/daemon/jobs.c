@@ -158,8 +158,10 @@ struct job *jobs_find(const struct jobs *js, const char *id_or_name) {
 
         errno = 0;
         id = strtoull(id_or_name, &end, 10);
+        if (!errno && *end == '\0' && end != id_or_name)
+                return jobs_find_id(js, id); /* a number is an id, never a name */
         for (struct job *j = js->list; j; j = j->next)
-                if ((!errno && *end == '\0' && j->id == id) || streq(j->name, id_or_name))
+                if (streq(j->name, id_or_name))
                         return j;
         return NULL;
 }

@@ -57,14 +57,19 @@ void procevents_dispatch(const void *buf, size_t len, procevents_exec_fn exec, v
 /* Datagrams read by one recvmmsg(2). */
 #define BATCH 64
 
-/* Reads what is queued, BATCH datagrams a system call; returns -EAGAIN once drained. */
+/* At most this many system calls of BATCH datagrams a dispatch: a flood of execs must leave the loop time
+ * for the rest (the socket, the governor); what is left is read after the batch pause. */
+#define DRAIN_ROUNDS 16
+
+/* Reads what is queued, BATCH datagrams a system call; returns -EAGAIN once drained, 0 when it stopped at
+ * DRAIN_ROUNDS with more to read. */
 static int drain(struct procevents *p) {
         static char bufs[BATCH][1024] __attribute__((aligned(NLMSG_ALIGNTO)));
         struct mmsghdr msgs[BATCH];
         struct iovec iov[BATCH];
         struct sockaddr_nl from[BATCH];
 
-        for (;;) {
+        for (int round = 0; round < DRAIN_ROUNDS; round++) {
                 int n;
 
                 for (int i = 0; i < BATCH; i++) {
@@ -89,6 +94,7 @@ static int drain(struct procevents *p) {
                         if (from[i].nl_pid == 0) /* only the kernel speaks here */
                                 procevents_dispatch(bufs[i], msgs[i].msg_len, p->exec, p->userdata);
         }
+        return 0;
 }
 
 static int on_readable(sd_event_source *s, int fd, uint32_t revents, void *userdata);
@@ -110,7 +116,7 @@ static int on_readable(sd_event_source *s, int fd, uint32_t revents, void *userd
         struct procevents *p = userdata;
         int r = drain(p);
 
-        if (r != -EAGAIN)
+        if (r < 0 && r != -EAGAIN)
                 log_warning_errno(r, "Proc connector: %m");
         (void) sd_event_source_set_enabled(p->source, SD_EVENT_OFF);
         (void) sd_event_source_set_time_relative(p->batch, PROCEVENTS_BATCH_USEC);

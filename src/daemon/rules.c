@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <assert.h>
 #include <fnmatch.h>
+#include <limits.h>
 #include <stdio.h>
 
 #include "auth.h"
@@ -31,24 +32,48 @@ static const struct pw_pattern *find_glob(const struct pw_patterns *p, const cha
         return NULL;
 }
 
-/* A unit name is a component of the cgroup path: system.slice/ssh.service/x matches ssh.service. */
-static bool path_has_component(const char *path, const char *name) {
-        size_t n = strlen(name);
+/*
+ * A unit's own cgroup on the host: a slice's from its name (a-b.slice is
+ * a.slice/a-b.slice), any other unit's in system.slice, where systemd puts
+ * system units.  Never a user's unit of that name, nor a container's.
+ */
+static int unit_cgroup(const char *unit, char *buf, size_t len) {
+        size_t n = 0;
 
-        for (const char *c = path; c && *c; c = strchr(c, '/'), c = c ? c + 1 : NULL)
-                if (strncmp(c, name, n) == 0 && (c[n] == '/' || c[n] == '\0'))
+        buf[0] = '\0';
+        if (!endswith(unit, ".slice") || streq(unit, "-.slice"))
+                return snprintf(buf, len, "system.slice/%s", unit) < (int) len ? 0 : -ENAMETOOLONG;
+        for (const char *d = strchr(unit, '-'); d; d = strchr(d + 1, '-')) {
+                int k = snprintf(buf + n, len - n, "%s%.*s.slice", n ? "/" : "", (int) (d - unit), unit);
+
+                if (k < 0 || (size_t) k >= len - n)
+                        return -ENAMETOOLONG;
+                n += (size_t) k;
+        }
+        return snprintf(buf + n, len - n, "%s%s", n ? "/" : "", unit) < (int) (len - n) ? 0 : -ENAMETOOLONG;
+}
+
+static bool under_one(const char *u, const char *cgroup) {
+        char path[PATH_MAX];
+
+        if (u[0] == '/')
+                return auth_path_under(cgroup, u + 1);
+        return unit_cgroup(u, path, sizeof(path)) >= 0 && auth_path_under(cgroup, path);
+}
+
+static bool under_matches(const struct pw_patterns *under, const char *cgroup) {
+        for (size_t i = 0; i < under->n; i++)
+                if (under_one(under->v[i].text, cgroup))
                         return true;
         return false;
 }
 
-static bool under_matches(const struct pw_patterns *under, const char *cgroup) {
-        for (size_t i = 0; i < under->n; i++) {
-                const char *u = under->v[i].text;
-
-                if (u[0] == '/' ? auth_path_under(cgroup, u + 1) : path_has_component(cgroup, u))
-                        return true;
-        }
-        return false;
+/* The absolute under: path of c that cgroup is below, or NULL: where root named the source itself. */
+static const char *under_absolute(const struct pw_job_class *c, const char *cgroup) {
+        for (size_t i = 0; c && i < c->match.under.n; i++)
+                if (c->match.under.v[i].text[0] == '/' && under_one(c->match.under.v[i].text, cgroup))
+                        return c->match.under.v[i].text + 1;
+        return NULL;
 }
 
 static bool user_matches(const struct pw_patterns *users, uid_t uid, const char *name) {
@@ -133,7 +158,7 @@ static bool has_container_scope(const char *path) {
 }
 
 static bool in_container(const struct rules_process *p) {
-        if (p->other_cgroup_ns || has_container_scope(p->cgroup))
+        if (has_container_scope(p->cgroup))
                 return true;
         for (size_t i = 0; i < ELEMENTSOF(container_roots); i++)
                 if (auth_path_under(p->cgroup, container_roots[i]))
@@ -141,8 +166,46 @@ static bool in_container(const struct rules_process *p) {
         return false;
 }
 
+/* The first n components of path, into buf; false if path has fewer. */
+static bool components(const char *path, unsigned n, char *buf, size_t len) {
+        const char *c = path;
+
+        for (unsigned i = 0; i < n; i++) {
+                if (!*c)
+                        return false;
+                c += strcspn(c, "/");
+                if (i + 1 < n && *c++ != '/')
+                        return false;
+        }
+        return snprintf(buf, len, "%.*s", (int) (c - path), path) < (int) len;
+}
+
+int rules_source(const struct rules_process *p, const struct pw_job_class *c, char *buf, size_t len) {
+        const char *named = under_absolute(c, p->cgroup);
+        char slice[64];
+        unsigned uid;
+        int n = 0;
+
+        assert(p && p->cgroup && buf && len > 0);
+        if (named)
+                return snprintf(buf, len, "%s", named) < (int) len ? 0 : -ENAMETOOLONG;
+        if (!p->cgroup[0])
+                return snprintf(buf, len, "%s", "") < (int) len ? 0 : -ENAMETOOLONG;
+        if (startswith(p->cgroup, "system.slice/"))
+                return components(p->cgroup, 2, buf, len) ? 0 : -EPERM;
+        if (sscanf(p->cgroup, "user.slice/user-%u.slice/%n", &uid, &n) == 1 && n > 0 && p->one_uid &&
+            (p->uid == 0 || p->uid == uid)) {
+                snprintf(slice, sizeof(slice), "user.slice/user-%u.slice", uid);
+                if (auth_path_under(p->cgroup, slice) && components(p->cgroup, 3, buf, len))
+                        return 0;
+        }
+        return -EPERM;
+}
+
 const char *rules_excluded(const struct rules_exclusions *x, const struct rules_process *p,
                            const struct pw_job_class *c) {
+        char source[PATH_MAX];
+
         assert(x && p && p->cgroup);
         if (p->pid == 1 || p->tgid == 1)
                 return "it is PID 1";
@@ -155,9 +218,19 @@ const char *rules_excluded(const struct rules_exclusions *x, const struct rules_
         for (size_t i = 0; i < x->n_protected; i++)
                 if (auth_path_under(p->cgroup, x->protected[i]))
                         return "it belongs to a protected application";
-        /* A container only where the rule says so by name. */
-        if (in_container(p) && !(c && c->match.under.n && under_matches(&c->match.under, p->cgroup)))
+        if (c && !auth_class_allows(c, p->uid, p->user))
+                return "its user is not in the class's users:";
+        /* Where root named the place by path, the rule may take it from there whatever confines it. */
+        if (under_absolute(c, p->cgroup))
+                return NULL;
+        if (p->other_cgroup_ns || in_container(p))
                 return "it runs in a container";
+        if (rules_source(p, c, source, sizeof(source)) < 0)
+                return "it runs in a cgroup root made: rules take processes only from the root cgroup, system "
+                       "units and their own user slice, or from below an absolute under: path";
+        if (p->confined)
+                return "something confines it where it runs (a limit or a BPF program), which the move would "
+                       "undo: name the place with an absolute under: path to allow it";
         return NULL;
 }
 

@@ -11,9 +11,16 @@
  * exe, or its command line (the arguments joined by single spaces)
  * matches one of its cmdline globs; and, where the class gives them, it
  * runs as one of user (its effective uid, by name or number) and its
- * cgroup is below one of under (a unit, found as a component of the
- * cgroup path, or a cgroup path).  Classes are tried in policy order; the
- * first that matches wins.
+ * cgroup is below one of under (a unit's own cgroup, system.slice/NAME, or
+ * a cgroup path).  Classes are tried in policy order; the first that
+ * matches wins.
+ *
+ * The daemon moves processes as root, so a rule must not be a way out of
+ * what root put a process in (a pids jail, a service's MemoryMax or BPF
+ * device and IP filters, a container): rules_excluded() takes a process
+ * only from the root cgroup, a system unit (system.slice/NAME) or its own
+ * user slice, and only where nothing between it and that unit confines it,
+ * unless an absolute under: of the class names where it runs.
  */
 
 #include <stdbool.h>
@@ -32,6 +39,10 @@ struct rules_process {
         const char *cgroup;  /* relative to the mount, "" for the root */
         bool kernel_thread;
         bool other_cgroup_ns; /* it lives in another cgroup namespace (a container) */
+        bool one_uid;         /* its real, effective, saved and file system uids are all uid */
+        /* What confines it between its cgroup and its source (rules_source()), as the daemon read it:
+         * "pids.max 8 on /cage"; NULL for nothing. */
+        const char *confined;
 };
 
 struct rules_match {
@@ -60,11 +71,25 @@ struct rules_exclusions {
 };
 
 /*
- * Why p is never placed by a rule, or NULL: pagewarden itself, PID 1,
- * kernel threads, a process already in a job, a protected application's,
- * and by default one in a container (another cgroup namespace, or below a
- * container manager's cgroups) unless the class's under: names where it
- * runs.
+ * Where p may be taken from: the unit-level cgroup it runs in, whose
+ * confinement (and that of every cgroup below it on p's path) the daemon
+ * reads for rules_process.confined.  "" for the root cgroup (nothing to
+ * read), system.slice/NAME for a system unit, user.slice/user-UID.slice/X
+ * for a session, the user manager or a unit of UID's slice, when p runs as
+ * UID (or as root) with all its uids.  -EPERM if none: a cgroup root made
+ * elsewhere.  With an absolute under: of c naming where p runs, that path
+ * is the source (root named it).
+ */
+int rules_source(const struct rules_process *p, const struct pw_job_class *c, char *buf, size_t len);
+
+/*
+ * Why p is never placed by a rule of class c, or NULL: pagewarden itself,
+ * PID 1, kernel threads, a process already in a job, a protected
+ * application's; one whose user c's users: does not list (root aside); one
+ * in a container (another cgroup namespace, or below a container manager's
+ * cgroups), from a cgroup that is not a source (rules_source()), or that
+ * something confines there (p->confined), unless an absolute under: of c
+ * names where it runs.
  */
 const char *rules_excluded(const struct rules_exclusions *x, const struct rules_process *p,
                            const struct pw_job_class *c);

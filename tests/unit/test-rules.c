@@ -17,10 +17,15 @@ static const char policy_text[] =
         "  later:\n"
         "    match:\n"
         "      cmdline: [\"*borg*\"]\n"
+        "      user: [root, \"34\"]\n"
         "  boxed:\n"
         "    match:\n"
         "      exe: [/usr/bin/tar]\n"
-        "      under: [machine.slice]\n";
+        "      under: [machine.slice, /jail]\n"
+        "  shared:\n"
+        "    users: [\"1000\"]\n"
+        "    match:\n"
+        "      exe: [/usr/bin/restic]\n";
 
 static struct rules_process process(const char *exe, const char *cmdline, const char *cgroup) {
         return (struct rules_process){ .pid = 500,
@@ -62,8 +67,17 @@ START_TEST(test_rules_processes) {
         expect_match(&res.policy, &p, "later", "cmdline", "*borg*");
         p = process("/usr/bin/rsync", "rsync --server -vlogDtpre.iLsfxC . /backup", "system.slice/ssh.service");
         expect_match(&res.policy, &p, "copy", "cmdline", "rsync --server *");
-        /* under: only below sshd, or below /srv/jobs. */
+        /* under: only below sshd's own cgroup, or below /srv/jobs: not a user's unit of that name, nor a
+         * container's. */
+        p.cgroup = "system.slice/ssh.service/x";
+        expect_match(&res.policy, &p, "copy", "cmdline", "rsync --server *");
         p.cgroup = "user.slice/user-1000.slice/session-4.scope";
+        expect_match(&res.policy, &p, "", NULL, NULL);
+        p.cgroup = "user.slice/user-1000.slice/user@1000.service/app.slice/ssh.service";
+        expect_match(&res.policy, &p, "", NULL, NULL);
+        p.cgroup = "lxc.payload.c1/system.slice/ssh.service";
+        expect_match(&res.policy, &p, "", NULL, NULL);
+        p.cgroup = "system.slice/ssh.servicex";
         expect_match(&res.policy, &p, "", NULL, NULL);
         p.cgroup = "srv/jobs/nightly";
         expect_match(&res.policy, &p, "copy", "cmdline", "rsync --server *");
@@ -129,10 +143,11 @@ START_TEST(test_rules_exclusions) {
         ck_assert_str_eq(rules_excluded(&x, &p, backup), "it is in a job already");
         p.cgroup = "system.slice/postgresql.service";
         ck_assert_str_eq(rules_excluded(&x, &p, backup), "it belongs to a protected application");
-        /* Containers: not by default; by a rule whose under: names them, yes. */
+        /* Containers: not by default; by a rule whose under: names them by path, yes: machine.slice as a
+         * unit name is system.slice/machine.slice, not the host's machine.slice. */
         p.cgroup = "machine.slice/machine-web.scope/payload";
         ck_assert_str_eq(rules_excluded(&x, &p, backup), "it runs in a container");
-        ck_assert_ptr_null(rules_excluded(&x, &p, boxed));
+        ck_assert_str_eq(rules_excluded(&x, &p, boxed), "it runs in a container");
         p.cgroup = "system.slice/docker-0123abcd.scope";
         ck_assert_str_eq(rules_excluded(&x, &p, backup), "it runs in a container");
         p.cgroup = "system.slice/docker-cleanup.service"; /* a service named docker-*, not a container */
@@ -140,6 +155,77 @@ START_TEST(test_rules_exclusions) {
         p.cgroup = "";
         p.other_cgroup_ns = true;
         ck_assert_str_eq(rules_excluded(&x, &p, backup), "it runs in a container");
+        p.cgroup = "jail/x";
+        ck_assert_ptr_null(rules_excluded(&x, &p, boxed)); /* an absolute under: names it */
+        parse_result_done(&res);
+}
+END_TEST
+
+/* Where a rule may take a process from: not out of what root put it in. */
+static const char *excluded_in(const struct rules_exclusions *x, struct rules_process *p, const struct pw_job_class *c,
+                               const char *cgroup) {
+        p->cgroup = cgroup;
+        return rules_excluded(x, p, c);
+}
+
+START_TEST(test_rules_sources) {
+        const struct rules_exclusions x = { .self = 77, .job_root = "pagewarden.slice" };
+        const char *not_source =
+                "it runs in a cgroup root made: rules take processes only from the root cgroup, "
+                "system units and their own user slice, or from below an absolute under: path";
+        struct parse_result res;
+        struct rules_process p = process("/usr/bin/borg", "borg", "");
+        const struct pw_job_class *backup, *boxed, *shared;
+        char top[256];
+
+        parse_policy(policy_text, &res);
+        ck_assert_msg(res.r == 0, "%s", res.errors);
+        backup = policy_find_class(&res.policy, "backup");
+        boxed = policy_find_class(&res.policy, "boxed");
+        shared = policy_find_class(&res.policy, "shared");
+        p.one_uid = true;
+        /* The root cgroup, a system unit, a user's own slice. */
+        ck_assert_ptr_null(excluded_in(&x, &p, backup, ""));
+        ck_assert_int_eq(rules_source(&p, backup, top, sizeof(top)), 0);
+        ck_assert_str_eq(top, "");
+        ck_assert_ptr_null(excluded_in(&x, &p, backup, "system.slice/cron.service/sub"));
+        ck_assert_int_eq(rules_source(&p, backup, top, sizeof(top)), 0);
+        ck_assert_str_eq(top, "system.slice/cron.service");
+        ck_assert_str_eq(excluded_in(&x, &p, backup, "cage"), not_source);
+        ck_assert_str_eq(excluded_in(&x, &p, backup, "system.slice"), not_source);
+        ck_assert_str_eq(excluded_in(&x, &p, backup, "init.scope"), not_source);
+        ck_assert_str_eq(excluded_in(&x, &p, backup, "other.slice/x.service"), not_source);
+        ck_assert_int_eq(rules_source(&p, backup, top, sizeof(top)), -EPERM);
+        /* Root's own process in a user's session is root's to place; a user's only from the user's slice. */
+        ck_assert_ptr_null(excluded_in(&x, &p, backup, "user.slice/user-1000.slice/session-3.scope"));
+        ck_assert_int_eq(rules_source(&p, backup, top, sizeof(top)), 0);
+        ck_assert_str_eq(top, "user.slice/user-1000.slice/session-3.scope");
+        p.uid = 1000;
+        p.user = "alice";
+        p.exe = "/usr/bin/restic";
+        ck_assert_ptr_null(excluded_in(&x, &p, shared, "user.slice/user-1000.slice/user@1000.service/app.slice/a"));
+        ck_assert_int_eq(rules_source(&p, shared, top, sizeof(top)), 0);
+        ck_assert_str_eq(top, "user.slice/user-1000.slice/user@1000.service");
+        ck_assert_str_eq(excluded_in(&x, &p, shared, "user.slice/user-1001.slice/session-9.scope"), not_source);
+        ck_assert_str_eq(excluded_in(&x, &p, shared, "user.slice/user-1000.slice"), not_source);
+        ck_assert_str_eq(excluded_in(&x, &p, shared, "user.slice/user-10000.slice/session-9.scope"), not_source);
+        /* A setuid program (its uids differ) is not the user's to be taken from the user's slice. */
+        p.one_uid = false;
+        ck_assert_str_eq(excluded_in(&x, &p, shared, "user.slice/user-1000.slice/session-3.scope"), not_source);
+        p.one_uid = true;
+        /* users: of the class applies to rules as to run and move. */
+        ck_assert_str_eq(excluded_in(&x, &p, backup, ""), "its user is not in the class's users:");
+        ck_assert_ptr_null(excluded_in(&x, &p, shared, ""));
+        /* Something confines it at its source: not placed, unless an absolute under: names the place. */
+        p.confined = "pids.max 8 on /system.slice/cron.service";
+        ck_assert_str_eq(excluded_in(&x, &p, shared, "system.slice/cron.service"),
+                         "something confines it where it runs (a limit or a BPF program), which the move would "
+                         "undo: name the place with an absolute under: path to allow it");
+        p.uid = 0;
+        p.exe = "/usr/bin/tar";
+        ck_assert_ptr_null(excluded_in(&x, &p, boxed, "jail/inner"));
+        ck_assert_int_eq(rules_source(&p, boxed, top, sizeof(top)), 0);
+        ck_assert_str_eq(top, "jail");
         parse_result_done(&res);
 }
 END_TEST
@@ -159,6 +245,7 @@ Suite *rules_suite(void) {
         tcase_add_test(tc, test_rules_processes);
         tcase_add_test(tc, test_rules_units);
         tcase_add_test(tc, test_rules_exclusions);
+        tcase_add_test(tc, test_rules_sources);
         tcase_add_test(tc, test_rules_join_cmdline);
         suite_add_tcase(s, tc);
         return s;
