@@ -202,8 +202,7 @@ _pagewardenctl() {
         local -r global="--socket $display -c --config -h --help -V --version"
         local -r global_long="--socket --json --no-pager --no-legend --full --config --help --version"
         local -r commands="run move status list top show stop kill freeze thaw metrics reload check version help"
-        local -r signals="HUP INT QUIT ILL TRAP ABRT BUS FPE KILL USR1 SEGV USR2 PIPE ALRM TERM STKFLT
-CHLD CONT STOP TSTP TTIN TTOU URG XCPU XFSZ VTALRM PROF WINCH POLL PWR SYS"
+        local -r signals="HUP INT QUIT KILL USR1 USR2 TERM CONT STOP TSTP"
         local _pwc_cmd=${words[0]} _pwc_socket='' _pwc_config=''
         local cmd='' opts='' long='' short_arg='' long_arg='' arg_of='' i w o n_operands=0
 

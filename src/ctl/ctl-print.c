@@ -938,11 +938,15 @@ int ctl_print_moved(FILE *f, json_object *resp) {
 
 int ctl_print_signalled(FILE *f, json_object *resp) {
         int64_t n = json_object_get_int64(field(resp, "signalled"));
+
+        int64_t other = json_object_get_int64(field(resp, "not_signalled"));
         char a[VALUE_MAX];
 
         fprintf(f, "%s sent to %s process%s of ", dash(str_field(resp, "signal")), fmt_int(field(resp, "signalled"), a),
                 n == 1 ? "" : "es");
         print_job_ref(f, field(resp, "job"));
+        if (other > 0)
+                fprintf(f, "; not to its %" PRId64 " process%s of other users", other, other == 1 ? "" : "es");
         fputc('\n', f);
         return 0;
 }

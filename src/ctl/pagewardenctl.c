@@ -85,8 +85,8 @@ static void help(FILE *f) {
                 "  stop JOB            Send SIGTERM to the job's processes (thawed first),\n"
                 "                      SIGKILL to those left 10 s later\n"
                 "  kill [--signal SIG] JOB\n"
-                "                      Send SIG (default SIGTERM; a name or number) to the\n"
-                "                      job's processes\n"
+                "                      Send SIG (default TERM; HUP INT QUIT KILL USR1 USR2 TERM\n"
+                "                      CONT STOP TSTP) to the job's processes\n"
                 "  freeze JOB          Freeze the job's processes; thaw JOB lets them go on\n"
                 "  metrics [-o FILE]   Print the daemon's status as metrics in Prometheus's text\n"
                 "                      format; -o, --output FILE: write them to FILE atomically\n"
@@ -621,18 +621,18 @@ static int cmd_job_verb(int argc, char *argv[]) {
                                                           : ctl_print_job_state);
 }
 
-/* TERM, SIGTERM, 15 (1 to 64); -1 if none of these. */
+/* TERM, SIGTERM, 15: one of PW_SIGNALS; -1 if none of these. */
 static int parse_signal(const char *s) {
         const char *e;
         uint64_t n;
 
         if (units_parse_uint(s, 1, 64, &n, &e) >= 0)
-                return (int) n;
+                return pw_signal_allowed((int) n) ? (int) n : -1;
         if (startswith(s, "SIG"))
                 s += 3;
         for (int sig = 1; sig < 65; sig++)
                 if (sigabbrev_np(sig) && streq(sigabbrev_np(sig), s))
-                        return sig;
+                        return pw_signal_allowed(sig) ? sig : -1;
         return -1;
 }
 
@@ -652,8 +652,8 @@ static int cmd_kill(int argc, char *argv[]) {
                 case 's':
                         req.signal = parse_signal(optarg);
                         if (req.signal < 0)
-                                return usage_error("kill: unknown signal '%s' (a name such as TERM or HUP, or 1 to 64)",
-                                                   optarg);
+                                return usage_error("kill: '%s' is not a signal kill sends (%s, by name or number)",
+                                                   optarg, PW_SIGNALS);
                         break;
                 case 'h':
                         help(stdout);

@@ -6,16 +6,18 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "jobctl.h"
 #include "proc.h"
 #include "util.h"
 
-int jobctl_signal(struct cgroup_engine *e, const char *procdir, const char *path, int sig, unsigned *ret_n) {
+/* Calls fn for each process of the cgroup path, held by a pidfd and checked to be in it still; stops at
+ * the first that returns non-zero, and returns that. */
+static int each_process(struct cgroup_engine *e, const char *procdir, const char *path,
+                        int (*fn)(void *userdata, pid_t pid, int pidfd, const struct proc_ids *ids), void *userdata) {
         _cleanup_free_ char *procs = NULL;
-        unsigned n = 0;
         int r;
 
-        *ret_n = 0;
         r = cgroup_read_file(e, path, "cgroup.procs", &procs);
         if (r < 0)
                 return r;
@@ -35,11 +37,66 @@ int jobctl_signal(struct cgroup_engine *e, const char *procdir, const char *path
                         continue;
                 if (proc_ids(procdir, (pid_t) pid, &ids) < 0 || !ids.cgroup || !streq(ids.cgroup, path))
                         continue;
-                if (syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) == 0)
-                        n++;
+                r = fn(userdata, (pid_t) pid, pidfd, &ids);
+                if (r != 0)
+                        return r;
         }
-        *ret_n = n;
         return 0;
+}
+
+struct signalling {
+        int sig;
+        uid_t uid;
+        unsigned n, foreign;
+};
+
+static int signal_one(void *userdata, pid_t pid, int pidfd, const struct proc_ids *ids) {
+        struct signalling *s = userdata;
+
+        if (!auth_owns_process(ids, s->uid))
+                s->foreign++;
+        else if (syscall(SYS_pidfd_send_signal, pidfd, s->sig, NULL, 0) == 0)
+                s->n++;
+        return 0;
+}
+
+int jobctl_signal(struct cgroup_engine *e, const char *procdir, const char *path, int sig, uid_t uid, unsigned *ret_n,
+                  unsigned *ret_foreign) {
+        struct signalling s = { .sig = sig, .uid = uid };
+        int r = each_process(e, procdir, path, signal_one, &s);
+
+        *ret_n = s.n;
+        if (ret_foreign)
+                *ret_foreign = s.foreign;
+        return r;
+}
+
+struct foreign {
+        uid_t uid, found;
+};
+
+static int find_foreign(void *userdata, pid_t pid, int pidfd, const struct proc_ids *ids) {
+        struct foreign *f = userdata;
+
+        if (auth_owns_process(ids, f->uid))
+                return 0;
+        f->found = ids->uid[0] != f->uid   ? ids->uid[0]
+                   : ids->uid[1] != f->uid ? ids->uid[1]
+                   : ids->uid[2] != f->uid ? ids->uid[2]
+                                           : ids->uid[3];
+        return (int) pid;
+}
+
+pid_t jobctl_foreign(struct cgroup_engine *e, const char *procdir, const char *path, uid_t uid, uid_t *ret_uid) {
+        struct foreign f = { .uid = uid };
+        int r;
+
+        if (uid == 0)
+                return 0;
+        r = each_process(e, procdir, path, find_foreign, &f);
+        if (r > 0 && ret_uid)
+                *ret_uid = f.found;
+        return r;
 }
 
 bool jobctl_frozen(struct cgroup_engine *e, const char *path) {

@@ -23,9 +23,11 @@ static json_object *find_job(struct manager *m, const struct ucred *peer, const 
         struct job *own = NULL, *any = NULL;
         unsigned n_own = 0, n_any = 0;
 
-        *ret = jobs_find(&m->jobs, id_or_name);
-        if (*ret && !streq((*ret)->name, id_or_name))
-                return NULL; /* by id */
+        /* A number is an id, never a name: no job's name can shadow another's id. */
+        if (id_or_name[0] && id_or_name[strspn(id_or_name, "0123456789")] == '\0') {
+                *ret = jobs_find(&m->jobs, id_or_name);
+                return *ret ? NULL : control_error("no job %s", id_or_name);
+        }
         for (struct job *j = m->jobs.list; j; j = j->next)
                 if (streq(j->name, id_or_name)) {
                         if (j->uid == peer->uid && n_own++ == 0)
@@ -132,6 +134,7 @@ static json_object *find_own_job(struct manager *m, const struct ucred *peer, co
 struct stop_timer {
         struct manager *m;
         uint64_t id;
+        uid_t uid; /* who stopped it: only its processes get the SIGKILL */
 };
 
 static int on_stop_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -139,20 +142,21 @@ static int on_stop_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
         struct job *j = jobs_find_id(&t->m->jobs, t->id);
         unsigned n = 0;
 
-        if (j && !j->releasing && jobctl_signal(t->m->backend->engine, PROCDIR, j->path, SIGKILL, &n) >= 0 && n > 0)
+        if (j && !j->releasing &&
+            jobctl_signal(t->m->backend->engine, PROCDIR, j->path, SIGKILL, t->uid, &n, NULL) >= 0 && n > 0)
                 action_log_add(&t->m->log, LOG_LEVEL_NOTICE,
                                "Job %" PRIu64 " (%s): %u process%s left %u s after SIGTERM: SIGKILL sent", j->id,
                                j->name, n, n == 1 ? "" : "es", (unsigned) (JOBCTL_STOP_KILL_USEC / 1000000));
         return 0;
 }
 
-static void stop_timer_arm(struct manager *m, uint64_t id) {
+static void stop_timer_arm(struct manager *m, uint64_t id, uid_t uid) {
         _cleanup_(sd_event_source_unrefp) sd_event_source *s = NULL;
         struct stop_timer *t = malloc(sizeof(*t));
 
         if (!t)
                 return;
-        *t = (struct stop_timer){ .m = m, .id = id };
+        *t = (struct stop_timer){ .m = m, .id = id, .uid = uid };
         if (sd_event_add_time_relative(m->event, &s, CLOCK_MONOTONIC, JOBCTL_STOP_KILL_USEC, 0, on_stop_timeout, t) <
                     0 ||
             sd_event_source_set_destroy_callback(s, free) < 0) {
@@ -167,7 +171,7 @@ static json_object *handle_signal(struct manager *m, const struct ucred *peer, c
         int sig = req->command == PW_CMD_STOP ? SIGTERM : req->signal;
         json_object *o;
         struct job *j;
-        unsigned n = 0;
+        unsigned n = 0, foreign = 0;
         char name[32];
         int r;
 
@@ -177,20 +181,24 @@ static json_object *handle_signal(struct manager *m, const struct ucred *peer, c
         /* A frozen process takes its SIGTERM only once thawed: stop thaws the job first. */
         if (req->command == PW_CMD_STOP && jobctl_frozen(m->backend->engine, j->path) && m->backend->ops->job_freeze)
                 (void) m->backend->ops->job_freeze(m->backend, j->path, j->unit, false);
-        r = jobctl_signal(m->backend->engine, PROCDIR, j->path, sig, &n);
+        /* A user's signals reach only the processes the user could signal as well: not root's helper in
+         * the job, nor a setuid program's. */
+        r = jobctl_signal(m->backend->engine, PROCDIR, j->path, sig, peer->uid, &n, &foreign);
         if (r < 0)
                 return control_error("cannot signal the processes of job %" PRIu64 ": %s", j->id, strerror(-r));
         if (req->command == PW_CMD_STOP) {
-                (void) jobctl_signal(m->backend->engine, PROCDIR, j->path, SIGCONT,
-                                     &(unsigned){ 0 }); /* stopped ones too */
-                stop_timer_arm(m, j->id);
+                (void) jobctl_signal(m->backend->engine, PROCDIR, j->path, SIGCONT, peer->uid, &(unsigned){ 0 },
+                                     NULL); /* stopped ones too */
+                stop_timer_arm(m, j->id, peer->uid);
         }
-        action_log_add(&m->log, LOG_LEVEL_INFO, "Job %" PRIu64 " (%s): %s sent to %u process%s by uid %u%s", j->id,
+        action_log_add(&m->log, LOG_LEVEL_INFO, "Job %" PRIu64 " (%s): %s sent to %u process%s by uid %u%s%s", j->id,
                        j->name, jobctl_signal_name(sig, name, sizeof(name)), n, n == 1 ? "" : "es",
-                       (unsigned) peer->uid, req->command == PW_CMD_STOP ? " (stop)" : "");
+                       (unsigned) peer->uid, req->command == PW_CMD_STOP ? " (stop)" : "",
+                       foreign ? " (not to processes of other users)" : "");
         o = job_answer(m, j);
         json_object_object_add(o, "signal", json_object_new_string(name));
         json_object_object_add(o, "signalled", json_object_new_int64(n));
+        json_object_object_add(o, "not_signalled", json_object_new_int64(foreign));
         return o;
 }
 
@@ -220,6 +228,17 @@ static json_object *handle_freeze(struct manager *m, uint64_t client, const stru
         o = find_own_job(m, peer, req, &j);
         if (o)
                 return o;
+        /* Freezing holds every process of the job, which a user may not do to another's. */
+        if (frozen) {
+                uid_t other = 0;
+                pid_t p = jobctl_foreign(m->backend->engine, PROCDIR, j->path, peer->uid, &other);
+
+                if (p < 0)
+                        return control_error("cannot read the processes of job %" PRIu64 ": %s", j->id, strerror(-p));
+                if (p > 0)
+                        return control_error("job %" PRIu64 " holds process %d of uid %u: only root may freeze it",
+                                             j->id, (int) p, (unsigned) other);
+        }
         r = m->backend->ops->job_freeze ? m->backend->ops->job_freeze(m->backend, j->path, j->unit, frozen)
                                         : -EOPNOTSUPP;
         if (r == -EOPNOTSUPP)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <json-c/json.h>
 #include <limits.h>
+#include <signal.h>
 
 #include "protocol.h"
 #include "util.h"
@@ -10,6 +11,16 @@ static const char *const command_names[_PW_CMD_MAX] = {
         [PW_CMD_RELOAD] = "reload",   [PW_CMD_RUN] = "run",       [PW_CMD_MOVE] = "move", [PW_CMD_STOP] = "stop",
         [PW_CMD_KILL] = "kill",       [PW_CMD_FREEZE] = "freeze", [PW_CMD_THAW] = "thaw",
 };
+
+bool pw_signal_allowed(int sig) {
+        static const int allowed[] = { SIGHUP,  SIGINT,  SIGQUIT, SIGKILL, SIGUSR1,
+                                       SIGUSR2, SIGTERM, SIGCONT, SIGSTOP, SIGTSTP };
+
+        for (size_t i = 0; i < ELEMENTSOF(allowed); i++)
+                if (allowed[i] == sig)
+                        return true;
+        return false;
+}
 
 const char *pw_command_to_string(enum pw_command c) {
         return (size_t) c < _PW_CMD_MAX ? command_names[c] : "?";
@@ -153,8 +164,8 @@ static int parse_fields(json_object *obj, struct pw_request *req, const char **r
                 }
                 case F_SIGNAL:
                         if (!json_object_is_type(val, json_type_int) || json_object_get_int64(val) < 1 ||
-                            json_object_get_int64(val) > 64) {
-                                *ret_error = "\"signal\" is not a signal number (1 to 64)";
+                            json_object_get_int64(val) > 64 || !pw_signal_allowed((int) json_object_get_int64(val))) {
+                                *ret_error = "\"signal\" is not the number of " PW_SIGNALS;
                                 return -EINVAL;
                         }
                         req->signal = (int) json_object_get_int64(val);

@@ -59,7 +59,7 @@ struct pw_request {
         char class[POLICY_NAME_MAX + 1];
         char name[POLICY_NAME_MAX + 1]; /* run, move: optional job name */
         char job[POLICY_NAME_MAX + 1];  /* show, stop, kill, freeze, thaw: id or name */
-        int signal;                     /* kill: 1 to 64 */
+        int signal;                     /* kill: one of PW_SIGNALS */
         /* run --property: this job's own limits, tighter than the class gives each job (0: not given) */
         uint64_t memory_high, memory_max, memory_swap_max;
         pid_t pid;                     /* run */
@@ -68,6 +68,11 @@ struct pw_request {
         bool tree; /* move: descendants too */
         bool all;  /* list: ended jobs too */
 };
+
+/* The signals kill sends: those an operator means for a job's processes.  Not the C library's own (32,
+ * 33), faults (SEGV, BUS...) or real-time signals, whose meaning is the program's business. */
+#define PW_SIGNALS "HUP, INT, QUIT, KILL, USR1, USR2, TERM, CONT, STOP or TSTP"
+bool pw_signal_allowed(int sig);
 
 const char *pw_command_to_string(enum pw_command c);
 int pw_command_from_string(const char *s);

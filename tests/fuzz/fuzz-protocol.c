@@ -56,7 +56,7 @@ static bool request_valid(const struct pw_request *r) {
                 return false;
         switch (r->command) {
         case PW_CMD_KILL:
-                return r->signal >= 1 && r->signal <= 64;
+                return pw_signal_allowed(r->signal);
         case PW_CMD_RUN:
                 return r->class[0] && r->pid > 1;
         case PW_CMD_MOVE:

@@ -25,6 +25,10 @@ SOCK=/run/pagewarden/control.sock
 CONF=/etc/pw/pagewarden.yaml
 ALICE=1000
 BOB=1001
+# Users outside the socket group: only rules act for them.
+CAROL=1002
+DAVE=1003
+AGENT=/usr/local/bin/backup-agent
 
 mkdir -p /etc/pw/policies.d
 printf 'log_level: debug\nsocket_group: "1000"\n' >$CONF
@@ -36,11 +40,21 @@ jobs:
     users: ["$ALICE", "$BOB"]
     per_job: {memory: {max: 32M, swap_max: 0}}
   unwatched: {}
+  agent:
+    users: ["$CAROL"]
+    match:
+      exe: [$AGENT]
+  boxed:
+    users: ["$CAROL"]
+    match:
+      cmdline: ["pwload sleep 4242*"]
+      under: [ssh.service, /boxes]
 protect:
   app:
     cgroup: /app
 YAML
-mkdir -p $CG/app
+mkdir -p $CG/app /usr/local/bin
+cp "$(command -v pwload)" $AGENT
 echo +pids >$CG/cgroup.subtree_control
 
 pagewardend --config $CONF 2>>/tmp/daemon.log &
@@ -219,6 +233,126 @@ expect_ge "status was answered during the move" "$n" 2
 # ASan scales both).
 expect_le "no status waited half as long as the move (ms)" "$worst" $((took / 2))
 echo 1 >$CG$job/cgroup.kill
+
+# ---- 9. placement by rule is no way out of root's limits --------------------
+# Carol and Dave cannot use the socket; every local user can run the
+# program an exe: rule names, and give any program a cmdline: rule's
+# arguments.  Each case waits for the daemon's own word on the process
+# (placed, or "left alone: why"), so no sleep decides it.
+# placed PID: it is in a job of the rules' classes (within 10 s)
+placed() {
+	i=0
+	while [ $i -lt 100 ]; do
+		case $(cgroup_of "$1") in /pagewarden.slice/*) return 0 ;; esac
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+# refused PID REASON: the daemon logged that it left PID alone for REASON (within 10 s)
+refused() {
+	i=0
+	while [ $i -lt 100 ]; do
+		grep -q "Process $1 (.*left alone: $2" /tmp/daemon.log && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+# running PID TEXT: until PID's command line is TEXT (at most 10 s): it has executed it
+running() {
+	i=0
+	while [ $i -lt 100 ] && [ "$(tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null)" != "$2 " ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+# A user's program, started in a cgroup: the process is the program itself (exec), in CGROUP.
+start_in() { # start_in CGROUP UID CMD...: prints the pid
+	_cg=$1 _u=$2
+	shift 2
+	mkdir -p "$CG/$_cg"
+	sh -c "echo \$\$ >$CG/$_cg/cgroup.procs; exec pwload as-user $_u:$_u $*" >/dev/null 2>&1 &
+	echo $!
+}
+pid=$(start_in "" $CAROL $AGENT sleep 60)
+check "carol's agent from the root cgroup is placed by the exe: rule" placed $pid
+expect_eq "in a job of class agent" "$(cgroup_of $pid | cut -d/ -f3)" agent
+kill $pid
+mkdir -p $CG/jail2
+echo 8 >$CG/jail2/pids.max
+pid=$(start_in jail2 $CAROL $AGENT sleep 60)
+check "carol's agent from root's pids jail is left alone" refused $pid "it runs in a cgroup root made"
+expect_eq "and stays in the jail" "$(cgroup_of $pid)" /jail2
+kill $pid
+pid=$(start_in "" $DAVE $AGENT sleep 60)
+check "dave's agent is left alone: the class's users: does not list him" refused $pid "its user is not in the class's users:"
+expect_eq "and stays where he started it" "$(cgroup_of $pid)" /
+kill $pid
+# A system unit's cgroup is a source unless something confines it there.
+mkdir -p $CG/system.slice/free.service $CG/system.slice/tight.service
+echo +pids >$CG/system.slice/cgroup.subtree_control
+echo 8 >$CG/system.slice/tight.service/pids.max
+pid=$(start_in system.slice/free.service 0 $AGENT sleep 60)
+check "an agent of an unconfined system unit is placed" placed $pid
+kill $pid
+pid=$(start_in system.slice/tight.service 0 $AGENT sleep 60)
+check "an agent of a unit with pids.max 8 is left alone" refused $pid "something confines it where it runs"
+check "and the log says what confines it" grep -q "pids.max 8 on /system.slice/tight.service" /tmp/daemon.log
+expect_eq "it stays in its unit" "$(cgroup_of $pid)" /system.slice/tight.service
+kill $pid
+# under: ssh.service is the host's sshd, not a user's unit of that name, nor a container's.
+pid=$(start_in system.slice/ssh.service $CAROL pwload sleep 42421)
+check "an rsync-like cmdline below the host's ssh.service is placed" placed $pid
+kill $pid
+# Those do not match at all, so the daemon says nothing of them: a matching
+# process executed after each has been placed, so it has been seen.
+pid=$(start_in user.slice/user-$CAROL.slice/user@$CAROL.service/app.slice/ssh.service $CAROL pwload sleep 42422)
+running $pid "pwload sleep 42422"
+mkdir -p $CG/lxc.payload.c1/system.slice/ssh.service
+sh -c "echo \$\$ >$CG/lxc.payload.c1/system.slice/ssh.service/cgroup.procs; exec /usr/local/bin/unshare -C pwload as-user $CAROL:$CAROL pwload sleep 42423" >/dev/null 2>&1 &
+boxed=$!
+running $boxed "pwload sleep 42423"
+after=$(start_in system.slice/ssh.service $CAROL pwload sleep 42429)
+check "(a matching process executed after them is placed)" placed $after
+expect_eq "the cmdline in carol's own user unit ssh.service is not placed" "$(cgroup_of $pid)" \
+	/user.slice/user-$CAROL.slice/user@$CAROL.service/app.slice/ssh.service
+expect_eq "nor the one in a container's own ssh.service (its own cgroup namespace)" "$(cgroup_of $boxed)" \
+	/lxc.payload.c1/system.slice/ssh.service
+kill $pid $boxed $after
+# An absolute under: path is root's word: the rule takes processes from there, limits and all.
+mkdir -p $CG/boxes/b1
+echo 50 >$CG/boxes/pids.max
+pid=$(start_in boxes/b1 $CAROL pwload sleep 42424)
+check "a cmdline process below an absolute under: path is placed, pids.max there or not" placed $pid
+kill $pid
+
+# ---- 10. a user's job verbs reach only the user's own processes ------------
+# A root process inside alice's job (as a setuid helper would be, or root's
+# child taken along): alice's own kill -STOP gets EPERM, and the daemon
+# must not do for her what the kernel would not.
+as $ALICE pagewardenctl run --job shared --name mine -- sleep 300 &
+i=0
+while [ $i -lt 100 ] && ! pagewardenctl show mine >/dev/null 2>&1; do sleep 0.1; i=$((i + 1)); done
+job=$(pagewardenctl show --json mine | jq -r .job.cgroup)
+sleep 300 &
+ROOTS=$!
+echo $ROOTS >$CG$job/cgroup.procs
+as $ALICE pagewardenctl freeze mine 2>/tmp/err
+expect_eq "alice cannot freeze her job while it holds root's process" "$?" 1
+check "and is told whose process it is" grep -q "holds process $ROOTS of uid 0: only root may freeze it" /tmp/err
+expect_eq "the job is not frozen" "$(cat $CG$job/cgroup.freeze)" 0
+out=$(as $ALICE pagewardenctl kill --signal KILL mine)
+expect_eq "alice's kill of her job exits 0" "$?" 0
+diag "$out"
+check "and says what it left alone" sh -c "echo '$out' | grep -q 'not to its 1 process of other users'"
+check "root's process in her job lives on" kill -0 $ROOTS
+pagewardenctl kill --signal 32 mine 2>/tmp/err
+expect_eq "a glibc-internal signal (32) is refused, to root as well" "$?" 2
+check "with the signals kill sends" grep -q "HUP, INT, QUIT, KILL, USR1, USR2, TERM, CONT, STOP or TSTP" /tmp/err
+out=$(request "{\"command\":\"kill\",\"job\":\"mine\",\"signal\":33}")
+check "and by the daemon, to a raw request" sh -c "echo '$out' | jq -e '.ok == false' >/dev/null"
+kill $ROOTS
 
 kill -TERM $DAEMON
 wait $DAEMON
