@@ -132,6 +132,14 @@ int log_fields_va(int level, int error, const struct log_fields *fields, const c
                 snprintf(buf, sizeof(buf), "(cannot format the message of %s)", fmt);
         va_end(aq);
 
+        {
+                char *escaped = log_escape(msg);
+
+                if (escaped) {
+                        free(big);
+                        msg = big = escaped;
+                }
+        }
         if (target == TARGET_PLAIN)
                 write_plain(level, msg);
         else if (target == TARGET_PREFIXED || !write_journal(level, msg, fields))
@@ -158,6 +166,35 @@ int log_internal(int level, int error, const char *fmt, ...) {
         r = log_fields_va(level, error, NULL, fmt, ap);
         va_end(ap);
         return r;
+}
+
+static bool is_control(char c) {
+        return (unsigned char) c < 0x20 || c == 0x7f;
+}
+
+char *log_escape(char *msg) {
+        size_t n = 0, len = 0;
+        char *e, *o;
+
+        for (const char *c = msg; *c; c++, len++)
+                n += is_control(*c);
+        if (n == 0)
+                return NULL;
+        e = malloc(len + 3 * n + 1);
+        if (!e) {
+                for (char *c = msg; *c; c++)
+                        if (is_control(*c))
+                                *c = '?';
+                return NULL;
+        }
+        o = e;
+        for (const char *c = msg; *c; c++)
+                if (is_control(*c))
+                        o += sprintf(o, "\\x%02x", (unsigned char) *c);
+                else
+                        *o++ = *c;
+        *o = '\0';
+        return e;
 }
 
 void log_diags(int level, const struct diag_list *diags) {

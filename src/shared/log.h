@@ -45,6 +45,10 @@ int log_fields_va(int level, int error, const struct log_fields *fields, const c
 struct diag_list;
 /* Logs diagnostics (errors and warnings of configuration files), a line each, at level. */
 void log_diags(int level, const struct diag_list *diags);
+/* msg with each control character (a newline of a command line, an escape sequence) written as \xNN, so
+ * that what others choose (argv, names) cannot forge log lines or colours; NULL if msg has none (or
+ * without memory: then every control character of msg is made '?' in place). */
+char *log_escape(char *msg);
 
 #define log_debug(...) log_internal(LOG_LEVEL_DEBUG, 0, __VA_ARGS__)
 #define log_info(...) log_internal(LOG_LEVEL_INFO, 0, __VA_ARGS__)

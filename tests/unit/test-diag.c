@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "common.h"
 #include "fail-alloc.h"
+#include "log.h"
 
 START_TEST(test_diag_caret_utf8) {
         struct source src = { .path = (char *) "f.yaml", .text = (char *) "a: 1\nname: \xc3\xa9t\xc3\xa9 x\n" };
@@ -228,6 +229,36 @@ START_TEST(test_diag_enomem) {
 }
 END_TEST
 
+/* A command line's newline or escape sequence cannot forge a log line: it is written as \xNN. */
+START_TEST(test_log_escape) {
+        char plain[] = "Process 42 (rsync --server .) matches";
+        char forged[] = "backup-agent\n2026-12-03T00:00:00 error: forged\x1b[31m\x7f";
+        char *e;
+
+        ck_assert_ptr_null(log_escape(plain));
+        e = log_escape(forged);
+        ck_assert_ptr_nonnull(e);
+        ck_assert_str_eq(e, "backup-agent\\x0a2026-12-03T00:00:00 error: forged\\x1b[31m\\x7f");
+        free(e);
+}
+END_TEST
+
+static int escape_forged(void *userdata) {
+        char forged[] = "a\nb\tc";
+        char *e = log_escape(forged);
+
+        (void) userdata;
+        if (!e) /* no memory: made harmless in place */
+                return streq(forged, "a?b?c") ? -ENOMEM : -EBADMSG;
+        free(e);
+        return 0;
+}
+
+START_TEST(test_log_escape_enomem) {
+        ck_assert_uint_ge(fail_alloc_each(escape_forged, NULL, 0), 1);
+}
+END_TEST
+
 Suite *diag_suite(void) {
         Suite *s = suite_create("diag");
         TCase *tc = tcase_create("format");
@@ -241,6 +272,8 @@ Suite *diag_suite(void) {
         tcase_add_test(tc, test_diag_print_buffered);
         tcase_add_test(tc, test_diag_many_errors_one_line);
         tcase_add_test(tc, test_diag_enomem);
+        tcase_add_test(tc, test_log_escape);
+        tcase_add_test(tc, test_log_escape_enomem);
         suite_add_tcase(s, tc);
         return s;
 }
