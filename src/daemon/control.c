@@ -483,6 +483,36 @@ static int listen_on(const char *path, const char *group, int *ret_fd) {
         return 0;
 }
 
+/* The socket systemd made (pagewarden.socket) gets socket_group as well, where the setting names one: the
+ * unit's own SocketGroup= would otherwise be the only way, and a setting without effect misleads. */
+static int activated_set_group(int fd, const char *group) {
+        struct sockaddr_un sa = {};
+        socklen_t len = sizeof(sa);
+        _cleanup_close_ int dir_fd = -1;
+        const char *name = NULL;
+        gid_t gid;
+        int r;
+
+        if (!group)
+                return 0;
+        r = resolve_group(group, &gid);
+        if (r < 0)
+                return r;
+        if (getsockname(fd, (struct sockaddr *) &sa, &len) < 0)
+                return log_error_errno(errno, "Control: cannot read the address of the socket systemd passed: %m");
+        if (len <= offsetof(struct sockaddr_un, sun_path) || sa.sun_path[0] != '/')
+                return log_error_errno(EINVAL,
+                                       "Control: the socket systemd passed has no path: socket_group '%s' "
+                                       "cannot be given to it",
+                                       group);
+        r = open_socket_dir(sa.sun_path, &dir_fd, &name);
+        if (r >= 0)
+                r = control_socket_set_access(dir_fd, name, gid);
+        if (r < 0)
+                return log_error_errno(r, "Control: cannot give %s to socket_group '%s': %m", sa.sun_path, group);
+        return 0;
+}
+
 int control_new(sd_event *event, const char *path, const char *group, control_handler handler, void *userdata,
                 struct control **ret) {
         _cleanup_(control_freep) struct control *c = calloc(1, sizeof(*c));
@@ -509,6 +539,9 @@ int control_new(sd_event *event, const char *path, const char *group, control_ha
                 c->activated = true;
                 if (fcntl(c->fd, F_SETFL, O_NONBLOCK) < 0 || fcntl(c->fd, F_SETFD, FD_CLOEXEC) < 0)
                         return -errno;
+                r = activated_set_group(c->fd, group);
+                if (r < 0)
+                        return r;
                 log_info("Control: using the socket passed by systemd");
         } else {
                 r = listen_on(path, group, &c->fd);
