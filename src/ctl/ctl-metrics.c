@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <fcntl.h>
 #include <inttypes.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 
 #include "ctl-json.h"
@@ -466,21 +467,62 @@ int ctl_metrics_print(FILE *f, json_object *resp) {
 
 /* ---- the file node_exporter reads ---- */
 
-int ctl_metrics_write_file(const char *path, const char *text) {
-        _cleanup_free_ char *tmp = NULL;
+/* The directory path, every component opened without following a symbolic link: the textfile directory's
+ * parent may belong to node_exporter's account, which must not send root's write elsewhere.  -ELOOP for a
+ * link. */
+static int open_dir_nofollow(const char *path) {
+        _cleanup_free_ char *copy = strdup(path);
         _cleanup_close_ int fd = -1;
+        char *save = NULL;
+
+        if (!copy)
+                return -ENOMEM;
+        fd = open(path[0] == '/' ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+                int next = openat(fd, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+                if (next < 0)
+                        return errno == ENOTDIR ? -ELOOP : -errno; /* O_NOFOLLOW on a link to a directory */
+                close(fd);
+                fd = next;
+        }
+        return TAKE_FD(fd);
+}
+
+int ctl_metrics_write_file(const char *path, const char *text) {
+        _cleanup_free_ char *dir = strdup(path), *tmp = NULL;
+        _cleanup_close_ int dfd = -1, fd = -1;
+        const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
         size_t len = strlen(text);
         int r = 0;
 
-        /* PATH.XXXXXX: the textfile collector reads *.prom only, never a file being written. */
-        if (asprintf(&tmp, "%s.XXXXXX", path) < 0) {
-                tmp = NULL; /* undefined after a failure */
+        if (!dir)
                 return -ENOMEM;
+        if (!name[0])
+                return -EISDIR;
+        dir[name - path] = '\0';
+        dfd = open_dir_nofollow(dir[0] ? dir : ".");
+        if (dfd < 0)
+                return dfd;
+        /* NAME.XXXXXX beside it: the textfile collector reads *.prom only, never a file being written. */
+        for (unsigned tries = 0; fd < 0 && tries < 100; tries++) {
+                uint32_t rnd = tries;
+
+                (void) getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK);
+                free(tmp);
+                if (asprintf(&tmp, "%s.%06x", name, (unsigned) (rnd & 0xffffff)) < 0) {
+                        tmp = NULL; /* undefined after a failure */
+                        return -ENOMEM;
+                }
+                fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+                if (fd < 0 && errno != EEXIST)
+                        return -errno;
         }
-        fd = mkostemp(tmp, O_CLOEXEC);
         if (fd < 0)
-                return -errno;
-        /* mkostemp() makes it 0600: node_exporter runs as another user. */
+                return -EEXIST;
+        /* Made 0600 under any umask first: node_exporter runs as another user. */
         if (fchmod(fd, 0644) < 0)
                 r = -errno;
         for (size_t off = 0; r == 0 && off < len;) {
@@ -494,9 +536,10 @@ int ctl_metrics_write_file(const char *path, const char *text) {
         /* No fsync: readers need only the rename's atomicity, and the file is made again every 15 s. */
         if (close(TAKE_FD(fd)) < 0 && r == 0)
                 r = -errno;
-        if (r == 0 && rename(tmp, path) < 0)
+        /* A link named like the file is replaced, never followed. */
+        if (r == 0 && renameat(dfd, tmp, dfd, name) < 0)
                 r = -errno;
         if (r < 0)
-                (void) unlink(tmp);
+                (void) unlinkat(dfd, tmp, 0);
         return r;
 }

@@ -20,6 +20,8 @@ int ctl_metrics_print(FILE *f, json_object *resp);
 /*
  * Replaces path with text so that a reader sees the old file or the new one,
  * whole: written to a temporary file beside it (whose name does not end in
- * .prom), made mode 0644 whatever the umask, renamed over path.
+ * .prom), made mode 0644 whatever the umask, renamed over path.  No
+ * symbolic link is followed on the way (-ELOOP): the directory's parent may
+ * belong to another account (node_exporter's, on Debian).
  */
 int ctl_metrics_write_file(const char *path, const char *text);

@@ -877,6 +877,34 @@ START_TEST(test_metrics_write_file) {
         /* A directory that is not there: an error, nothing made. */
         ck_assert_int_ge(asprintf(&missing, "%s/none/pagewarden.prom", dir), 0);
         ck_assert_int_eq(ctl_metrics_write_file(missing, "x\n"), -ENOENT);
+        /* A directory on the way replaced by a link (by the account that owns its parent): refused, and
+         * nothing is written where the link leads. */
+        {
+                _cleanup_free_ char *real = NULL, *link = NULL, *via = NULL, *there = NULL;
+
+                ck_assert_int_ge(asprintf(&real, "%s/elsewhere", dir), 0);
+                ck_assert_int_ge(asprintf(&link, "%s/textfile", dir), 0);
+                ck_assert_int_ge(asprintf(&via, "%s/textfile/pagewarden.prom", dir), 0);
+                ck_assert_int_ge(asprintf(&there, "%s/elsewhere/pagewarden.prom", dir), 0);
+                ck_assert_int_eq(mkdir(real, 0755), 0);
+                ck_assert_int_eq(symlink(real, link), 0);
+                ck_assert_int_eq(ctl_metrics_write_file(via, "x\n"), -ELOOP);
+                ck_assert_int_eq(access(there, F_OK), -1);
+                ck_assert_int_eq(unlink(link), 0);
+                ck_assert_int_eq(rmdir(real), 0);
+        }
+        /* A link named like the file is replaced, not written through. */
+        {
+                _cleanup_free_ char *target = NULL, *t = NULL;
+
+                ck_assert_int_ge(asprintf(&target, "%s/target", dir), 0);
+                ck_assert_int_eq(unlink(path), 0);
+                ck_assert_int_eq(symlink(target, path), 0);
+                ck_assert_int_eq(ctl_metrics_write_file(path, "third\n"), 0);
+                ck_assert_int_eq(access(target, F_OK), -1);
+                t = file_text(path);
+                ck_assert_str_eq(t, "third\n");
+        }
         umask(old_umask);
         tmpdir_cleanup(dir);
 }
