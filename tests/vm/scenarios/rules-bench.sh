@@ -17,9 +17,11 @@ jobs:
     match:
       exe: [$TOOL, /usr/bin/borg, /usr/bin/restic, /usr/bin/pg_dump]
       cmdline: ["rsync --server *", "pg_dumpall *"]
+      user: [root]
   copy:
     match:
       cmdline: ["pwload escape *"]
+      user: [root]
 YAML
 pagewardend --config $CONF 2>>/tmp/daemon.log &
 DAEMON=$!
