@@ -534,6 +534,17 @@ static void protected_find(struct autoplace *a) {
         }
 }
 
+void autoplace_protected_moved(void *userdata) {
+        struct autoplace *a = userdata;
+
+        /* Kept while no rule names a process: found again when one does. */
+        if (!a->need_exe && !a->need_cmdline)
+                return;
+        protected_find(a);
+        log_debug("Rules: %zu protected application%s found again, whose processes rules leave alone", a->n_protected,
+                  a->n_protected == 1 ? "" : "s");
+}
+
 /* Exec permission events for the exe: rules' programs, where fanotify may be used. */
 static void perm_update(struct autoplace *a) {
         unsigned marked = 0;

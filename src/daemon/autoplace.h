@@ -89,6 +89,8 @@ struct autoplace {
 void autoplace_init(struct autoplace *a);
 /* After start and each reload: follow the policy's rules, and scan /proc once. */
 void autoplace_update(struct autoplace *a);
+/* A protected application's cgroup or unit came or went: where rules must not take processes from. */
+void autoplace_protected_moved(void *userdata);
 /* The daemon stops: units get their own values back if restore is set. */
 void autoplace_stop(struct autoplace *a, bool restore);
 void autoplace_done(struct autoplace *a);

@@ -423,6 +423,10 @@ static void wire(struct manager *m) {
                 .log = &m->log,
         };
         autoplace_init(&m->autoplace);
+        /* A protected unit that did not run at the last reload (the usual order at boot) starts: rules must
+         * leave its processes alone from then on. */
+        m->protect.moved = autoplace_protected_moved;
+        m->protect.moved_userdata = &m->autoplace;
 }
 
 int manager_new(const char *config_path, bool config_optional, const struct policy_context *ctx,

@@ -173,6 +173,8 @@ static int on_again(sd_event_source *s, void *userdata) {
 
         if (p->policy)
                 (void) protect_apply(p, p->policy);
+        if (p->moved)
+                p->moved(p->moved_userdata);
         return 0;
 }
 

@@ -61,6 +61,10 @@ struct protect {
         char **waiting_units;
         size_t n_waiting_units, allocated_waiting_units;
         bool watching_units;
+        /* Called after protection was applied again because a protected cgroup or unit came or went: where
+         * the protected applications run may have changed (rules must not take their processes). */
+        void (*moved)(void *userdata);
+        void *moved_userdata;
 };
 
 void protect_init(struct protect *p, sd_event *event, struct backend *backend, struct action_log *log);

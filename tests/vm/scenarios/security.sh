@@ -52,6 +52,8 @@ jobs:
 protect:
   app:
     cgroup: /app
+  late:
+    cgroup: /system.slice/late.service
 YAML
 mkdir -p $CG/app /usr/local/bin
 cp "$(command -v pwload)" $AGENT
@@ -300,6 +302,18 @@ pid=$(start_in system.slice/tight.service 0 $AGENT sleep 60)
 check "an agent of a unit with pids.max 8 is left alone" refused $pid "something confines it where it runs"
 check "and the log says what confines it" grep -q "pids.max 8 on /system.slice/tight.service" /tmp/daemon.log
 expect_eq "it stays in its unit" "$(cgroup_of $pid)" /system.slice/tight.service
+kill $pid
+# A protected application that starts after the rules were loaded (the
+# usual order at boot) is left alone from then on.
+n=$(grep -c "protected applications found again" /tmp/daemon.log)
+mkdir -p $CG/system.slice/late.service
+i=0
+while [ $i -lt 100 ] && [ "$(grep -c "protected applications found again" /tmp/daemon.log)" -le "$n" ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+pid=$(start_in system.slice/late.service 0 $AGENT sleep 60)
+check "an agent in a protected application that appeared later is left alone" refused $pid "it belongs to a protected application"
 kill $pid
 # under: ssh.service is the host's sshd, not a user's unit of that name, nor a container's.
 pid=$(start_in system.slice/ssh.service $CAROL pwload sleep 42421)
