@@ -1,11 +1,14 @@
 #!/bin/sh
 # Placement by rule, figures (make bench): how soon a matched program is in
-# its job after its exec, how much it writes before, and what following every
-# exec of the machine costs the daemon.
+# its job after its exec, how much it writes before, what following every
+# exec of the machine costs the daemon, and what a local user's flood of
+# matching execs and renames does to root's placements and to status.
 . /lib.sh
 CONF=/etc/pw/pagewarden.yaml
 TOOL=/usr/local/bin/backup-tool
 N=${PW_EXECS:-200}
+CAROL=1002
+FLOOD_SECONDS=${PW_FLOOD_SECONDS:-20}
 RATE=${PW_EXEC_RATE:-1000}
 SECONDS_=${PW_EXEC_SECONDS:-30}
 mkdir -p /etc/pw/policies.d /usr/local/bin
@@ -22,6 +25,11 @@ jobs:
     match:
       cmdline: ["pwload escape *"]
       user: [root]
+  userjobs:
+    users: ["$CAROL"]
+    match:
+      cmdline: ["pwload sleep 5*"]
+      user: ["$CAROL"]
 YAML
 pagewardend --config $CONF 2>>/tmp/daemon.log &
 DAEMON=$!
@@ -45,6 +53,63 @@ matched() { # matched WHAT PROGRAM
 }
 matched "exe: rule" $TOOL
 matched "cmdline: rule" pwload
+
+# 2. A local user's flood (no socket: rules only): 6 loops of execs a
+# cmdline: rule of the user's class matches, and 2 loops of renames that
+# overflow the proc connector.  Root's exe: placements and status, idle and
+# during the flood; the user's jobs at most; the rescans of /proc.
+status_ms() { # status_ms N: the median time of N status requests
+	i=0
+	while [ $i -lt "$1" ]; do
+		a=$(uptime_ms)
+		pagewardenctl status >/dev/null 2>&1
+		echo $(($(uptime_ms) - a))
+		i=$((i + 1))
+	done | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] + 0 }'
+}
+root_placements() { # root_placements N: from start to in its job (us), N of root's exe: program
+	: >/tmp/escape
+	i=0
+	while [ $i -lt "$1" ]; do
+		$TOOL escape /tmp/escape.out >>/tmp/escape
+		i=$((i + 1))
+	done
+	sed -n 's/.*usec=\([0-9]*\).*/\1/p' /tmp/escape | stats
+}
+idle_status=$(status_ms 20)
+idle_root=$(root_placements 20)
+diag "idle: status median $idle_status ms; root's exe: placement $idle_root"
+rescans0=$(grep -c 'exec events were lost' /tmp/daemon.log)
+: >/tmp/flood.stop
+i=0
+while [ $i -lt 6 ]; do
+	pwload as-user $CAROL:$CAROL sh -c 'while [ -e /tmp/flood.stop ]; do pwload sleep 5 & sleep 0.02; done; wait' &
+	i=$((i + 1))
+done
+pwload as-user $CAROL:$CAROL pwload rename 100000000 >/dev/null &
+R1=$!
+pwload as-user $CAROL:$CAROL pwload rename 100000000 >/dev/null &
+R2=$!
+sleep 2
+most=0
+t_end=$(($(uptime_ms) + FLOOD_SECONDS * 1000))
+while [ "$(uptime_ms)" -lt $t_end ]; do
+	n=$(pagewardenctl status --json 2>/dev/null | jq "[.jobs[] | select(.uid == $CAROL)] | length")
+	[ "${n:-0}" -gt $most ] && most=$n
+	sleep 1
+done
+flood_status=$(status_ms 20)
+flood_root=$(root_placements 20)
+rm -f /tmp/flood.stop
+kill $R1 $R2 2>/dev/null
+wait $R1 $R2 2>/dev/null
+rescans=$(($(grep -c 'exec events were lost' /tmp/daemon.log) - rescans0))
+diag "flood: status median $flood_status ms; root's exe: placement $flood_root"
+diag "flood: the user's jobs at most $most; rescans of /proc in ${FLOOD_SECONDS} s: $rescans"
+diag "daemon: $(grep -c 'is not placed by rule' /tmp/daemon.log) refusals logged (once a minute)"
+expect_le "the flooding user never held more than 64 jobs" "$most" 64
+expect_le "at most one rescan of /proc every 5 s" "$rescans" $((FLOOD_SECONDS / 5 + 2))
+sleep 6 # the user's sleeps end
 
 # 2. What following the execs costs: RATE non-matching execs a second, with
 # cmdline: rules (the proc connector is read) and with exe: rules alone
