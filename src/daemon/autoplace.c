@@ -254,15 +254,9 @@ static void refused_for_bounds(struct autoplace *a, const struct rules_process *
 
 static void place(struct autoplace *a, struct candidate *c, const struct rules_process *p, const struct rules_match *m,
                   struct execperm_hold **hold) {
-        struct autoplace_placing *pp;
-        const char *why = over_bounds(a, p, m->class);
+        struct autoplace_placing *pp = calloc(1, sizeof(*pp));
         int r;
 
-        if (why) {
-                refused_for_bounds(a, p, why);
-                return;
-        }
-        pp = calloc(1, sizeof(*pp));
         if (!pp) {
                 log_warning("Cannot place process %d: out of memory", (int) c->pid);
                 return;
@@ -319,16 +313,28 @@ static void consider(struct autoplace *a, pid_t pid, const char *exe, bool scan,
         p = candidate_process(a, &c);
         if (!rules_match_process(a->policy, &p, &m))
                 goto done;
-        p.confined = confinement(a, &p, m.class, confined, sizeof(confined));
+        /* The cheap refusals first, then the bounds, and only then what confines it (cgroupfs reads and BPF
+         * queries): a user's flood must cost the daemon little. */
         why = rules_excluded(&x, &p, m.class);
+        if (!why && scan && parent_matches(a, p.ppid))
+                goto done;
+        if (!why) {
+                const char *over = over_bounds(a, &p, m.class);
+
+                if (over) {
+                        refused_for_bounds(a, &p, over);
+                        goto done;
+                }
+                p.confined = confinement(a, &p, m.class, confined, sizeof(confined));
+                if (p.confined)
+                        why = rules_excluded(&x, &p, m.class);
+        }
         if (why) {
                 log_debug("Process %d (%s, uid %u, in /%s) matches class %s, left alone: %s%s%s", (int) pid,
                           p.exe ?: p.cmdline, (unsigned) p.uid, p.cgroup, m.class->name, why, p.confined ? ": " : "",
                           p.confined ?: "");
                 goto done;
         }
-        if (scan && parent_matches(a, p.ppid))
-                goto done;
         place(a, &c, &p, &m, hold);
 done:
         proc_ids_done(&c.ids);
@@ -344,16 +350,28 @@ static void on_exec_held(void *userdata, pid_t pid, const char *exe, struct exec
         consider(userdata, pid, exe, false, hold);
 }
 
-static void scan(struct autoplace *a) {
-        DIR *d = opendir(a->procdir);
-        struct dirent *de;
+/*
+ * A scan of /proc, SCAN_STEP entries a turn of the loop: on a machine with
+ * thousands of processes (or a user's flood of them), status and the rest
+ * go on meanwhile.  A scan asked for while one runs starts again.
+ */
+#define SCAN_STEP 128
 
-        if (!d) {
-                log_warning_errno(errno, "Cannot scan %s for processes the rules name: %m", a->procdir);
-                return;
-        }
+static void on_lost(void *userdata);
+
+static void scan_stop(struct autoplace *a) {
+        a->scan_source = sd_event_source_disable_unref(a->scan_source);
+        if (a->scan_dir)
+                closedir(a->scan_dir);
+        a->scan_dir = NULL;
+}
+
+static int on_scan_step(sd_event_source *s, void *userdata) {
+        struct autoplace *a = userdata;
+        struct dirent *de = NULL;
+
         a->scanning = true;
-        while ((de = readdir(d))) {
+        for (unsigned n = 0; n < SCAN_STEP && (de = readdir(a->scan_dir)); n++) {
                 char *end;
                 long pid = strtol(de->d_name, &end, 10);
 
@@ -361,28 +379,55 @@ static void scan(struct autoplace *a) {
                         consider(a, (pid_t) pid, NULL, true, NULL);
         }
         a->scanning = false;
-        closedir(d);
+        if (!de) {
+                scan_stop(a);
+                a->rescanned_usec = now_usec(CLOCK_MONOTONIC);
+                if (a->lost_while_scanning) {
+                        a->lost_while_scanning = false;
+                        on_lost(a);
+                }
+        }
+        return 0;
+}
+
+static void scan(struct autoplace *a) {
+        scan_stop(a);
+        a->scan_dir = opendir(a->procdir);
+        if (!a->scan_dir) {
+                log_warning_errno(errno, "Cannot scan %s for processes the rules name: %m", a->procdir);
+                return;
+        }
+        if (sd_event_add_defer(a->event, &a->scan_source, on_scan_step, a) < 0) {
+                scan_stop(a);
+                return;
+        }
+        (void) sd_event_source_set_description(a->scan_source, "rules-scan");
+        (void) sd_event_source_set_enabled(a->scan_source, SD_EVENT_ON); /* each turn until done */
 }
 
 static int on_rescan(sd_event_source *s, uint64_t usec, void *userdata) {
         struct autoplace *a = userdata;
 
         a->rescan = sd_event_source_disable_unref(a->rescan);
-        a->rescanned_usec = now_usec(CLOCK_MONOTONIC);
         scan(a);
         return 0;
 }
 
 /*
  * Events were lost: a scan of /proc finds what they said.  At most one
- * every AUTOPLACE_RESCAN_USEC: any user can overflow the kernel's buffer
- * (a loop of renames or execs), and each scan reads every process.
+ * every AUTOPLACE_RESCAN_USEC after the last one ended: any user can
+ * overflow the kernel's buffer (a loop of renames or execs), and each scan
+ * reads every process.
  */
 static void on_lost(void *userdata) {
         struct autoplace *a = userdata;
         uint64_t at = a->rescanned_usec ? a->rescanned_usec + AUTOPLACE_RESCAN_USEC : 0;
 
         a->lost++;
+        if (a->scan_dir) {
+                a->lost_while_scanning = true; /* what started behind the scan's position: another scan after it */
+                return;
+        }
         if (a->rescan)
                 return;
         action_log_add(a->log, LOG_LEVEL_WARNING,
@@ -634,5 +679,6 @@ void autoplace_done(struct autoplace *a) {
         placings_drop(a);
         a->perm = execperm_free(a->perm);
         a->rescan = sd_event_source_disable_unref(a->rescan);
+        scan_stop(a);
         protected_done(a);
 }

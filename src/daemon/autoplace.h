@@ -37,6 +37,7 @@
  * Errors are logged; placement by rule never stops the daemon.
  */
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <systemd/sd-event.h>
@@ -71,6 +72,9 @@ struct autoplace {
         size_t n_protected;
         uint64_t cgroup_ns;      /* the daemon's cgroup namespace (inode) */
         sd_event_source *rescan; /* after lost events */
+        DIR *scan_dir;           /* a scan of /proc under way, a step a turn of the loop */
+        bool lost_while_scanning;
+        sd_event_source *scan_source;
         uint64_t rescanned_usec; /* when the last one ran (CLOCK_MONOTONIC) */
         uint64_t placed, lost;   /* for status */
         uint64_t refused;        /* over a bound, for status and the log */
