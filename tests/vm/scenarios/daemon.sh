@@ -6,16 +6,6 @@
 # time; latencies are reported, and bounded only grossly (a loaded machine,
 # a sanitizer build).
 . /lib.sh
-# wait_for SECONDS COMMAND...: until COMMAND succeeds, polled every 0.1 s for
-# at most SECONDS of guest uptime; fails if it never did.
-wait_for() {
-	_wf_end=$(($(uptime_ms) + $1 * 1000))
-	shift
-	until "$@"; do
-		[ "$(uptime_ms)" -lt "$_wf_end" ] || return 1
-		sleep 0.1
-	done
-}
 S=$CG/pagewarden.slice
 SOCK=/run/pagewarden/control.sock
 CONF=/etc/pw/pagewarden.yaml

@@ -16,16 +16,6 @@
 # and the contrast asserted only when this run's kernel lost pages by itself
 # (how much it loses varies from run to run).
 . /lib.sh
-# wait_for SECONDS COMMAND...: until COMMAND succeeds, polled every 0.1 s for
-# at most SECONDS of guest uptime; fails if it never did.
-wait_for() {
-	_wf_end=$(($(uptime_ms) + $1 * 1000))
-	shift
-	until "$@"; do
-		[ "$(uptime_ms)" -lt "$_wf_end" ] || return 1
-		sleep 0.1
-	done
-}
 SYSTEMD=
 [ -d /run/systemd/system ] && SYSTEMD=yes # as sd_booted(3) tells
 MIB=1048576

@@ -65,3 +65,17 @@ wait_daemon() {
 }
 # uptime_ms: the guest's uptime in milliseconds (10 ms resolution)
 uptime_ms() { awk '{ printf "%d", $1 * 1000 }' /proc/uptime; }
+# wait_for SECONDS COMMAND...: until COMMAND succeeds, polled every 0.1 s for
+# at most SECONDS of guest uptime; fails if it never did.
+wait_for() {
+	_wf_end=$(($(uptime_ms) + $1 * 1000))
+	shift
+	until "$@"; do
+		[ "$(uptime_ms)" -lt "$_wf_end" ] || return 1
+		sleep 0.1
+	done
+}
+# unit_is UNIT STATE / unit_is_not UNIT STATE: systemctl is-active says STATE / something else
+unit_is() { [ "$(systemctl is-active "$1")" = "$2" ]; }
+unit_is_not() { [ "$(systemctl is-active "$1")" != "$2" ]; }
+

@@ -7,16 +7,6 @@
 # takes from the exec.  Waits poll for what they wait for (a process's exec,
 # the daemon's log line), with limits far above an idle run's time.
 . /lib.sh
-# wait_for SECONDS COMMAND...: until COMMAND succeeds, polled every 0.1 s for
-# at most SECONDS of guest uptime; fails if it never did.
-wait_for() {
-	_wf_end=$(($(uptime_ms) + $1 * 1000))
-	shift
-	until "$@"; do
-		[ "$(uptime_ms)" -lt "$_wf_end" ] || return 1
-		sleep 0.1
-	done
-}
 # execed PID...: every PID runs pwload or the backup tool (its exec is done,
 # not the shell that starts it)
 execed() {

@@ -9,16 +9,6 @@
 # Waits poll for what they wait for, with limits far above an idle run's
 # time (a loaded machine, a sanitizer build); latencies are bounded grossly.
 . /lib.sh
-# wait_for SECONDS COMMAND...: until COMMAND succeeds, polled every 0.1 s for
-# at most SECONDS of guest uptime; fails if it never did.
-wait_for() {
-	_wf_end=$(($(uptime_ms) + $1 * 1000))
-	shift
-	until "$@"; do
-		[ "$(uptime_ms)" -lt "$_wf_end" ] || return 1
-		sleep 0.1
-	done
-}
 jobs_are() { [ "$(pagewardenctl status --json | jq '.jobs | length')" = "$1" ]; }
 S=$CG/pagewarden.slice
 SOCK=/run/pagewarden/control.sock
@@ -241,34 +231,17 @@ echo 1 >$CG$job/cgroup.kill
 # program an exe: rule names, and give any program a cmdline: rule's
 # arguments.  Each case waits for the daemon's own word on the process
 # (placed, or "left alone: why"), so no sleep decides it.
-# placed PID: it is in a job of the rules' classes (within 10 s)
-placed() {
-	i=0
-	while [ $i -lt 100 ]; do
-		case $(cgroup_of "$1") in /pagewarden.slice/*) return 0 ;; esac
-		sleep 0.1
-		i=$((i + 1))
-	done
+# placed PID: it is in a job of the rules' classes (within 30 s)
+in_a_job() {
+	case $(cgroup_of "$1") in /pagewarden.slice/*) return 0 ;; esac
 	return 1
 }
-# refused PID REASON: the daemon logged that it left PID alone for REASON (within 10 s)
-refused() {
-	i=0
-	while [ $i -lt 100 ]; do
-		grep -q "Process $1 (.*left alone: $2" /tmp/daemon.log && return 0
-		sleep 0.1
-		i=$((i + 1))
-	done
-	return 1
-}
-# running PID TEXT: until PID's command line is TEXT (at most 10 s): it has executed it
-running() {
-	i=0
-	while [ $i -lt 100 ] && [ "$(tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null)" != "$2 " ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-}
+placed() { wait_for 30 in_a_job "$1"; }
+# refused PID REASON: the daemon logged that it left PID alone for REASON (within 30 s)
+refused() { wait_for 30 grep -q "Process $1 (.*left alone: $2" /tmp/daemon.log; }
+# running PID TEXT: until PID's command line is TEXT (at most 30 s): it has executed it
+cmdline_is() { [ "$(tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null)" = "$2 " ]; }
+running() { wait_for 30 cmdline_is "$1" "$2"; }
 # A user's program, started in a cgroup: the process is the program itself (exec), in CGROUP.
 start_in() { # start_in CGROUP UID CMD...: prints the pid
 	_cg=$1 _u=$2
@@ -306,12 +279,9 @@ kill $pid
 # A protected application that starts after the rules were loaded (the
 # usual order at boot) is left alone from then on.
 n=$(grep -c "protected applications found again" /tmp/daemon.log)
+found_again() { [ "$(grep -c "protected applications found again" /tmp/daemon.log)" -gt "$n" ]; }
 mkdir -p $CG/system.slice/late.service
-i=0
-while [ $i -lt 100 ] && [ "$(grep -c "protected applications found again" /tmp/daemon.log)" -le "$n" ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
+wait_for 30 found_again
 pid=$(start_in system.slice/late.service 0 $AGENT sleep 60)
 check "an agent in a protected application that appeared later is left alone" refused $pid "it belongs to a protected application"
 kill $pid

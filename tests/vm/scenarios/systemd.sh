@@ -7,19 +7,6 @@
 # time (a loaded machine, a sanitizer build); what the kernel does without
 # protection is reported, and the contrast asserted only when it showed one.
 . /lib.sh
-# wait_for SECONDS COMMAND...: until COMMAND succeeds, polled every 0.1 s for
-# at most SECONDS of guest uptime; fails if it never did.
-wait_for() {
-	_wf_end=$(($(uptime_ms) + $1 * 1000))
-	shift
-	until "$@"; do
-		[ "$(uptime_ms)" -lt "$_wf_end" ] || return 1
-		sleep 0.1
-	done
-}
-# unit_is UNIT STATE / unit_is_not UNIT STATE: systemctl is-active says STATE / something else
-unit_is() { [ "$(systemctl is-active "$1")" = "$2" ]; }
-unit_is_not() { [ "$(systemctl is-active "$1")" != "$2" ]; }
 MIB=1048576
 SLICE=/sys/fs/cgroup/pagewarden.slice/pagewarden-backup.slice
 CACHE_CG=/sys/fs/cgroup/system.slice/pw-cache.service
