@@ -54,6 +54,12 @@ daemon_state() {
 	done
 	tail -15 $LOG | sed 's/^/# daemon: /'
 }
+# state_dump: daemon_state the first 3 times in the soak (3 s a thread), then only said
+DUMPS=0
+state_dump() {
+	DUMPS=$((DUMPS + 1))
+	if [ $DUMPS -le 3 ]; then daemon_state; else diag "(its state was shown 3 times already)"; fi
+}
 frozen() { keyed $S/bulk/cgroup.events frozen; }
 # wait_frozen STATE SECONDS: until bulk's cgroup.events says STATE (polled
 # every 50 ms); prints the milliseconds it took, or "timeout".
@@ -160,16 +166,21 @@ while [ $i -lt "$KILLS" ]; do
 	t0=$(uptime_ms)
 	how=early
 	if [ $((RANDOM % 2)) = 0 ]; then
-		n=0 # at most 30 s, each try at most 2 s
-		while [ $n -lt 15 ] && ! pw_answers timeout 2; do
-			n=$((n + 1))
+		# At most 30 s, each try at most 2 s.  A refused connection (the
+		# daemon still starting) fails at once: poll by the clock.
+		answers=
+		while [ "$(uptime_ms)" -lt $((t0 + 30000)) ]; do
+			pw_answers timeout 2 && answers=yes && break
+			usleep 100000
 		done
-		pw_answers timeout 10 || {
-			diag "kill $i: the daemon does not answer after $(($(uptime_ms) - t0)) ms"
-			daemon_state
-		}
 		how=answering
-		ids=$(timeout 20 pagewardenctl status --json 2>/dev/null | jq -c '[.jobs[] | .id]')
+		ids=
+		if [ -z "$answers" ]; then
+			diag "kill $i: the daemon does not answer after $(($(uptime_ms) - t0)) ms"
+			state_dump
+		else
+			ids=$(timeout 20 pagewardenctl status --json 2>/dev/null | jq -c '[.jobs[] | .id]')
+		fi
 		if [ -n "$ids" ]; then
 			sampled=$((sampled + 1))
 			[ "$(echo "$ids" | jq 'length == (unique | length)')" = true ] || {
@@ -183,7 +194,7 @@ while [ $i -lt "$KILLS" ]; do
 	usleep 200000
 	[ -d /proc/$DAEMON ] && [ "$(awk '$1 == "State:" { print $2 }' /proc/$DAEMON/status)" != Z ] && {
 		diag "kill $i: the daemon is still there 200 ms after kill -9"
-		daemon_state
+		state_dump
 	}
 	wait $DAEMON 2>/dev/null
 	diag "kill $i ($how): $(($(uptime_ms) - t0)) ms after the start"
