@@ -178,7 +178,10 @@ dest=$TMP/root
 make -s -C "$top_builddir" install-dist_prometheusDATA DESTDIR="$dest" >"$TMP/make.out" 2>&1
 ok $? "make install-dist_prometheusDATA (part of make install)"
 # $(docdir) as this tree's make expands it.
-docdir=$(printf 'print-docdir:\n\t@echo $(docdir)\n' | make -s --no-print-directory -C "$top_builddir" -f Makefile -f - print-docdir)
+# (Without the calling make's flags: under make distcheck they say -w, and
+# "make[4]: Entering directory" would be read as the path.)
+docdir=$(printf 'print-docdir:\n\t@echo $(docdir)\n' |
+        env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s --no-print-directory -C "$top_builddir" -f Makefile -f - print-docdir)
 for f in pagewarden-alerts.yml pagewarden-alerts.test.yml; do
         cmp -s "$DIR/$f" "$dest$docdir/prometheus/$f"
         ok $? "$f is installed in $docdir/prometheus"
