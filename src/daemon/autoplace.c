@@ -357,7 +357,7 @@ static void on_exec_held(void *userdata, pid_t pid, const char *exe, struct exec
  */
 #define SCAN_STEP 128
 
-static void on_lost(void *userdata);
+static void rescan_soon(struct autoplace *a);
 
 static void scan_stop(struct autoplace *a) {
         a->scan_source = sd_event_source_disable_unref(a->scan_source);
@@ -384,7 +384,7 @@ static int on_scan_step(sd_event_source *s, void *userdata) {
                 a->rescanned_usec = now_usec(CLOCK_MONOTONIC);
                 if (a->lost_while_scanning) {
                         a->lost_while_scanning = false;
-                        on_lost(a);
+                        rescan_soon(a);
                 }
         }
         return 0;
@@ -419,11 +419,9 @@ static int on_rescan(sd_event_source *s, uint64_t usec, void *userdata) {
  * overflow the kernel's buffer (a loop of renames or execs), and each scan
  * reads every process.
  */
-static void on_lost(void *userdata) {
-        struct autoplace *a = userdata;
+static void rescan_soon(struct autoplace *a) {
         uint64_t at = a->rescanned_usec ? a->rescanned_usec + AUTOPLACE_RESCAN_USEC : 0;
 
-        a->lost++;
         if (a->scan_dir) {
                 a->lost_while_scanning = true; /* what started behind the scan's position: another scan after it */
                 return;
@@ -435,6 +433,13 @@ static void on_lost(void *userdata) {
                        at > now_usec(CLOCK_MONOTONIC) ? " shortly (one scan every 5 s at most)" : "");
         if (sd_event_add_time(a->event, &a->rescan, CLOCK_MONOTONIC, at, 0, on_rescan, a) >= 0)
                 (void) sd_event_source_set_description(a->rescan, "rules-rescan");
+}
+
+static void on_lost(void *userdata) {
+        struct autoplace *a = userdata;
+
+        a->lost++;
+        rescan_soon(a);
 }
 
 /* ---- units ---- */

@@ -80,10 +80,11 @@ static int find_foreign(void *userdata, pid_t pid, int pidfd, const struct proc_
 
         if (auth_owns_process(ids, f->uid))
                 return 0;
-        f->found = ids->uid[0] != f->uid   ? ids->uid[0]
-                   : ids->uid[1] != f->uid ? ids->uid[1]
-                   : ids->uid[2] != f->uid ? ids->uid[2]
-                                           : ids->uid[3];
+        for (int i = 0; i < 4; i++) /* the first of its ids that is not the caller's */
+                if (ids->uid[i] != f->uid) {
+                        f->found = ids->uid[i];
+                        break;
+                }
         return (int) pid;
 }
 
