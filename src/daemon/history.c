@@ -32,6 +32,67 @@ static void trim(struct history *h) {
                 json_object_array_del_idx(h->jobs, 0, drop);
 }
 
+/* What one uid other than 0 may hold: a quarter of the whole, so that a flood of one user's jobs leaves the
+ * others' reports alone. */
+static size_t user_max(size_t max_jobs) {
+        return max_jobs / 4 > 0 ? max_jobs / 4 : 1;
+}
+
+/* A report of uid was added: its oldest reports beyond its quota go (uid 0: none). */
+static void trim_user(struct history *h, int64_t uid) {
+        size_t held = 0, quota = user_max(h->max_jobs);
+
+        if (uid == 0)
+                return;
+        for (size_t i = 0; i < json_object_array_length(h->jobs); i++)
+                held += int_field(json_object_array_get_idx(h->jobs, i), "uid") == uid;
+        for (size_t i = 0; held > quota && i < json_object_array_length(h->jobs);)
+                if (int_field(json_object_array_get_idx(h->jobs, i), "uid") == uid) {
+                        json_object_array_del_idx(h->jobs, i, 1);
+                        held--;
+                } else
+                        i++;
+}
+
+struct owner {
+        int64_t uid;
+        size_t idx;
+};
+
+/* By uid, then newest first. */
+static int owner_cmp(const void *a, const void *b) {
+        const struct owner *x = a, *y = b;
+
+        if (x->uid != y->uid)
+                return x->uid < y->uid ? -1 : 1;
+        return x->idx < y->idx ? 1 : x->idx > y->idx ? -1 : 0;
+}
+
+/* Every uid's quota at once (a file read, a reload): each uid other than 0 keeps its newest reports. */
+static void trim_users(struct history *h) {
+        size_t n = json_object_array_length(h->jobs), quota = user_max(h->max_jobs), run = 0;
+        _cleanup_free_ struct owner *owners = NULL;
+        _cleanup_free_ bool *drop = NULL;
+
+        if (n == 0)
+                return;
+        owners = calloc(n, sizeof(*owners));
+        drop = calloc(n, sizeof(*drop));
+        if (!owners || !drop)
+                return; /* history_jobs still bounds them all */
+        for (size_t i = 0; i < n; i++)
+                owners[i] = (struct owner){ int_field(json_object_array_get_idx(h->jobs, i), "uid"), i };
+        qsort(owners, n, sizeof(*owners), owner_cmp);
+        for (size_t i = 0; i < n; i++) {
+                run = i > 0 && owners[i].uid == owners[i - 1].uid ? run + 1 : 1;
+                if (owners[i].uid != 0 && run > quota)
+                        drop[owners[i].idx] = true;
+        }
+        for (size_t i = n; i-- > 0;)
+                if (drop[i])
+                        json_object_array_del_idx(h->jobs, i, 1);
+}
+
 static int save(struct history *h) {
         json_object *file;
         const char *text;
@@ -39,6 +100,7 @@ static int save(struct history *h) {
 
         if (!h->path)
                 return 0;
+        h->n_saves++;
         file = json_object_new_object();
         if (!file)
                 return -ENOMEM;
@@ -52,6 +114,46 @@ static int save(struct history *h) {
                 log_warning_errno(r, "Job history: cannot write %s (%m): ended jobs are kept in memory only", h->path);
         }
         return r;
+}
+
+/* Writes a pending change now. */
+static int flush(struct history *h) {
+        if (!h->dirty)
+                return 0;
+        h->dirty = false;
+        if (h->save_timer)
+                (void) sd_event_source_set_enabled(h->save_timer, SD_EVENT_OFF);
+        return save(h);
+}
+
+static int on_save_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        (void) flush(userdata);
+        return 0;
+}
+
+static int arm_save(struct history *h) {
+        int r;
+
+        if (h->save_timer) {
+                r = sd_event_source_set_time_relative(h->save_timer, HISTORY_SAVE_DELAY_USEC);
+                return r < 0 ? r : sd_event_source_set_enabled(h->save_timer, SD_EVENT_ONESHOT);
+        }
+        r = sd_event_add_time_relative(h->event, &h->save_timer, CLOCK_MONOTONIC, HISTORY_SAVE_DELAY_USEC, 0,
+                                       on_save_timer, h);
+        if (r >= 0)
+                (void) sd_event_source_set_description(h->save_timer, "history-save");
+        return r;
+}
+
+/* A change: written by the timer that the first change since the last write arms (without a loop, or if the
+ * timer cannot be armed, at once). */
+static int save_soon(struct history *h) {
+        if (!h->path || h->dirty)
+                return 0;
+        h->dirty = true;
+        if (h->event && arm_save(h) >= 0)
+                return 0;
+        return flush(h);
 }
 
 static void load(struct history *h) {
@@ -75,6 +177,7 @@ static void load(struct history *h) {
                                 json_object_array_add(h->jobs, json_object_get(o));
                 }
                 json_object_put(file);
+                trim_users(h);
                 trim(h);
                 return;
         }
@@ -85,19 +188,23 @@ static void load(struct history *h) {
                 log_warning("Job history: %s is damaged: starting a new one", h->path);
 }
 
-int history_init(struct history *h, const char *path, size_t max_jobs, uint64_t max_age_sec) {
+int history_init(struct history *h, sd_event *event, const char *path, size_t max_jobs, uint64_t max_age_sec) {
         *h = (struct history){ .max_jobs = max_jobs, .max_age_sec = max_age_sec };
         h->jobs = json_object_new_array();
         if (!h->jobs || (path && !(h->path = strdup(path)))) {
                 history_done(h);
                 return -ENOMEM;
         }
+        h->event = event ? sd_event_ref(event) : NULL;
         if (h->path)
                 load(h);
         return 0;
 }
 
 void history_done(struct history *h) {
+        (void) flush(h);
+        sd_event_source_disable_unref(h->save_timer);
+        sd_event_unref(h->event);
         json_object_put(h->jobs);
         free(h->path);
         *h = (struct history){};
@@ -108,24 +215,29 @@ void history_set_bounds(struct history *h, size_t max_jobs, uint64_t max_age_sec
 
         h->max_jobs = max_jobs;
         h->max_age_sec = max_age_sec;
+        trim_users(h);
         trim(h);
         if (json_object_array_length(h->jobs) != n)
-                (void) save(h);
+                (void) save_soon(h);
 }
 
 int history_add(struct history *h, json_object *report) {
+        int64_t uid;
+
         if (!report)
                 return -ENOMEM;
         if (h->max_jobs == 0) {
                 json_object_put(report);
                 return 0;
         }
+        uid = int_field(report, "uid");
         if (json_object_array_add(h->jobs, report) < 0) {
                 json_object_put(report);
                 return -ENOMEM;
         }
+        trim_user(h, uid);
         trim(h);
-        return save(h);
+        return save_soon(h);
 }
 
 json_object *history_find(const struct history *h, const char *id_or_name, uid_t uid) {

@@ -341,7 +341,8 @@ static int setup_watchdog(struct manager *m) {
         return 0;
 }
 
-/* The ended jobs, from history_file; its directory is made if its parent is there (/var/lib). */
+/* The ended jobs, from history_file; its directory is made if its parent is there (/var/lib).  Written by the
+ * loop at most once a second, and at the stop (history_done). */
 static int history_open(struct manager *m) {
         _cleanup_free_ char *dir = strdup(m->settings.history_file);
         char *slash = dir ? strrchr(dir, '/') : NULL;
@@ -353,7 +354,7 @@ static int history_open(struct manager *m) {
                 if (mkdir(dir, 0700) < 0 && errno != EEXIST)
                         log_warning_errno(-errno, "Job history: cannot make %s (%m): ended jobs are not kept", dir);
         }
-        return history_init(&m->history, m->settings.history_file, m->settings.history_jobs,
+        return history_init(&m->history, m->event, m->settings.history_file, m->settings.history_jobs,
                             m->settings.history_days * 86400);
 }
 
@@ -519,11 +520,11 @@ struct manager *manager_free(struct manager *m) {
         }
         govern_done(&m->govern);
         m->backend = backend_free(m->backend);
+        history_done(&m->history); /* after the jobs' last reports: writes what is pending */
         m->event = sd_event_unref(m->event);
         settings_done(&m->settings);
         policy_done(&m->policy);
         action_log_done(&m->log);
-        history_done(&m->history);
         appcost_done(&m->appcost);
         free(m->config_path);
         free(m);

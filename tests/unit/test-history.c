@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The ended jobs: bounded by number and age, found by id or name, kept in a file across restarts. */
+/* The ended jobs: bounded by number, age and per user, found by id or name, kept in a file across restarts
+ * and written at most once a second from the event loop. */
+#include <systemd/sd-event.h>
 #include <time.h>
 
 #include "common.h"
@@ -25,11 +27,14 @@ START_TEST(test_history_bounds_and_find) {
         int64_t now = (int64_t) time(NULL);
         struct history h;
 
-        ck_assert_int_eq(history_init(&h, NULL, 3, 86400), 0);
+        ck_assert_int_eq(history_init(&h, NULL, NULL, 3, 86400), 0);
         ck_assert_int_eq(history_add(&h, report(1, "nightly", 1000, now - 2 * 86400)), 0); /* too old */
         ck_assert_uint_eq(json_object_array_length(h.jobs), 0);
+        /* Each of another user (a user keeps at most a quarter of 3, that is 1); id 4 of uid 1000, 6 of root. */
         for (uint64_t id = 2; id <= 6; id++)
-                ck_assert_int_eq(history_add(&h, report(id, id % 2 ? "nightly" : "dump", id == 6 ? 0 : 1000, now)), 0);
+                ck_assert_int_eq(history_add(&h, report(id, id % 2 ? "nightly" : "dump",
+                                                        id == 6 ? 0 : (uid_t) (996 + id), now)),
+                                 0);
         ck_assert_uint_eq(json_object_array_length(h.jobs), 3); /* 4, 5, 6 */
         ck_assert_int_eq(id_of(json_object_array_get_idx(h.jobs, 0)), 4);
         ck_assert_ptr_null(history_find(&h, "2", 0));
@@ -55,27 +60,139 @@ START_TEST(test_history_file) {
         char *dir = tmpdir_new(), *path = path_join(dir, "history.json"), *bad = path_join(dir, "history.json.bad");
         struct history h;
 
-        ck_assert_int_eq(history_init(&h, path, 10, 86400), 0); /* no file yet */
+        ck_assert_int_eq(history_init(&h, NULL, path, 10, 86400), 0); /* no file yet */
         ck_assert_int_eq(history_add(&h, report(1, "a", 0, now)), 0);
         ck_assert_int_eq(history_add(&h, report(2, "b", 0, now)), 0);
         history_done(&h);
         /* A restart: both are back. */
-        ck_assert_int_eq(history_init(&h, path, 10, 86400), 0);
+        ck_assert_int_eq(history_init(&h, NULL, path, 10, 86400), 0);
         ck_assert_uint_eq(json_object_array_length(h.jobs), 2);
         ck_assert_int_eq(id_of(history_find(&h, "b", 0)), 2);
         history_done(&h);
         /* Bounds apply to what is read. */
-        ck_assert_int_eq(history_init(&h, path, 1, 86400), 0);
+        ck_assert_int_eq(history_init(&h, NULL, path, 1, 86400), 0);
         ck_assert_uint_eq(json_object_array_length(h.jobs), 1);
         history_done(&h);
         /* A damaged file is set aside, not fatal. */
         free(write_file(dir, "history.json", "{\"version\":1,\"jobs\":[{\"id\":"));
-        ck_assert_int_eq(history_init(&h, path, 10, 86400), 0);
+        ck_assert_int_eq(history_init(&h, NULL, path, 10, 86400), 0);
         ck_assert_uint_eq(json_object_array_length(h.jobs), 0);
         ck_assert_int_eq(access(bad, F_OK), 0);
         history_done(&h);
         free(path);
         free(bad);
+        tmpdir_cleanup(dir);
+}
+END_TEST
+
+static size_t held_by(const struct history *h, uid_t uid) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < json_object_array_length(h->jobs); i++) {
+                json_object *v;
+
+                n += json_object_object_get_ex(json_object_array_get_idx(h->jobs, i), "uid", &v) &&
+                     json_object_get_int64(v) == (int64_t) uid;
+        }
+        return n;
+}
+
+/* One user's flood of short jobs drops that user's own oldest reports: root's and another user's stay. */
+START_TEST(test_history_user_quota) {
+        int64_t now = (int64_t) time(NULL);
+        uint64_t id = 1;
+        struct history h;
+
+        ck_assert_int_eq(history_init(&h, NULL, NULL, 100, 86400), 0);
+        for (int i = 0; i < 60; i++) /* root: more than a quarter, bounded by history_jobs alone */
+                ck_assert_int_eq(history_add(&h, report(id++, "backup", 0, now)), 0);
+        ck_assert_int_eq(history_add(&h, report(id++, "report", 2000, now)), 0);
+        for (int i = 0; i < 200; i++)
+                ck_assert_int_eq(history_add(&h, report(id++, "short", 1000, now)), 0);
+        ck_assert_uint_eq(held_by(&h, 0), 60);
+        ck_assert_uint_eq(held_by(&h, 2000), 1);
+        ck_assert_uint_eq(held_by(&h, 1000), 100 / 4);
+        ck_assert_int_eq(id_of(history_find(&h, "1", 0)), 1);
+        ck_assert_int_eq(id_of(history_find(&h, "report", 2000)), 61);
+        /* uid 1000's newest are the ones kept. */
+        ck_assert_ptr_null(history_find(&h, "236", 1000));
+        ck_assert_int_eq(id_of(history_find(&h, "237", 1000)), 237);
+        ck_assert_int_eq(id_of(history_find(&h, "short", 1000)), 261);
+        /* A reload to fewer: the quota shrinks with it, then the oldest of all go. */
+        history_set_bounds(&h, 40, 86400);
+        ck_assert_uint_eq(held_by(&h, 1000), 10);
+        ck_assert_uint_eq(held_by(&h, 2000), 1);
+        ck_assert_uint_eq(held_by(&h, 0), 29);
+        /* At least 1, however small history_jobs. */
+        history_set_bounds(&h, 2, 86400);
+        ck_assert_int_eq(history_add(&h, report(id++, "short", 1000, now)), 0);
+        ck_assert_uint_eq(held_by(&h, 1000), 1);
+        ck_assert_int_eq(id_of(history_find(&h, "short", 1000)), 262);
+        history_done(&h);
+}
+END_TEST
+
+/* How many reports the file at path holds (read by a history of its own). */
+static size_t on_disk(const char *path) {
+        struct history h;
+        size_t n;
+
+        ck_assert_int_eq(history_init(&h, NULL, path, 1000, 86400), 0);
+        n = json_object_array_length(h.jobs);
+        history_done(&h);
+        return n;
+}
+
+/* 50 job ends within a second: one write, a second after the first, with all 50. */
+START_TEST(test_history_batched_save) {
+        int64_t now = (int64_t) time(NULL);
+        char *dir = tmpdir_new(), *path = path_join(dir, "history.json");
+        sd_event *e = NULL;
+        struct history h;
+        uint64_t start, end;
+
+        ck_assert_int_ge(sd_event_new(&e), 0);
+        ck_assert_int_eq(history_init(&h, e, path, 100, 86400), 0);
+        ck_assert_int_ge(sd_event_now(e, CLOCK_MONOTONIC, &start), 0);
+        for (uint64_t id = 1; id <= 50; id++)
+                ck_assert_int_eq(history_add(&h, report(id, "short", 0, now)), 0);
+        ck_assert_uint_eq(h.n_saves, 0);
+        ck_assert_int_ne(access(path, F_OK), 0);
+        /* Served from memory meanwhile. */
+        ck_assert_int_eq(id_of(history_find(&h, "50", 0)), 50);
+        for (int turns = 0; h.n_saves == 0 && turns < 3; turns++)
+                ck_assert_int_ge(sd_event_run(e, 5 * 1000000), 0);
+        ck_assert_int_ge(sd_event_now(e, CLOCK_MONOTONIC, &end), 0);
+        ck_assert_uint_eq(h.n_saves, 1);
+        ck_assert_uint_ge(end - start, HISTORY_SAVE_DELAY_USEC);
+        ck_assert_uint_eq(on_disk(path), 50);
+        /* Nothing pending: the loop writes nothing more. */
+        ck_assert_int_ge(sd_event_run(e, 0), 0);
+        ck_assert_uint_eq(h.n_saves, 1);
+        history_done(&h);
+        e = sd_event_unref(e);
+        free(path);
+        tmpdir_cleanup(dir);
+}
+END_TEST
+
+/* A stop with a write pending: history_done writes it. */
+START_TEST(test_history_done_flushes) {
+        int64_t now = (int64_t) time(NULL);
+        char *dir = tmpdir_new(), *path = path_join(dir, "history.json");
+        sd_event *e = NULL;
+        struct history h;
+
+        ck_assert_int_ge(sd_event_new(&e), 0);
+        ck_assert_int_eq(history_init(&h, e, path, 100, 86400), 0);
+        ck_assert_int_eq(history_add(&h, report(1, "a", 0, now)), 0);
+        ck_assert_int_eq(history_add(&h, report(2, "b", 1000, now)), 0);
+        ck_assert_uint_eq(h.n_saves, 0);
+        ck_assert_int_ne(access(path, F_OK), 0);
+        history_done(&h);
+        ck_assert_uint_eq(on_disk(path), 2);
+        e = sd_event_unref(e);
+        free(path);
         tmpdir_cleanup(dir);
 }
 END_TEST
@@ -86,6 +203,10 @@ Suite *history_suite(void) {
 
         tcase_add_test(tc, test_history_bounds_and_find);
         tcase_add_test(tc, test_history_file);
+        tcase_add_test(tc, test_history_user_quota);
+        tcase_add_test(tc, test_history_batched_save);
+        tcase_add_test(tc, test_history_done_flushes);
+        tcase_set_timeout(tc, 30); /* a timer of 1 s, under sanitizers too */
         suite_add_tcase(s, tc);
         return s;
 }
