@@ -168,15 +168,6 @@ static bool parent_matches(struct autoplace *a, pid_t ppid) {
         return r;
 }
 
-/* Moves the children forked before the parent was placed (later ones are born in the job). */
-static void take_children(struct autoplace *a, const struct job *j, pid_t pid) {
-        _cleanup_free_ pid_t *children = NULL;
-        size_t n = 0, moved;
-
-        if (proc_children(a->procdir, pid, &children, &n) >= 0 && n > 0)
-                (void) a->backend->ops->job_attach(a->backend, j->path, children, n, &moved);
-}
-
 /* A process a rule names, being placed; its exec waits (hold) where fanotify holds it. */
 struct autoplace_placing {
         struct autoplace *a;
@@ -184,15 +175,53 @@ struct autoplace_placing {
         uid_t uid;
         const struct pw_job_class *class;
         struct execperm_hold *hold;
+        char *cgroup; /* where it was when it matched */
         char name[POLICY_NAME_MAX + 1], by[CGROUP_JOB_BY_MAX + 1];
         struct autoplace_placing *prev, *next;
 };
+
+/*
+ * Moves the children it forked before it was placed (later ones are born in
+ * the job): only those still where it was (a child root put elsewhere stays
+ * there), each held by a pidfd from its check to the check after its write.
+ */
+static void take_children(struct autoplace *a, const struct job *j, const struct autoplace_placing *pp) {
+        _cleanup_free_ pid_t *children = NULL, *pids = NULL;
+        _cleanup_free_ int *pidfds = NULL;
+        size_t n = 0, k = 0;
+
+        if (!pp->cgroup || proc_children(a->procdir, pp->pid, &children, &n) < 0 || n == 0)
+                return;
+        pids = calloc(n, sizeof(*pids));
+        pidfds = calloc(n, sizeof(*pidfds));
+        if (!pids || !pidfds)
+                return;
+        for (size_t i = 0; i < n; i++) {
+                struct proc_ids ids = {};
+                int fd = proc_pidfd_open(children[i]);
+
+                if (fd < 0)
+                        continue;
+                if (proc_ids(a->procdir, children[i], &ids) >= 0 && ids.ppid == pp->pid && !ids.kernel_thread &&
+                    streq(ids.cgroup, pp->cgroup) && proc_pidfd_alive(fd)) {
+                        pids[k] = children[i];
+                        pidfds[k++] = fd;
+                } else
+                        close(fd);
+                proc_ids_done(&ids);
+        }
+        if (k > 0)
+                (void) jobs_attach_async(a->jobs, j, pids, pidfds, k, NULL, NULL);
+        for (size_t i = 0; i < k; i++)
+                close(pidfds[i]);
+}
 
 static void placing_free(struct autoplace_placing *pp) {
         struct autoplace *a = pp->a;
 
         execperm_answer(pp->hold);
         LIST_REMOVE(a->placings, pp);
+        free(pp->cgroup);
         free(pp);
 }
 
@@ -202,7 +231,7 @@ static void on_placed(void *userdata, int r, struct job *j) {
 
         if (r >= 0) {
                 a->placed++;
-                take_children(a, j, pp->pid);
+                take_children(a, j, pp);
         } else if (r != -ESRCH && r != -ENOENT && r != -ECANCELED) /* not: it exited first, the daemon stops */
                 action_log_add(a->log, LOG_LEVEL_WARNING, "Cannot place process %d (%s) by %s: %s", (int) pp->pid,
                                pp->name, pp->by, strerror(-r));
@@ -252,8 +281,8 @@ static void refused_for_bounds(struct autoplace *a, const struct rules_process *
                        (int) p->pid, (unsigned) p->uid, why, a->refused);
 }
 
-static void place(struct autoplace *a, struct candidate *c, const struct rules_process *p, const struct rules_match *m,
-                  struct execperm_hold **hold) {
+static void place(struct autoplace *a, struct candidate *c, int pidfd, const struct rules_process *p,
+                  const struct rules_match *m, struct execperm_hold **hold) {
         struct autoplace_placing *pp = calloc(1, sizeof(*pp));
         int r;
 
@@ -261,14 +290,17 @@ static void place(struct autoplace *a, struct candidate *c, const struct rules_p
                 log_warning("Cannot place process %d: out of memory", (int) c->pid);
                 return;
         }
-        *pp = (struct autoplace_placing){ .a = a, .pid = c->pid, .uid = p->uid, .class = m->class };
+        *pp = (struct autoplace_placing){
+                .a = a, .pid = c->pid, .uid = p->uid, .class = m->class, .cgroup = strdup(strempty(p->cgroup))
+        };
         job_name(p->exe, p->cmdline, pp->name, sizeof(pp->name));
         if (rules_describe(m, pp->by, sizeof(pp->by)) < 0)
                 snprintf(pp->by, sizeof(pp->by), "rule %s (%s:%u)", m->kind, m->class->source, m->rule->line);
-        r = jobs_place_async(a->jobs, m->class, NULL, pp->name, p->uid, pp->by, c->pid, on_placed, pp);
+        r = jobs_place_async(a->jobs, m->class, NULL, pp->name, p->uid, pp->by, c->pid, pidfd, on_placed, pp);
         if (r < 0) {
                 action_log_add(a->log, LOG_LEVEL_WARNING, "Cannot place process %d (%s) by %s: %s", (int) c->pid,
                                pp->name, pp->by, strerror(-r));
+                free(pp->cgroup);
                 free(pp);
                 return;
         }
@@ -335,7 +367,7 @@ static void consider(struct autoplace *a, pid_t pid, const char *exe, bool scan,
                           p.confined ?: "");
                 goto done;
         }
-        place(a, &c, &p, &m, hold);
+        place(a, &c, pidfd, &p, &m, hold);
 done:
         proc_ids_done(&c.ids);
 }

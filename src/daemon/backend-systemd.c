@@ -652,8 +652,11 @@ static int sysd_job_place_async(struct backend *b, const char *class, const stru
                 return -ENOMEM;
         r = new_start_transient(b, scope, &m);
         if (r >= 0)
-                r = sd_bus_message_append(m, "(sv)(sv)(sv)", "Description", "s", desc, "Slice", "s", slice,
-                                          "CollectMode", "s", "inactive-or-failed");
+                /* Delegate: PID 1 attaches processes (AttachProcessesToUnit: a move's rest, the children a
+                 * process placed by rule forked before) only to delegated units.  The daemon makes no cgroup
+                 * below a scope; systemd leaves its limits in force. */
+                r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)", "Description", "s", desc, "Slice", "s", slice,
+                                          "CollectMode", "s", "inactive-or-failed", "Delegate", "b", 1);
         if (r >= 0)
                 r = append_job_memory(m, limits);
         if (r >= 0)
@@ -692,14 +695,47 @@ static void sysd_job_place_cancel(struct backend *b, struct backend_placing *p) 
                 placing_free(p);
 }
 
-/* The scope is the last component of the job's cgroup path. */
-static int sysd_job_attach(struct backend *b, const char *path, const pid_t *pids, size_t n, size_t *ret_moved) {
+/* An AttachProcessesToUnit under way: the loop does not wait for PID 1 (a busy PID 1 answers in seconds). */
+struct backend_attaching {
+        struct backend *b;
+        backend_attached_fn done;
+        void *userdata;
+        sd_bus_slot *call;
+        struct backend_attaching *prev, *next;
+};
+
+static void attaching_free(struct backend_attaching *a) {
+        LIST_REMOVE(sysd_data(a->b)->attachings, a);
+        sd_bus_slot_unref(a->call);
+        free(a);
+}
+
+static int on_attach_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        struct backend_attaching *a = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+        backend_attached_fn done = a->done;
+        void *ud = a->userdata;
+        int r = 0;
+
+        if (e) {
+                log_debug("systemd: AttachProcessesToUnit: %s", e->message ?: e->name);
+                r = sysd_bus_errno(e, -sd_bus_message_get_errno(reply));
+        }
+        attaching_free(a);
+        done(ud, r);
+        return 0;
+}
+
+/* The scope is the last component of the job's cgroup path (sd_bus_call_async's timeout answers a silent PID 1). */
+static int sysd_job_attach_async(struct backend *b, const char *path, const pid_t *pids, size_t n,
+                                 backend_attached_fn done, void *userdata, struct backend_attaching **ret) {
+        struct systemd_data *d = sysd_data(b);
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         const char *scope = strrchr(path, '/');
+        struct backend_attaching *a;
         int r;
 
-        r = sd_bus_message_new_method_call(sysd_data(b)->bus, &m, SD_DEST, SD_PATH, SD_MANAGER,
-                                           "AttachProcessesToUnit");
+        r = sd_bus_message_new_method_call(d->bus, &m, SD_DEST, SD_PATH, SD_MANAGER, "AttachProcessesToUnit");
         if (r >= 0)
                 r = sd_bus_message_append(m, "ss", scope ? scope + 1 : path, "");
         if (r >= 0)
@@ -708,12 +744,25 @@ static int sysd_job_attach(struct backend *b, const char *path, const pid_t *pid
                 r = sd_bus_message_append(m, "u", (uint32_t) pids[i]);
         if (r >= 0)
                 r = sd_bus_message_close_container(m);
-        if (r >= 0)
-                r = sysd_call(b, m, NULL);
         if (r < 0)
                 return r;
-        *ret_moved = n;
+        a = calloc(1, sizeof(*a));
+        if (!a)
+                return -ENOMEM;
+        *a = (struct backend_attaching){ .b = b, .done = done, .userdata = userdata };
+        LIST_PREPEND(d->attachings, a);
+        r = sd_bus_call_async(d->bus, &a->call, m, on_attach_reply, a, BUS_TIMEOUT_USEC);
+        if (r < 0) {
+                attaching_free(a);
+                return r;
+        }
+        *ret = a;
         return 0;
+}
+
+static void sysd_job_attach_cancel(struct backend *b, struct backend_attaching *a) {
+        if (a)
+                attaching_free(a);
 }
 
 /* "ROOT-CLASS-ID.scope" and its description back into a slot. */
@@ -927,6 +976,8 @@ static void sysd_free(struct backend *b) {
                 return;
         while (d->placings)
                 placing_free(d->placings);
+        while (d->attachings)
+                attaching_free(d->attachings);
         while (d->n_unit_cgs > 0)
                 sysd_unit_cgroup_forget(d, d->unit_cgs[0].unit);
         free(d->unit_cgs);
@@ -960,7 +1011,8 @@ static const struct backend_ops systemd_ops = {
         .job_place_async = sysd_job_place_async,
         .job_place_cancel = sysd_job_place_cancel,
         .job_freeze = sysd_job_freeze,
-        .job_attach = sysd_job_attach,
+        .job_attach_async = sysd_job_attach_async,
+        .job_attach_cancel = sysd_job_attach_cancel,
         .when_answered = sysd_when_answered,
         .scan = sysd_scan,
         .protect_set = sysd_protect_set,

@@ -39,6 +39,8 @@ struct systemd_data {
         /* Jobs whose scope systemd is starting (backend-systemd.c), and the match that hears them end. */
         struct backend_placing *placings;
         sd_bus_slot *placings_match;
+        /* Processes moved into jobs' scopes, not answered yet. */
+        struct backend_attaching *attachings;
         /* What PID 1 said of units' cgroups (sysd_unit_cgroup). */
         struct sysd_unit_cg {
                 char *unit;

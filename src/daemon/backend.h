@@ -54,6 +54,9 @@ struct backend_caps {
 /* The end of a job_place_async: r, and on success the job's cgroup (relative to the mount). */
 typedef void (*backend_placed_fn)(void *userdata, int r, const char *path);
 struct backend_placing; /* a placement under way, the backend's own */
+/* The end of a job_attach_async: r for all of its processes. */
+typedef void (*backend_attached_fn)(void *userdata, int r);
+struct backend_attaching; /* an attach under way, the backend's own */
 
 struct backend_ops {
         const char *name;
@@ -87,8 +90,14 @@ struct backend_ops {
         int (*when_answered)(struct backend *b, void (*fn)(void *userdata), void *userdata);
         /* Freezes or thaws a job's own cgroup (path; unit: a unit placed by rule, else NULL). */
         int (*job_freeze)(struct backend *b, const char *path, const char *unit, bool frozen);
-        /* Moves more processes into a job's cgroup (path); *ret_moved of them moved. */
+        /* Moves more processes into a job's cgroup (path); *ret_moved of them moved.  NULL where that waits for
+         * another process to answer (systemd): job_attach_async. */
         int (*job_attach)(struct backend *b, const char *path, const pid_t *pids, size_t n, size_t *ret_moved);
+        /* The same without waiting for anyone: done() is called later, from the loop, unless cancelled. */
+        int (*job_attach_async)(struct backend *b, const char *path, const pid_t *pids, size_t n,
+                                backend_attached_fn done, void *userdata, struct backend_attaching **ret);
+        /* Forgets an attach under way: done() is not called. */
+        void (*job_attach_cancel)(struct backend *b, struct backend_attaching *a);
         /* The jobs an earlier instance left. */
         int (*scan)(struct backend *b, struct cgroup_slot **ret, size_t *ret_n);
         /* Makes the protection in force exactly req (n may be 0: withdraw all). */

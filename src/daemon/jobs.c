@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <assert.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pwd.h>
 #include <sys/inotify.h>
 
 #include "jobs.h"
 #include "log.h"
+#include "proc.h"
 #include "units.h"
 
 /* The journal fields of a message about job j (PAGEWARDEN_JOB=, _CLASS=, _ACTION=). */
@@ -145,10 +147,19 @@ static void job_report_now(struct jobs *js, struct job *j) {
  * forked): its job ends when it stays empty this long, or when systemd removes the cgroup. */
 #define JOBS_UNIT_GAP_USEC (UINT64_C(1) * 1000000)
 
+static int move_back(struct jobs *js, const char *cgroup, pid_t pid);
+
 void jobs_init(struct jobs *js, sd_event *event, struct backend *backend, struct action_log *log,
                jobs_changed_fn changed, void *userdata) {
         *js = (struct jobs){
-                .event = event, .backend = backend, .log = log, .changed = changed, .userdata = userdata, .next_id = 1
+                .event = event,
+                .backend = backend,
+                .log = log,
+                .changed = changed,
+                .userdata = userdata,
+                .next_id = 1,
+                .procdir = "/proc",
+                .move_back = move_back,
         };
 }
 
@@ -219,6 +230,7 @@ struct job_placing {
         struct cgroup_job_label label;
         char class[POLICY_NAME_MAX + 1];
         pid_t pid;
+        int pidfd;         /* pid's process, for the check after the write (-1: none) */
         jobs_placed_fn fn; /* NULL: its caller went away, the job is still made */
         void *userdata;
         struct backend_placing *bp; /* the backend's, while it works */
@@ -230,11 +242,49 @@ struct job_placing {
 
 static void placing_free(struct job_placing *pl) {
         sd_event_source_disable_unref(pl->defer);
+        closep(&pl->pidfd);
         free(pl->path);
         free(pl);
 }
 
+struct job_attaching {
+        struct jobs *js;
+        char *path;
+        pid_t *pids;
+        int *pidfds; /* ours (dup'ed) */
+        size_t n;
+        jobs_attached_fn fn; /* NULL: nobody waits */
+        void *userdata;
+        struct backend_attaching *ba; /* the backend's, while it works */
+        sd_event_source *defer;       /* a backend that did not wait: the result, on the next turn */
+        int r;
+        size_t moved;
+        struct job_attaching *prev, *next;
+};
+
+static void attaching_free(struct job_attaching *at) {
+        if (at->ba)
+                at->js->backend->ops->job_attach_cancel(at->js->backend, at->ba);
+        LIST_REMOVE(at->js->attachings, at);
+        sd_event_source_disable_unref(at->defer);
+        for (size_t i = 0; i < at->n; i++)
+                closep(&at->pidfds[i]);
+        free(at->pidfds);
+        free(at->pids);
+        free(at->path);
+        free(at);
+}
+
 void jobs_done(struct jobs *js) {
+        while (js->attachings) {
+                struct job_attaching *at = js->attachings;
+                jobs_attached_fn fn = at->fn;
+                void *userdata = at->userdata;
+
+                attaching_free(at);
+                if (fn)
+                        fn(userdata, -ECANCELED, 0);
+        }
         while (js->placings) {
                 struct job_placing *pl = js->placings;
 
@@ -456,6 +506,148 @@ static int job_add(struct jobs *js, const struct cgroup_job_label *label, const 
 
 /* ---- placement ---- */
 
+/* Written straight into cgroup.procs whatever the backend: it undoes a write, in a cgroup not ours. */
+static int move_back(struct jobs *js, const char *cgroup, pid_t pid) {
+        return cgroup_job_attach(js->backend->engine, cgroup, pid);
+}
+
+/* Whether cgroup is path or below it (both relative to the cgroup2 mount, with or without a leading '/'). */
+static bool cgroup_within(const char *cgroup, const char *path) {
+        const char *rest;
+
+        cgroup += cgroup[0] == '/';
+        path += path[0] == '/';
+        rest = startswith(cgroup, path);
+        return rest && (*rest == '\0' || *rest == '/');
+}
+
+bool jobs_recheck(struct jobs *js, const char *path, pid_t pid, int pidfd, uint64_t before_ticks) {
+        struct proc_ids other = {}, parent = {};
+        bool found = false;
+        int r;
+
+        if (pidfd < 0 || proc_written_other(js->procdir, pidfd, pid, before_ticks, &other) <= 0)
+                return false;
+        if (!cgroup_within(other.cgroup, path))
+                goto done; /* the write did not take it, or it is elsewhere already */
+        found = true;
+        r = proc_ids(js->procdir, other.ppid, &parent);
+        if (r >= 0 && cgroup_within(parent.cgroup, path))
+                goto done; /* born of the job: where it belongs */
+        /* Where it most likely was: a process starts in its parent's cgroup. */
+        if (r >= 0)
+                r = js->move_back(js, parent.cgroup[0] ? parent.cgroup : "/", pid);
+        if (r >= 0)
+                action_log_add(js->log, LOG_LEVEL_WARNING,
+                               "The process checked as %d ended before it was written into /%s, and a process of uid "
+                               "%u took its pid: moved back to its parent's cgroup /%s",
+                               (int) pid, path + (path[0] == '/'), (unsigned) other.uid[0], parent.cgroup);
+        else
+                action_log_add(js->log, LOG_LEVEL_WARNING,
+                               "The process checked as %d ended before it was written into /%s, and a process of uid "
+                               "%u took its pid: cannot move it back: %s",
+                               (int) pid, path + (path[0] == '/'), (unsigned) other.uid[0], strerror(-r));
+done:
+        proc_ids_done(&other);
+        proc_ids_done(&parent);
+        return found;
+}
+
+/* ---- more processes into a job ---- */
+
+/* Each pid written, checked after the write: what was moved is what the pidfds hold. */
+static size_t attaching_check(struct job_attaching *at) {
+        uint64_t now = proc_now_ticks();
+        size_t moved = 0;
+
+        for (size_t i = 0; i < at->n; i++)
+                moved += !jobs_recheck(at->js, at->path, at->pids[i], at->pidfds[i], now) &&
+                         (at->pidfds[i] < 0 || proc_pidfd_alive(at->pidfds[i]));
+        return moved;
+}
+
+static void attaching_finish(struct job_attaching *at, int r, size_t moved) {
+        jobs_attached_fn fn = at->fn;
+        void *userdata = at->userdata;
+
+        at->ba = NULL;
+        attaching_free(at);
+        if (fn)
+                fn(userdata, r, moved);
+}
+
+static void on_backend_attached(void *userdata, int r) {
+        struct job_attaching *at = userdata;
+        size_t moved;
+
+        at->ba = NULL;
+        moved = r >= 0 ? attaching_check(at) : 0;
+        attaching_finish(at, r, moved);
+}
+
+static int on_attached_now(sd_event_source *s, void *userdata) {
+        struct job_attaching *at = userdata;
+
+        attaching_finish(at, at->r, at->moved);
+        return 0;
+}
+
+int jobs_attach_async(struct jobs *js, const struct job *j, const pid_t *pids, const int *pidfds, size_t n,
+                      jobs_attached_fn fn, void *userdata) {
+        const struct backend_ops *ops = js->backend->ops;
+        struct job_attaching *at;
+        int r;
+
+        assert(js && j && (pids || n == 0));
+        at = calloc(1, sizeof(*at));
+        if (!at)
+                return -ENOMEM;
+        *at = (struct job_attaching){ .js = js, .fn = fn, .userdata = userdata };
+        LIST_PREPEND(js->attachings, at);
+        at->path = strdup(j->path);
+        at->pids = calloc(n + 1, sizeof(*at->pids));
+        at->pidfds = calloc(n + 1, sizeof(*at->pidfds));
+        if (!at->path || !at->pids || !at->pidfds) {
+                attaching_free(at);
+                return -ENOMEM;
+        }
+        for (; at->n < n; at->n++) {
+                at->pids[at->n] = pids[at->n];
+                at->pidfds[at->n] = pidfds && pidfds[at->n] >= 0 ? fcntl(pidfds[at->n], F_DUPFD_CLOEXEC, 3) : -1;
+        }
+        if (ops->job_attach_async)
+                r = n == 0 ? -ESRCH
+                           : ops->job_attach_async(js->backend, at->path, at->pids, n, on_backend_attached, at,
+                                                   &at->ba);
+        else {
+                /* One by one: each write checked at once, before the next can be about a reused pid. */
+                for (size_t i = 0; i < n; i++) {
+                        size_t moved = 0;
+
+                        if (ops->job_attach(js->backend, at->path, &at->pids[i], 1, &moved) >= 0 && moved > 0 &&
+                            !jobs_recheck(js, at->path, at->pids[i], at->pidfds[i], proc_now_ticks()))
+                                at->moved++;
+                }
+                at->r = at->moved > 0 || n == 0 ? 0 : -ESRCH;
+                r = fn ? sd_event_add_defer(js->event, &at->defer, on_attached_now, at) : 0;
+                if (r >= 0 && !fn) {
+                        attaching_free(at);
+                        return 0;
+                }
+        }
+        if (r < 0) {
+                attaching_free(at);
+                return r;
+        }
+        return 0;
+}
+
+void jobs_attach_forget(struct jobs *js, void *userdata) {
+        for (struct job_attaching *at = js->attachings; at; at = at->next)
+                if (at->userdata == userdata)
+                        at->fn = NULL;
+}
+
 static void placing_unlink(struct jobs *js, struct job_placing *pl) {
         for (struct job_placing **pp = &js->placings; *pp; pp = &(*pp)->next)
                 if (*pp == pl) {
@@ -470,6 +662,9 @@ static void placing_done(struct job_placing *pl, int r, const char *path) {
 
         pl->bp = NULL;
         placing_unlink(js, pl);
+        /* Its process may have ended before the write: then the job is empty and ends as any other. */
+        if (r >= 0)
+                (void) jobs_recheck(js, path, pl->pid, pl->pidfd, proc_now_ticks());
         if (r >= 0)
                 r = job_add(js, &pl->label, pl->class, path, &j);
         if (r >= 0)
@@ -495,7 +690,8 @@ static int on_placed_now(sd_event_source *s, void *userdata) {
 }
 
 int jobs_place_async(struct jobs *js, const struct pw_job_class *c, const struct pw_job_limits *limits,
-                     const char *name, uid_t uid, const char *by, pid_t pid, jobs_placed_fn fn, void *userdata) {
+                     const char *name, uid_t uid, const char *by, pid_t pid, int pidfd, jobs_placed_fn fn,
+                     void *userdata) {
         const struct backend_ops *ops = js->backend->ops;
         struct job_placing *pl;
         int r;
@@ -506,6 +702,7 @@ int jobs_place_async(struct jobs *js, const struct pw_job_class *c, const struct
                 return -ENOMEM;
         *pl = (struct job_placing){ .js = js,
                                     .pid = pid,
+                                    .pidfd = pidfd >= 0 ? fcntl(pidfd, F_DUPFD_CLOEXEC, 3) : -1,
                                     .fn = fn,
                                     .userdata = userdata,
                                     .label = {

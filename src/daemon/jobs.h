@@ -63,7 +63,8 @@ struct jobs {
         void *userdata;
         struct job *list;
         unsigned n;
-        struct job_placing *placings; /* under way */
+        struct job_placing *placings;     /* under way */
+        struct job_attaching *attachings; /* processes on their way into jobs */
         uint64_t next_id;
         /* The jobs that ended, and those of them OOM-killed, since the daemon started (for status). */
         uint64_t n_ended, n_oom_killed;
@@ -71,6 +72,9 @@ struct jobs {
         struct appcost *appcost; /* what a job cost the protected applications (NULL: not measured) */
         /* The governor's actions on a class so far (times it tightened it, froze it); NULL: none counted. */
         void (*class_actions)(void *userdata, const char *class, unsigned *ret_tightened, unsigned *ret_frozen);
+        const char *procdir; /* "/proc"; tests set a fake one */
+        /* How jobs_recheck() moves a process back to cgroup (tests record it instead). */
+        int (*move_back)(struct jobs *js, const char *cgroup, pid_t pid);
 };
 
 void jobs_init(struct jobs *js, sd_event *event, struct backend *backend, struct action_log *log,
@@ -86,11 +90,34 @@ unsigned jobs_in_class(const struct jobs *js, const char *class);
 /* The end of a placement: r, and the new job (NULL on error). */
 typedef void (*jobs_placed_fn)(void *userdata, int r, struct job *j);
 /* A new job of class c for uid holding pid; by says how it was placed ("run", "move", a rule); limits: the
- * job's own (NULL: what the class gives each job).  The loop does not wait: fn comes later, once (never
- * before this returns 0; not at all if this fails); with -ECANCELED from jobs_done() if the daemon stops
- * first. */
+ * job's own (NULL: what the class gives each job).  pidfd (borrowed; -1: none) holds pid's process: once
+ * the pid is written, jobs_recheck() undoes a write that was not about it (the job is then empty).  The
+ * loop does not wait: fn comes later, once (never before this returns 0; not at all if this fails); with
+ * -ECANCELED from jobs_done() if the daemon stops first. */
 int jobs_place_async(struct jobs *js, const struct pw_job_class *c, const struct pw_job_limits *limits,
-                     const char *name, uid_t uid, const char *by, pid_t pid, jobs_placed_fn fn, void *userdata);
+                     const char *name, uid_t uid, const char *by, pid_t pid, int pidfd, jobs_placed_fn fn,
+                     void *userdata);
+/*
+ * Pids are written as numbers (cgroup.procs, systemd's PIDs): after pid was
+ * written into path (no later than before_ticks, proc_now_ticks()) as the
+ * process pidfd holds, a process that took the pid of one that had ended
+ * (proc_written_other()) and now sits in path is moved back to its parent's
+ * cgroup, where a process starts, and the action is logged.  true when the
+ * write was not about the process pidfd holds.
+ */
+bool jobs_recheck(struct jobs *js, const char *path, pid_t pid, int pidfd, uint64_t before_ticks);
+/* The end of a jobs_attach_async: r (-ECANCELED: the daemon stops), and how many of the processes moved. */
+typedef void (*jobs_attached_fn)(void *userdata, int r, size_t moved);
+/*
+ * More processes into job j, each held by pidfds[i] (borrowed; -1: none) and
+ * checked through it after its write (jobs_recheck()).  The loop does not
+ * wait for PID 1: fn (NULL: nobody waits) comes later, once, never before
+ * this returns 0.
+ */
+int jobs_attach_async(struct jobs *js, const struct job *j, const pid_t *pids, const int *pidfds, size_t n,
+                      jobs_attached_fn fn, void *userdata);
+/* The attaches userdata asked for go on without it: fn is not called. */
+void jobs_attach_forget(struct jobs *js, void *userdata);
 /* The placements userdata asked for go on without it: their jobs are made, fn is not called. */
 void jobs_place_forget(struct jobs *js, void *userdata);
 /* Is pid being placed? */

@@ -212,7 +212,8 @@ json_object *place_run(struct manager *m, uint64_t client, const struct ucred *p
                 return control_error("out of memory");
         *run = (struct run){ .m = m, .client = client, .pid = req->pid };
         snprintf(run->class, sizeof(run->class), "%s", c->name);
-        r = jobs_place_async(&m->jobs, c, &limits, req->name, peer->uid, "run", req->pid, on_run_placed, run);
+        r = jobs_place_async(&m->jobs, c, &limits, req->name, peer->uid, "run", req->pid, targets_pidfd(&t, req->pid),
+                             on_run_placed, run);
         if (r < 0) {
                 free(run);
                 return control_error("cannot place process %d in class %s: %s", (int) req->pid, c->name, strerror(-r));
@@ -223,12 +224,13 @@ json_object *place_run(struct manager *m, uint64_t client, const struct ucred *p
 /* ---- move, in slices ---- */
 
 enum move_phase {
-        MOVE_CHECK,   /* the named processes */
-        MOVE_WALK,    /* their trees */
-        MOVE_PLACE,   /* a new job with the first of them */
-        MOVE_PLACING, /* ... which the backend is making (the move sleeps) */
-        MOVE_ATTACH,  /* the rest, into the job */
-        MOVE_ROUND,   /* a walk again, for children forked meanwhile */
+        MOVE_CHECK,     /* the named processes */
+        MOVE_WALK,      /* their trees */
+        MOVE_PLACE,     /* a new job with the first of them */
+        MOVE_PLACING,   /* ... which the backend is making (the move sleeps) */
+        MOVE_ATTACH,    /* the rest, into the job */
+        MOVE_ATTACHING, /* ... one, which the backend is moving (the move sleeps) */
+        MOVE_ROUND,     /* a walk again, for children forked meanwhile */
         MOVE_DONE,
 };
 
@@ -260,6 +262,7 @@ static struct move *move_free(struct move *mv) {
         if (mv->next_move)
                 mv->next_move->prev_move = mv->prev_move;
         jobs_place_forget(&mv->m->jobs, mv);
+        jobs_attach_forget(&mv->m->jobs, mv);
         sd_event_source_disable_unref(mv->slice);
         targets_done(&mv->t);
         context_done(&mv->x);
@@ -351,7 +354,7 @@ static int step_place(struct move *mv, char *why, size_t len) {
         /* The job with its first process; the rest follow in slices once it is there. */
         if (r >= 0)
                 r = jobs_place_async(&mv->m->jobs, c, NULL, mv->req.name, mv->uid, "move", mv->pending[0],
-                                     on_move_placed, mv);
+                                     targets_pidfd(&mv->t, mv->pending[0]), on_move_placed, mv);
         if (r < 0) {
                 snprintf(why, len, "cannot move the processes into class %s: %s", c->name, strerror(-r));
                 return r;
@@ -361,22 +364,48 @@ static int step_place(struct move *mv, char *why, size_t len) {
         return 0;
 }
 
-static int step_attach(struct move *mv, char *why, size_t len) {
-        struct job *j = move_job(mv);
-        size_t moved;
-
-        if (!j) {
-                snprintf(why, len, "job %" PRIu64 " ended while its processes were moved", mv->job_id);
-                return -ESRCH;
-        }
-        if (mv->next < mv->n_pending)
-                (void) mv->m->backend->ops->job_attach(mv->m->backend, j->path, &mv->pending[mv->next++], 1, &moved);
+/* The next of the rest is in the job (or not: it exited, or it was not the process checked). */
+static void attach_next(struct move *mv) {
         if (mv->next >= mv->n_pending) {
                 mv->phase = mv->req.tree && mv->rounds < PLACE_MOVE_ROUNDS ? MOVE_ROUND : MOVE_DONE;
                 mv->cursor = 0;
                 mv->round_first = mv->t.n;
                 mv->rounds++;
+        } else
+                mv->phase = MOVE_ATTACH;
+        (void) sd_event_source_set_enabled(mv->slice, SD_EVENT_ON);
+}
+
+static void on_move_attached(void *userdata, int r, size_t moved) {
+        struct move *mv = userdata;
+
+        if (r == -ECANCELED)
+                return; /* the daemon stops: place_moves_free() frees the move */
+        attach_next(mv);
+}
+
+/* One at a time, so that a move of many yields to everything else between its writes. */
+static int step_attach(struct move *mv, char *why, size_t len) {
+        struct job *j = move_job(mv);
+        pid_t pid;
+        int r;
+
+        if (!j) {
+                snprintf(why, len, "job %" PRIu64 " ended while its processes were moved", mv->job_id);
+                return -ESRCH;
         }
+        if (mv->next >= mv->n_pending) {
+                attach_next(mv);
+                return 0;
+        }
+        pid = mv->pending[mv->next++];
+        r = jobs_attach_async(&mv->m->jobs, j, &pid, &(int){ targets_pidfd(&mv->t, pid) }, 1, on_move_attached, mv);
+        if (r < 0) {
+                snprintf(why, len, "cannot move process %d into job %" PRIu64 ": %s", (int) pid, j->id, strerror(-r));
+                return r;
+        }
+        mv->phase = MOVE_ATTACHING;
+        (void) sd_event_source_set_enabled(mv->slice, SD_EVENT_OFF);
         return 0;
 }
 
@@ -417,6 +446,7 @@ static int step(struct move *mv, char *why, size_t len) {
         case MOVE_PLACE:
                 return step_place(mv, why, len);
         case MOVE_PLACING:
+        case MOVE_ATTACHING:
                 break;
         case MOVE_ATTACH:
                 return step_attach(mv, why, len);
@@ -453,7 +483,8 @@ static int on_slice(sd_event_source *s, void *userdata) {
                         move_finish(mv, r == -ENOMEM ? control_error("out of memory") : control_error("%s", why));
                         return 0;
                 }
-        } while (mv->phase != MOVE_DONE && mv->phase != MOVE_PLACING && now_usec(CLOCK_MONOTONIC) < end);
+        } while (mv->phase != MOVE_DONE && mv->phase != MOVE_PLACING && mv->phase != MOVE_ATTACHING &&
+                 now_usec(CLOCK_MONOTONIC) < end);
         if (mv->phase == MOVE_DONE)
                 move_done(mv);
         return 0;

@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <stdio.h>
 #include <sys/syscall.h>
+#include <time.h>
 
 #include "proc.h"
 #include "util.h"
@@ -125,6 +126,50 @@ int proc_pidfd_open(pid_t pid) {
 
 bool proc_pidfd_alive(int pidfd) {
         return syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0;
+}
+
+int proc_start_ticks(const char *procdir, pid_t pid, uint64_t *ret) {
+        _cleanup_free_ char *text = NULL;
+        unsigned long long start;
+        const char *p;
+        int r;
+
+        r = read_proc(procdir, pid, "stat", &text);
+        if (r < 0)
+                return r;
+        /* The 22nd field; the 3rd is the first after the command name. */
+        p = strrchr(text, ')');
+        if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+                         &start) != 1)
+                return -EINVAL;
+        *ret = start;
+        return 0;
+}
+
+uint64_t proc_now_ticks(void) {
+        struct timespec ts;
+        long hz = sysconf(_SC_CLK_TCK);
+
+        if (clock_gettime(CLOCK_BOOTTIME, &ts) < 0 || hz <= 0)
+                return UINT64_MAX;
+        return (uint64_t) ts.tv_sec * (uint64_t) hz + (uint64_t) ts.tv_nsec / (1000000000ULL / (uint64_t) hz);
+}
+
+int proc_written_other(const char *procdir, int pidfd, pid_t pid, uint64_t before_ticks, struct proc_ids *ret) {
+        uint64_t start;
+        int r;
+
+        if (proc_pidfd_alive(pidfd))
+                return 0; /* it still holds its pid: the write was about it */
+        r = proc_start_ticks(procdir, pid, &start);
+        if (r == -ESRCH)
+                return 0; /* nobody took the pid */
+        if (r < 0)
+                return r;
+        if (start > before_ticks)
+                return 0; /* born after the write: the write did not move it */
+        r = proc_ids(procdir, pid, ret);
+        return r == -ESRCH ? 0 : r < 0 ? r : 1;
 }
 
 static int add_children(const char *path, pid_t **list, size_t *n, size_t *allocated) {

@@ -36,6 +36,21 @@ int proc_rss(const char *procdir, pid_t pid, uint64_t *ret_bytes);
 int proc_pidfd_open(pid_t pid);
 bool proc_pidfd_alive(int pidfd);
 
+/* When pid started (/proc/PID/stat's starttime), in clock ticks since boot; and now in the same unit. */
+int proc_start_ticks(const char *procdir, pid_t pid, uint64_t *ret);
+uint64_t proc_now_ticks(void);
+
+/*
+ * After pid was written into a cgroup (cgroup.procs, or systemd's PIDs) as
+ * the process pidfd holds, no later than before_ticks: pids are written as
+ * numbers, and the process may have ended and left its pid to another
+ * between its check and the write.  0 when the write was about it (it
+ * still lives, so its pid is its own) or no process that started before
+ * the write holds pid now; 1 when one does, with its ids in *ret (free
+ * with proc_ids_done()): the write may have moved it instead.
+ */
+int proc_written_other(const char *procdir, int pidfd, pid_t pid, uint64_t before_ticks, struct proc_ids *ret);
+
 /*
  * The children of pid, from every thread's /proc/PID/task/TID/children
  * (a process whose thread forked is its child too); -ESRCH when pid is gone.

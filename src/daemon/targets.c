@@ -140,6 +140,12 @@ bool targets_alive(const struct targets *t, pid_t pid) {
         return x && proc_pidfd_alive(x->pidfd);
 }
 
+int targets_pidfd(const struct targets *t, pid_t pid) {
+        const struct target *x = find(t, pid);
+
+        return x ? x->pidfd : -1;
+}
+
 int targets_pids(const struct targets *t, size_t first, const char *cgroup, pid_t **ret, size_t *ret_n) {
         pid_t *pids = calloc(t->n + 1, sizeof(pid_t));
         size_t n = 0;

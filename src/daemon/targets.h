@@ -49,5 +49,7 @@ int targets_walk(struct targets *t, size_t *cursor, size_t max, char *why, size_
 /* The pids held from index first on whose process still lives and is
  * outside cgroup (NULL: anywhere); the caller frees *ret. */
 int targets_pids(const struct targets *t, size_t first, const char *cgroup, pid_t **ret, size_t *ret_n);
+/* The pidfd that holds pid (borrowed), or -1 when pid is not held. */
+int targets_pidfd(const struct targets *t, pid_t pid);
 /* Whether the process held as pid still lives (its pid was not reused). */
 bool targets_alive(const struct targets *t, pid_t pid);

@@ -6,12 +6,14 @@
  * placement by a backend that takes its time (systemd) does not hold the
  * caller, and one that does not (cgroupfs) still answers on the next turn.
  */
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "actions.h"
 #include "cgroup.h"
 #include "common.h"
 #include "jobs.h"
+#include "proc.h"
 #include "util.h"
 
 struct seen {
@@ -156,7 +158,7 @@ START_TEST(test_jobs_place_async) {
         jobs_init(&js, event, &s.b, &log, on_changed, &seen);
 
         /* Asked: nothing yet, the caller is not held, the process is known to be under way. */
-        ck_assert_int_eq(jobs_place_async(&js, &class, NULL, "dump", 0, "run", 4242, on_placed, &first), 0);
+        ck_assert_int_eq(jobs_place_async(&js, &class, NULL, "dump", 0, "run", 4242, -1, on_placed, &first), 0);
         ck_assert_uint_eq(s.started, 1);
         ck_assert_uint_eq(s.limits.memory_max, 2); /* the class's per-job limits */
         run_for(event, 20);
@@ -175,7 +177,7 @@ START_TEST(test_jobs_place_async) {
         ck_assert_uint_eq(seen.started, 1);
 
         /* A failure: no job, the error to the caller; the next placement has an id of its own. */
-        ck_assert_int_eq(jobs_place_async(&js, &class, &own, "dump", 0, "run", 4243, on_placed, &second), 0);
+        ck_assert_int_eq(jobs_place_async(&js, &class, &own, "dump", 0, "run", 4243, -1, on_placed, &second), 0);
         ck_assert_uint_eq(s.limits.memory_high, 10); /* its own (run --property) */
         ck_assert_uint_eq(s.limits.memory_swap_max, 30);
         s.done(s.done_userdata, -EIO, NULL);
@@ -184,9 +186,9 @@ START_TEST(test_jobs_place_async) {
         ck_assert_uint_eq(js.n, 1);
 
         /* A caller that went away is not called; the daemon stopping cancels what is under way. */
-        ck_assert_int_eq(jobs_place_async(&js, &class, NULL, "dump", 0, "run", 4244, on_placed, &third), 0);
+        ck_assert_int_eq(jobs_place_async(&js, &class, NULL, "dump", 0, "run", 4244, -1, on_placed, &third), 0);
         jobs_place_forget(&js, &third);
-        ck_assert_int_eq(jobs_place_async(&js, &class, NULL, "dump", 0, "run", 4245, on_placed, &second), 0);
+        ck_assert_int_eq(jobs_place_async(&js, &class, NULL, "dump", 0, "run", 4245, -1, on_placed, &second), 0);
         jobs_done(&js);
         ck_assert_uint_eq(s.cancelled, 2);
         ck_assert_uint_eq(third.calls, 0);
@@ -199,6 +201,81 @@ START_TEST(test_jobs_place_async) {
 }
 END_TEST
 
+static char moved_back[64];
+
+static int record_move_back(struct jobs *js, const char *cgroup, pid_t pid) {
+        snprintf(moved_back, sizeof(moved_back), "%d -> %s", (int) pid, cgroup);
+        return 0;
+}
+
+static int dead_pidfd(void) {
+        pid_t child = fork();
+        int fd;
+
+        ck_assert_int_ge(child, 0);
+        if (child == 0)
+                _exit(0);
+        fd = proc_pidfd_open(child);
+        ck_assert_int_ge(fd, 0);
+        waitpid(child, NULL, 0);
+        return fd;
+}
+
+/*
+ * Finding 5 of the security review: pids are written as numbers.  The
+ * process checked ended before the write and another took its pid (a fake
+ * /proc says who): the write moved that one into the job, so it goes back
+ * to its parent's cgroup; one born of the job stays; a pidfd whose process
+ * lives needs nothing.
+ */
+START_TEST(test_jobs_recheck) {
+        struct backend b = { .ops = &fake_ops };
+        struct action_log log = {};
+        struct jobs js;
+        char *dir = tmpdir_new();
+        int dead = dead_pidfd(), alive = proc_pidfd_open(getpid());
+
+        /* 777 (uid 1000, parent 776 in a jail) sits in the job: the write took it. */
+        free(write_file(dir, "777/status", "Name:\tx\nTgid:\t777\nPPid:\t776\nUid:\t1000\t1000\t1000\t1000\n"));
+        free(write_file(dir, "777/stat", "777 (x) S 776 777 777 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 50 1 1\n"));
+        free(write_file(dir, "777/cgroup", "0::/pagewarden.slice/backup/slot-1\n"));
+        free(write_file(dir, "776/status", "Name:\tx\nTgid:\t776\nPPid:\t1\nUid:\t1000\t1000\t1000\t1000\n"));
+        free(write_file(dir, "776/stat", "776 (x) S 1 776 776 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 40 1 1\n"));
+        free(write_file(dir, "776/cgroup", "0::/jail\n"));
+        /* 778 was born of the job (its parent 779 is in it). */
+        free(write_file(dir, "778/status", "Name:\tx\nTgid:\t778\nPPid:\t779\nUid:\t1000\t1000\t1000\t1000\n"));
+        free(write_file(dir, "778/stat", "778 (x) S 779 778 778 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 50 1 1\n"));
+        free(write_file(dir, "778/cgroup", "0::/pagewarden.slice/backup/slot-1\n"));
+        free(write_file(dir, "779/status", "Name:\tx\nTgid:\t779\nPPid:\t1\nUid:\t1000\t1000\t1000\t1000\n"));
+        free(write_file(dir, "779/stat", "779 (x) S 1 779 779 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 40 1 1\n"));
+        free(write_file(dir, "779/cgroup", "0::/pagewarden.slice/backup/slot-1\n"));
+
+        jobs_init(&js, NULL, &b, &log, NULL, NULL);
+        js.procdir = dir;
+        js.move_back = record_move_back;
+        ck_assert(!jobs_recheck(&js, "pagewarden.slice/backup/slot-1", 777, alive, 100));
+        ck_assert(!jobs_recheck(&js, "pagewarden.slice/backup/slot-1", 777, dead, 10)); /* born after it */
+        ck_assert_str_eq(moved_back, "");
+        ck_assert(jobs_recheck(&js, "/pagewarden.slice/backup/slot-1", 777, dead, 100));
+        ck_assert_str_eq(moved_back, "777 -> jail");
+        ck_assert_uint_eq(log.n, 1);
+        moved_back[0] = '\0';
+        ck_assert(jobs_recheck(&js, "pagewarden.slice/backup/slot-1", 778, dead, 100));
+        ck_assert_str_eq(moved_back, "");                                                /* left where it was born */
+        ck_assert(!jobs_recheck(&js, "pagewarden.slice/backup/slot-1", 780, dead, 100)); /* nobody */
+        /* Below the path counts (a job's own subgroups); a name that only starts alike does not. */
+        ck_assert(!jobs_recheck(&js, "pagewarden.slice/backup/slot", 777, dead, 100));
+        ck_assert_str_eq(moved_back, "");
+        ck_assert(jobs_recheck(&js, "pagewarden.slice/backup", 777, dead, 100));
+        ck_assert_str_eq(moved_back, "777 -> jail");
+
+        close(dead);
+        close(alive);
+        action_log_done(&log);
+        tmpdir_cleanup(dir);
+}
+END_TEST
+
 Suite *jobs_suite(void) {
         Suite *s = suite_create("jobs");
         TCase *tc = tcase_create("units");
@@ -206,6 +283,7 @@ Suite *jobs_suite(void) {
         tcase_set_timeout(tc, 20);
         tcase_add_test(tc, test_jobs_unit_between_commands);
         tcase_add_test(tc, test_jobs_place_async);
+        tcase_add_test(tc, test_jobs_recheck);
         suite_add_tcase(s, tc);
         return s;
 }

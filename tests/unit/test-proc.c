@@ -92,6 +92,74 @@ START_TEST(test_proc_pidfd) {
 }
 END_TEST
 
+/* A dead process's pidfd, for the checks after a write. */
+static int dead_pidfd(void) {
+        pid_t child = fork();
+        int fd;
+
+        ck_assert_int_ge(child, 0);
+        if (child == 0)
+                _exit(0);
+        fd = proc_pidfd_open(child);
+        ck_assert_int_ge(fd, 0);
+        waitpid(child, NULL, 0);
+        return fd;
+}
+
+/* Start times: field 22 of stat, after a command name with spaces and parentheses. */
+START_TEST(test_proc_start_ticks) {
+        char *dir = tmpdir_new();
+        uint64_t t, now = proc_now_ticks();
+
+        free(write_file(dir, "7/stat", "7 (a) (b c) S 1 7 7 0 -1 4194560 97 0 0 0 3 4 0 0 20 0 1 0 4242 1000 200\n"));
+        free(write_file(dir, "8/stat", "8 (short) S 1 8\n"));
+        ck_assert_int_eq(proc_start_ticks(dir, 7, &t), 0);
+        ck_assert_uint_eq(t, 4242);
+        ck_assert_int_eq(proc_start_ticks(dir, 8, &t), -EINVAL);
+        ck_assert_int_eq(proc_start_ticks(dir, 9, &t), -ESRCH);
+        /* Our own started before now, in the same clock. */
+        ck_assert_int_eq(proc_start_ticks("/proc", getpid(), &t), 0);
+        ck_assert_uint_le(t, now);
+        ck_assert_uint_gt(now, 0);
+        tmpdir_cleanup(dir);
+}
+END_TEST
+
+/*
+ * After a write of a pid: the pidfd's process lives, so the write was about
+ * it; or it ended, and the question is who holds its pid now.  The pid
+ * "reused" here is this process's own (started long before), for the dead
+ * child's pidfd: what a reuse between the check and the write looks like.
+ */
+START_TEST(test_proc_written_other) {
+        struct proc_ids ids = {};
+        uint64_t now = proc_now_ticks(), me_started;
+        int dead = dead_pidfd(), alive = proc_pidfd_open(getpid());
+        pid_t later;
+
+        ck_assert_int_ge(alive, 0);
+        /* Alive: whatever holds pid, the write was about it. */
+        ck_assert_int_eq(proc_written_other("/proc", alive, getpid(), now, &ids), 0);
+        /* Ended, and an older process holds the pid: it may be what was written. */
+        ck_assert_int_eq(proc_written_other("/proc", dead, getpid(), now, &ids), 1);
+        ck_assert_int_eq(ids.ppid, getppid());
+        ck_assert_ptr_nonnull(ids.cgroup);
+        proc_ids_done(&ids);
+        /* ... but not if it started after the write. */
+        ck_assert_int_eq(proc_start_ticks("/proc", getpid(), &me_started), 0);
+        ck_assert_int_eq(proc_written_other("/proc", dead, getpid(), me_started - 1, &ids), 0);
+        /* Ended, and nobody holds the pid. */
+        later = fork();
+        ck_assert_int_ge(later, 0);
+        if (later == 0)
+                _exit(0);
+        waitpid(later, NULL, 0);
+        ck_assert_int_eq(proc_written_other("/proc", dead, later, now, &ids), 0);
+        close(dead);
+        close(alive);
+}
+END_TEST
+
 /* Resident pages, as bytes. */
 START_TEST(test_proc_rss) {
         char *dir = fake_proc();
@@ -116,6 +184,8 @@ Suite *proc_suite(void) {
         tcase_add_test(tc, test_proc_children);
         tcase_add_test(tc, test_proc_pidfd);
         tcase_add_test(tc, test_proc_rss);
+        tcase_add_test(tc, test_proc_start_ticks);
+        tcase_add_test(tc, test_proc_written_other);
         suite_add_tcase(s, tc);
         return s;
 }

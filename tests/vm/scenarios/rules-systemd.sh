@@ -143,6 +143,25 @@ systemctl stop pw-other.service 2>/dev/null
 sleep 1
 check "and stopping pw-other.service does not stop it (see pagewardend(8))" kill -0 "$pid"
 kill "$pid" 2>/dev/null
+no_dump_job() { [ -z "$(dump_job)" ]; }
+wait_for 30 no_dump_job
+
+# A child it forked before it became dump-tool (a shell that forks, then
+# execs it) follows it into the scope, through AttachProcessesToUnit, which
+# the daemon does not wait for.
+systemd-run --unit=pw-forker.service -p Type=simple /bin/sh -c 'sleep 300 & exec /usr/local/bin/dump-tool sleep 300' >/dev/null 2>&1
+forker_job() { pagewardenctl status --json | jq -r '.jobs[] | select(.name == "dump-tool") | .cgroup'; }
+two_in_job() { j=$(forker_job); [ -n "$j" ] && [ "$(wc -l <"/sys/fs/cgroup$j/cgroup.procs")" = 2 ]; }
+wait_for 30 two_in_job
+job=$(forker_job)
+main=$(systemctl show -P MainPID pw-forker.service)
+expect_eq "the child forked before the exec followed dump-tool into its scope" \
+	"$(sort -n "/sys/fs/cgroup$job/cgroup.procs" | tr '\n' ' ')" \
+	"$(echo $main $(cat /proc/$main/task/*/children) | tr ' ' '\n' | sort -n | tr '\n' ' ')"
+expect_eq "and nothing is left in pw-forker.service" \
+	"$(cat /sys/fs/cgroup/system.slice/pw-forker.service/cgroup.procs 2>/dev/null | wc -l)" 0
+kill $main $(cat /proc/$main/task/*/children) 2>/dev/null
+systemctl stop pw-forker.service 2>/dev/null
 
 # The rule leaves the policy: the unit gets its own values back.
 sed -i '/units: \[backup.service\]/d' $RULES

@@ -84,6 +84,21 @@ kill $HELD
 wait_for 30 unit_is pagewarden-backup-2.scope inactive
 expect_eq "the ended job's scope is gone" "$(systemctl is-active pagewarden-backup-2.scope)" inactive
 
+# move --tree: the first process starts the scope, the rest go in through
+# AttachProcessesToUnit, which the daemon does not wait for (nor does its loop).
+sh -c 'sleep 300 & sleep 300 & wait' &
+TREE=$!
+tree_forked() { [ "$(cat /proc/$TREE/task/*/children | wc -w)" = 2 ]; }
+wait_for 30 tree_forked
+out=$(pagewardenctl move --job backup --name tree --tree $TREE)
+expect_eq "move --tree exits 0" "$?" 0
+tree_cg=$(pagewardenctl status --json | jq -r '.jobs[] | select(.name == "tree") | .cgroup')
+expect_eq "the whole tree is in the job's scope when move answers" \
+	"$(sort -n /sys/fs/cgroup$tree_cg/cgroup.procs 2>/dev/null | tr '\n' ' ')" \
+	"$(echo $TREE $(cat /proc/$TREE/task/*/children) | tr ' ' '\n' | sort -n | tr '\n' ' ')"
+check "status answers meanwhile and after" pagewardenctl status
+kill $TREE $(cat /proc/$TREE/task/*/children) 2>/dev/null
+
 # Without protection (reported: what the kernel keeps by itself varies from
 # run to run), then with it.
 before=$(start_cache)
@@ -235,6 +250,26 @@ expect_eq "and ExecStopPost= thawed the class slice (systemd's view)" \
 expect_eq "and the kernel's" "$(keyed $SLICE/cgroup.events frozen)" 0
 kill $FROZEN_JOB 2>/dev/null
 systemctl stop 'pagewarden-backup-*.scope' 2>/dev/null
+
+# Socket activation: pagewarden.socket makes the socket (0660, root's group);
+# the daemon it starts gives it socket_group, so that the group's members,
+# and only they, may use it.
+groupadd -r pwctl
+useradd -M -N -g nogroup -G pwctl pwmember
+useradd -M -N -g nogroup pwother
+printf 'log_level: debug\nsocket_group: pwctl\n' >/etc/pagewarden/pagewarden.yaml
+systemctl reset-failed pagewarden.service
+check "pagewarden.socket starts" systemctl start pagewarden.socket
+expect_eq "it listens before the daemon runs" "$(systemctl is-active pagewarden.service)" inactive
+check "a connection starts the daemon (status answers)" pagewardenctl status
+expect_eq "the daemon was started by the socket" "$(systemctl is-active pagewarden.service)" active
+check "and says it uses the socket systemd passed" \
+	sh -c "journalctl -u pagewarden.service -b --no-pager | grep -q 'using the socket passed by systemd'"
+expect_eq "the socket is now of socket_group, mode 0660" "$(stat -c '%G %a' /run/pagewarden/control.sock)" "pwctl 660"
+check "a member of socket_group may ask for status" runuser -u pwmember -- pagewardenctl status
+runuser -u pwother -- pagewardenctl status >/dev/null 2>&1
+expect_eq "a user outside it cannot reach the daemon (exit 3)" "$?" 3
+systemctl stop pagewarden.service pagewarden.socket
 journalctl -u pagewarden.service -p warning --no-pager -q | head -10 | sed 's/^/# journal: /'
 systemctl stop pw-cache.service
 rm -f "$PW_DATA_MNT"/*.dat
