@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <arpa/inet.h>
 #include <assert.h>
 #include <linux/cn_proc.h>
 #include <linux/connector.h>
+#include <linux/filter.h>
 #include <linux/netlink.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -52,6 +55,24 @@ void procevents_dispatch(const void *buf, size_t len, procevents_exec_fn exec, v
                 if (ev.what == PROC_EVENT_EXEC)
                         exec(userdata, ev.event_data.exec.process_pid, ev.event_data.exec.process_tgid);
         }
+}
+
+/* The event's type: after the netlink header and the connector's (cn_msg, 20 bytes). */
+#define WHAT_OFFSET (NLMSG_HDRLEN + offsetof(struct cn_msg, data) + offsetof(struct proc_event, what))
+
+int procevents_filter(int fd) {
+        /* Classic BPF loads words in network order: the host's number is compared as htonl() makes it.  A
+         * message too short to hold the type is dropped (a load past the end returns 0). */
+        struct sock_filter code[] = {
+                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, WHAT_OFFSET),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htonl(PROC_EVENT_EXEC), 2, 0),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htonl(PROC_EVENT_NONE), 1, 0), /* the answer to LISTEN */
+                BPF_STMT(BPF_RET | BPF_K, 0),
+                BPF_STMT(BPF_RET | BPF_K, 0xffffffff),
+        };
+        struct sock_fprog prog = { .len = ELEMENTSOF(code), .filter = code };
+
+        return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) < 0 ? -errno : 0;
 }
 
 /* Datagrams read by one recvmmsg(2). */
@@ -140,6 +161,11 @@ int procevents_new(sd_event *event, procevents_exec_fn exec, procevents_lost_fn 
         /* FORCE needs CAP_NET_ADMIN, which the connector needs anyway; the plain one is capped by rmem_max. */
         if (setsockopt(p->fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0)
                 (void) setsockopt(p->fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+        /* Before bind: no fork, exit, rename or uid change ever reaches the queue, so a user's loop of them
+         * neither costs the daemon a wakeup nor overflows the buffer into a rescan of /proc. */
+        r = procevents_filter(p->fd);
+        if (r < 0)
+                log_warning_errno(r, "Proc connector: cannot filter events in the kernel, reading them all: %m");
         if (bind(p->fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
                 return -errno;
         r = send_op(p->fd, PROC_CN_MCAST_LISTEN);

@@ -5,8 +5,9 @@
  * Exec events from the kernel's proc connector (netlink, CONFIG_PROC_EVENTS):
  * every process of the machine that executes a program, as it happens.  It
  * needs CAP_NET_ADMIN in the initial network namespace.  The connector
- * reports every fork, exec and exit unfiltered (on 6.1), so the cost per
- * message is one recv and a type check; only execs reach the handler.
+ * sends every fork, exec, exit, rename and id change (6.1 has no filter of
+ * its own): a socket filter (classic BPF) lets only execs into the queue,
+ * so that the others cost the daemon nothing and cannot overflow it.
  *
  * Events can be lost (the socket's buffer overflows: ENOBUFS): the lost
  * handler is then called, so that the caller rescans /proc.
@@ -33,6 +34,8 @@ int procevents_new(sd_event *event, procevents_exec_fn exec, procevents_lost_fn 
                    struct procevents **ret);
 struct procevents *procevents_free(struct procevents *p);
 
+/* Attaches to fd the filter that keeps exec events only (and the connector's answers). */
+int procevents_filter(int fd);
 /* Calls exec for each exec event in a datagram of LEN bytes from the connector; skips the rest. */
 void procevents_dispatch(const void *buf, size_t len, procevents_exec_fn exec, void *userdata);
 static inline void procevents_freep(struct procevents **p) {

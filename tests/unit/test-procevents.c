@@ -3,6 +3,8 @@
 #include <linux/connector.h>
 #include <linux/netlink.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "common.h"
 #include "procevents.h"
@@ -66,11 +68,47 @@ START_TEST(test_procevents_dispatch) {
 }
 END_TEST
 
+/*
+ * The socket filter, on a datagram socket pair (it filters any socket as the
+ * connector's): of an exec, a fork, a rename, an exit, a short message and
+ * the connector's answer (PROC_EVENT_NONE), only the exec and the answer
+ * are queued.
+ */
+START_TEST(test_procevents_filter) {
+        static char buf[1024] __attribute__((aligned(8)));
+        const __u32 sent[] = { PROC_EVENT_FORK, PROC_EVENT_EXEC, PROC_EVENT_COMM, PROC_EVENT_EXIT, PROC_EVENT_NONE };
+        int sv[2];
+        struct seen s = { 0 };
+        size_t len;
+        ssize_t n;
+        unsigned got = 0;
+
+        ck_assert_int_eq(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv), 0);
+        ck_assert_int_eq(procevents_filter(sv[1]), 0);
+        for (size_t i = 0; i < ELEMENTSOF(sent); i++) {
+                len = put(buf, 0, CN_IDX_PROC, sent[i], 200 + (pid_t) i, 200 + (pid_t) i, sizeof(struct proc_event));
+                ck_assert_int_eq(send(sv[0], buf, len, 0), (ssize_t) len);
+        }
+        len = put(buf, 0, CN_IDX_PROC, PROC_EVENT_EXEC, 300, 300, 0); /* no room for the type */
+        ck_assert_int_eq(send(sv[0], buf, len - 0, 0), (ssize_t) len);
+        while ((n = recv(sv[1], buf, sizeof(buf), MSG_DONTWAIT)) > 0) {
+                procevents_dispatch(buf, (size_t) n, on_exec, &s);
+                got++;
+        }
+        ck_assert_uint_eq(got, 2); /* the exec and the answer */
+        ck_assert_int_eq(s.n, 1);
+        ck_assert_int_eq(s.pid[0], 201);
+        close(sv[0]);
+        close(sv[1]);
+}
+END_TEST
+
 Suite *procevents_suite(void) {
         Suite *s = suite_create("procevents");
         TCase *tc = tcase_create("dispatch");
 
         tcase_add_test(tc, test_procevents_dispatch);
+        tcase_add_test(tc, test_procevents_filter);
         suite_add_tcase(s, tc);
         return s;
 }
