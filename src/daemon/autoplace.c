@@ -41,7 +41,8 @@ static int read_exe(const char *procdir, pid_t pid, char *buf, size_t len) {
         return 0;
 }
 
-static int read_cmdline(const char *procdir, pid_t pid, char *buf, size_t len) {
+/* The arguments, NUL-separated as the kernel keeps them, up to len - 1 bytes; *ret_n what was read. */
+static int read_args(const char *procdir, pid_t pid, char *buf, size_t len, size_t *ret_n) {
         _cleanup_close_ int fd = -1;
         char path[64];
         ssize_t n;
@@ -53,8 +54,97 @@ static int read_cmdline(const char *procdir, pid_t pid, char *buf, size_t len) {
         n = read(fd, buf, len - 1);
         if (n < 0)
                 return -errno;
-        rules_join_cmdline(buf, (size_t) n);
+        buf[n] = '\0';
+        *ret_n = (size_t) n;
         return 0;
+}
+
+/* ---- programs ---- */
+
+static void programs_done(struct autoplace *a) {
+        for (size_t i = 0; i < a->n_programs; i++) {
+                free(a->programs[i].path);
+                program_info_done(&a->programs[i].info);
+        }
+        a->programs = mfree(a->programs);
+        a->n_programs = 0;
+        a->unheld_scripts = false;
+}
+
+static const struct autoplace_program *program_find(const struct autoplace *a, const char *path) {
+        for (size_t i = 0; i < a->n_programs; i++)
+                if (streq(a->programs[i].path, path))
+                        return &a->programs[i];
+        return NULL;
+}
+
+/* What each exe: path is now (a script, a link, nothing), said once a load where that matters. */
+static void programs_update(struct autoplace *a) {
+        size_t n = 0;
+
+        programs_done(a);
+        for (size_t i = 0; i < a->policy->n_classes; i++)
+                n += a->policy->classes[i].match.exe.n;
+        a->programs = calloc(n + 1, sizeof(*a->programs));
+        if (!a->programs)
+                return;
+        for (size_t i = 0; i < a->policy->n_classes; i++)
+                for (size_t k = 0; k < a->policy->classes[i].match.exe.n; k++) {
+                        const struct pw_pattern *e = &a->policy->classes[i].match.exe.v[k];
+                        struct autoplace_program *pr = &a->programs[a->n_programs];
+                        char text[1024];
+                        const char *why;
+                        int r;
+
+                        if (program_find(a, e->text))
+                                continue;
+                        r = program_inspect(e->text, &pr->info);
+                        if (r < 0) {
+                                log_warning_errno(r, "exe: %s (%s:%u): cannot inspect it: %m", e->text,
+                                                  a->policy->classes[i].source, e->line);
+                                continue;
+                        }
+                        pr->path = strdup(e->text);
+                        if (!pr->path) {
+                                program_info_done(&pr->info);
+                                return;
+                        }
+                        a->n_programs++;
+                        if ((why = program_problem(e->text, &pr->info, text, sizeof(text))))
+                                action_log_add(a->log, LOG_LEVEL_WARNING, "Class %s (%s:%u): %s",
+                                               a->policy->classes[i].name, a->policy->classes[i].source, e->line, why);
+                        else if ((why = program_note(e->text, &pr->info, text, sizeof(text))))
+                                log_info("Class %s: %s", a->policy->classes[i].name, why);
+                        if (pr->info.kind == PROGRAM_SCRIPT && !program_holdable(&pr->info))
+                                a->unheld_scripts = true;
+                }
+}
+
+/* Whether exe is the interpreter of a script some exe: rule names: then its arguments say which script. */
+static bool interpreter_of_script(const struct autoplace *a, const char *exe) {
+        for (size_t i = 0; i < a->n_programs; i++)
+                if (a->programs[i].info.kind == PROGRAM_SCRIPT && a->programs[i].info.interpreter_real &&
+                    streq(a->programs[i].info.interpreter_real, exe))
+                        return true;
+        return false;
+}
+
+/*
+ * The program a process is, as exe: rules name programs: the rule's path
+ * when exe is what that path resolves to (a link, or the script itself,
+ * held at its exec), or when exe is an interpreter running that script
+ * (argv); else exe.
+ */
+static const char *program_of(const struct autoplace *a, const char *exe, const char *const *argv, size_t n) {
+        for (size_t i = 0; i < a->n_programs; i++) {
+                const struct autoplace_program *pr = &a->programs[i];
+
+                if (program_holdable(&pr->info) && pr->info.target && streq(exe, pr->info.target))
+                        return pr->path;
+                if (n > 0 && program_runs_script(&pr->info, pr->path, exe, argv, n))
+                        return pr->path;
+        }
+        return exe;
 }
 
 static uint64_t cgroup_ns_of(const char *procdir, pid_t pid) {
@@ -99,15 +189,32 @@ struct candidate {
  * happened), the program is that, and its command line is not known yet. */
 static bool candidate_read(struct autoplace *a, pid_t pid, const char *exe, struct candidate *c) {
         c->pid = pid;
+        c->have_exe = c->have_cmdline = false;
         if (exe) {
-                snprintf(c->exe, sizeof(c->exe), "%s", exe);
+                snprintf(c->exe, sizeof(c->exe), "%s", program_of(a, exe, NULL, 0));
                 c->have_exe = true;
-                c->have_cmdline = false;
         } else {
-                /* Held at their exec (a->perm), the programs exe: names need no look from here but at scans. */
-                c->have_exe = a->need_exe && (!a->perm || a->scanning) &&
+                const char *argv[3];
+                size_t n = 0, len = 0;
+                bool args;
+
+                /* Held at their exec (a->perm), the programs exe: names need no look from here but at scans,
+                 * or for scripts recognized by their interpreter's arguments. */
+                c->have_exe = a->need_exe && (!a->perm || a->scanning || a->unheld_scripts) &&
                               read_exe(a->procdir, pid, c->exe, sizeof(c->exe)) >= 0;
-                c->have_cmdline = a->need_cmdline && read_cmdline(a->procdir, pid, c->cmdline, sizeof(c->cmdline)) >= 0;
+                args = a->need_cmdline || (c->have_exe && interpreter_of_script(a, c->exe));
+                if (args && read_args(a->procdir, pid, c->cmdline, sizeof(c->cmdline), &len) >= 0) {
+                        for (size_t off = 0; off < len && n < ELEMENTSOF(argv); off += strlen(c->cmdline + off) + 1)
+                                argv[n++] = c->cmdline + off;
+                        if (c->have_exe) {
+                                const char *prog = program_of(a, c->exe, argv, n);
+
+                                if (prog != c->exe)
+                                        snprintf(c->exe, sizeof(c->exe), "%s", prog);
+                        }
+                        rules_join_cmdline(c->cmdline, len);
+                        c->have_cmdline = a->need_cmdline;
+                }
         }
         return rules_candidate(a->policy, c->have_exe ? c->exe : NULL, c->have_cmdline ? c->cmdline : NULL);
 }
@@ -147,6 +254,11 @@ static const char *confinement(struct autoplace *a, const struct rules_process *
                        : NULL;
 }
 
+/* The policy whose units: rules place units, where the backend does. */
+static const struct pw_policy *units_policy(const struct autoplace *a) {
+        return a->backend->ops->caps.places_units ? a->policy : NULL;
+}
+
 /* The parent is a match of its own (a scan finds both): its job takes the child along. */
 static bool parent_matches(struct autoplace *a, pid_t ppid) {
         struct candidate parent = {};
@@ -160,7 +272,8 @@ static bool parent_matches(struct autoplace *a, pid_t ppid) {
                 const struct rules_exclusions x = { .self = getpid(),
                                                     .job_root = a->backend->root,
                                                     .protected = (const char *const *) a->protected,
-                                                    .n_protected = a->n_protected };
+                                                    .n_protected = a->n_protected,
+                                                    .units = units_policy(a) };
 
                 r = rules_match_process(a->policy, &p, &m) && !rules_excluded(&x, &p, m.class);
         }
@@ -329,7 +442,8 @@ static void consider(struct autoplace *a, pid_t pid, const char *exe, bool scan,
         const struct rules_exclusions x = { .self = getpid(),
                                             .job_root = a->backend->root,
                                             .protected = (const char *const *) a->protected,
-                                            .n_protected = a->n_protected };
+                                            .n_protected = a->n_protected,
+                                            .units = units_policy(a) };
 
         /* Every exec costs this much; only a program some rule names costs more. */
         if (jobs_placing(a->jobs, pid))
@@ -648,16 +762,18 @@ static void perm_update(struct autoplace *a) {
                 }
         }
         (void) execperm_clear(a->perm);
-        for (size_t i = 0; i < a->policy->n_classes; i++)
-                for (size_t k = 0; k < a->policy->classes[i].match.exe.n; k++) {
-                        const char *path = a->policy->classes[i].match.exe.v[k].text;
+        for (size_t i = 0; i < a->n_programs; i++) {
+                const struct autoplace_program *pr = &a->programs[i];
 
-                        r = execperm_mark(a->perm, path);
-                        if (r < 0)
-                                log_debug("Not marked for exec permission events: %s: %s", path, strerror(-r));
-                        else
-                                marked++;
-                }
+                /* A link others share is not marked: the mark would hold every name's exec. */
+                if (pr->info.kind != PROGRAM_MISSING && !program_holdable(&pr->info))
+                        continue;
+                r = execperm_mark(a->perm, pr->path);
+                if (r < 0)
+                        log_debug("Not marked for exec permission events: %s: %s", pr->path, strerror(-r));
+                else
+                        marked++;
+        }
         log_info("%u program%s named by exe: rules held at their exec until placed (exec permission events)", marked,
                  marked == 1 ? "" : "s");
 }
@@ -668,7 +784,7 @@ static void perm_update(struct autoplace *a) {
  * the other execs of the machine cost the daemon nothing at all.
  */
 static void events_update(struct autoplace *a) {
-        bool need = a->need_cmdline || (a->need_exe && !a->perm);
+        bool need = a->need_cmdline || (a->need_exe && (!a->perm || a->unheld_scripts));
         int r;
 
         if (!need) {
@@ -695,6 +811,7 @@ void autoplace_update(struct autoplace *a) {
         units_update(a);
         a->need_exe = rules_need_exe(a->policy);
         a->need_cmdline = rules_need_cmdline(a->policy);
+        programs_update(a);
         if (a->need_exe || a->need_cmdline) {
                 protected_find(a);
                 a->cgroup_ns = cgroup_ns_of(a->procdir, 0);
@@ -718,4 +835,5 @@ void autoplace_done(struct autoplace *a) {
         a->rescan = sd_event_source_disable_unref(a->rescan);
         scan_stop(a);
         protected_done(a);
+        programs_done(a);
 }

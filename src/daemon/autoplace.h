@@ -48,6 +48,7 @@
 #include "jobs.h"
 #include "policy.h"
 #include "procevents.h"
+#include "program.h"
 
 #define AUTOPLACE_MAX_JOBS_PER_USER 64 /* as PLACE_MAX_JOBS_PER_USER over the socket */
 #define AUTOPLACE_MAX_JOBS_PER_CLASS 1024
@@ -88,6 +89,13 @@ struct autoplace {
         size_t n_units, allocated_units;
         bool watching_units;
         struct autoplace_placing *placings; /* under way (the backend is making their jobs) */
+        /* What each program exe: rules name is on this host (program.h), found at each update. */
+        struct autoplace_program {
+                char *path;
+                struct program_info info;
+        } * programs;
+        size_t n_programs;
+        bool unheld_scripts; /* some are scripts recognized at their interpreter's exec, not held at theirs */
 };
 
 void autoplace_init(struct autoplace *a);

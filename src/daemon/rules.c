@@ -202,6 +202,30 @@ int rules_source(const struct rules_process *p, const struct pw_job_class *c, ch
         return -EPERM;
 }
 
+/* Whether cgroup belongs to a system unit a units: rule names (a user manager's units are not the system's). */
+static bool unit_managed(const struct pw_policy *policy, const char *cgroup) {
+        static const char *const types[] = { ".service", ".scope", ".socket", ".mount", ".swap" };
+        char unit[256];
+
+        for (const char *c = cgroup; *c;) {
+                size_t n = strcspn(c, "/");
+
+                if (n < sizeof(unit)) {
+                        struct rules_match m;
+
+                        memcpy(unit, c, n);
+                        unit[n] = '\0';
+                        if (startswith(unit, "user@"))
+                                return false;
+                        for (size_t i = 0; i < ELEMENTSOF(types); i++)
+                                if (endswith(unit, types[i]) && rules_match_unit(policy, unit, &m))
+                                        return true;
+                }
+                c += n + (c[n] == '/');
+        }
+        return false;
+}
+
 const char *rules_excluded(const struct rules_exclusions *x, const struct rules_process *p,
                            const struct pw_job_class *c) {
         char source[PATH_MAX];
@@ -218,6 +242,8 @@ const char *rules_excluded(const struct rules_exclusions *x, const struct rules_
         for (size_t i = 0; i < x->n_protected; i++)
                 if (auth_path_under(p->cgroup, x->protected[i]))
                         return "it belongs to a protected application";
+        if (x->units && unit_managed(x->units, p->cgroup))
+                return "its unit is placed by a units: rule, which has it already";
         if (c && !auth_class_allows(c, p->uid, p->user))
                 return "its user is not in the class's users:";
         /* Where root named the place by path, the rule may take it from there whatever confines it. */

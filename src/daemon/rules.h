@@ -68,6 +68,9 @@ struct rules_exclusions {
         const char *job_root;         /* the job tree: processes already in a job */
         const char *const *protected; /* cgroups of protected applications */
         size_t n_protected;
+        /* The policy whose units: rules place system units (NULL where the backend places none): their
+         * processes are theirs, not exe: or cmdline: rules'. */
+        const struct pw_policy *units;
 };
 
 /*

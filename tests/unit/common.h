@@ -19,6 +19,7 @@ Suite *cgroup_values_suite(void);
 Suite *protocol_suite(void);
 Suite *auth_suite(void);
 Suite *proc_suite(void);
+Suite *program_suite(void);
 Suite *governor_suite(void);
 Suite *ledger_suite(void);
 Suite *targets_suite(void);

@@ -19,6 +19,7 @@ int main(void) {
         srunner_add_suite(sr, protocol_suite());
         srunner_add_suite(sr, auth_suite());
         srunner_add_suite(sr, proc_suite());
+        srunner_add_suite(sr, program_suite());
         srunner_add_suite(sr, governor_suite());
         srunner_add_suite(sr, ledger_suite());
         srunner_add_suite(sr, targets_suite());

@@ -161,6 +161,35 @@ START_TEST(test_rules_exclusions) {
 }
 END_TEST
 
+/* A process of a unit a units: rule places is that rule's, even where an exe: rule names its program. */
+START_TEST(test_rules_unit_managed) {
+        struct parse_result res;
+        struct rules_process p;
+        const struct pw_job_class *backup;
+        struct rules_exclusions x = { .self = 77, .job_root = "pagewarden.slice" };
+
+        parse_policy(policy_text, &res);
+        ck_assert_msg(res.r == 0, "%s", res.errors);
+        backup = policy_find_class(&res.policy, "backup");
+        p = process("/usr/bin/borg", "borg", "system.slice/borgmatic.service");
+        ck_assert_ptr_null(rules_excluded(&x, &p, backup)); /* where units are not placed (cgroupfs) */
+        x.units = &res.policy;
+        ck_assert_str_eq(rules_excluded(&x, &p, backup), "its unit is placed by a units: rule, which has it already");
+        p.cgroup = "system.slice/restic-daily.service/child";
+        ck_assert_str_eq(rules_excluded(&x, &p, backup), "its unit is placed by a units: rule, which has it already");
+        p.cgroup = "system.slice/cron.service";
+        ck_assert_ptr_null(rules_excluded(&x, &p, backup));
+        /* A user's own unit of that name is not the system's. */
+        p.cgroup = "user.slice/user-1000.slice/user@1000.service/app.slice/borgmatic.service";
+        p.uid = 1000;
+        p.one_uid = true;
+        ck_assert_ptr_null(rules_excluded(&x, &p, backup) && strstr(rules_excluded(&x, &p, backup), "units:")
+                                   ? rules_excluded(&x, &p, backup)
+                                   : NULL);
+        parse_result_done(&res);
+}
+END_TEST
+
 /* Where a rule may take a process from: not out of what root put it in. */
 static const char *excluded_in(const struct rules_exclusions *x, struct rules_process *p, const struct pw_job_class *c,
                                const char *cgroup) {
@@ -245,6 +274,7 @@ Suite *rules_suite(void) {
         tcase_add_test(tc, test_rules_processes);
         tcase_add_test(tc, test_rules_units);
         tcase_add_test(tc, test_rules_exclusions);
+        tcase_add_test(tc, test_rules_unit_managed);
         tcase_add_test(tc, test_rules_sources);
         tcase_add_test(tc, test_rules_join_cmdline);
         suite_add_tcase(s, tc);
