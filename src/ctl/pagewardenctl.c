@@ -96,7 +96,8 @@ static void help(FILE *f) {
                 "                      Validate policy files (default: the settings file and\n"
                 "                      its policy directory); --print writes the effective\n"
                 "                      policy, --ram resolves percentages for another RAM size,\n"
-                "                      --strict refuses warnings too (a device not there now)\n"
+                "                      --strict refuses warnings too (a device not there now,\n"
+                "                      a program an exe: rule names that cannot match here)\n"
                 "  version             Print the versions of pagewardenctl and pagewardend\n"
                 "  help                Print this help\n"
                 "\n"
@@ -244,6 +245,9 @@ static int cmd_check(int argc, char *argv[]) {
          * daemon loads, which the files it loads are checked for without
          * operands).  With operands, that includes a --config file. */
         ctx.owner_warns = optind < argc;
+        /* Files are validated for this machine, whichever way they are named (a configuration tool validates on
+         * the host it installs to): an exe: program that cannot match here is a warning. */
+        ctx.check_programs = true;
         if (with_settings) {
                 r = settings_load(&ctx, arg_config ?: PW_DEFAULT_CONFIG, !arg_config, &settings, &diags);
                 if (r == -ENOMEM)

@@ -253,6 +253,9 @@ int main(int argc, char *argv[]) {
         r = policy_context_default(&ctx);
         if (r < 0)
                 return log_error_errno(r, "Cannot read the machine's memory size: %m"), EXIT_FAILURE_RUNTIME;
+        /* --check warns, as pagewardenctl check does, of exe: programs that cannot match; the daemon itself says
+         * it once it applies the rules. */
+        ctx.check_programs = arg_check;
         r = config_load(&ctx, arg_config ?: PW_DEFAULT_CONFIG, !arg_config, &settings, &policy, &diags);
         if (r == -ENOMEM)
                 return log_error("Out of memory"), EXIT_FAILURE_RUNTIME;
@@ -262,7 +265,7 @@ int main(int argc, char *argv[]) {
                 return EXIT_CONFIG;
         }
         log_set_max_level(settings.log_level);
-        log_diags(LOG_LEVEL_WARNING, &diags); /* warnings only: a device not there yet */
+        log_diags(LOG_LEVEL_WARNING, &diags); /* warnings only: a device not there yet, a program not installed */
         if (arg_check) {
                 printf("%s: valid; %zu job class%s, %zu protected application%s from %s\n",
                        settings.path ?: "(no settings file, defaults)", policy.n_classes,

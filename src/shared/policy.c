@@ -9,6 +9,7 @@
 
 #include "device.h"
 #include "policy-parse.h"
+#include "policy-programs.h"
 #include "policy.h"
 #include "yamltree.h"
 
@@ -394,7 +395,7 @@ static void pattern_add(struct pstate *st, struct pw_patterns *p, const struct y
                 st->oom = true;
                 return;
         }
-        p->v[p->n++] = (struct pw_pattern){ .text = copy, .line = v->line };
+        p->v[p->n++] = (struct pw_pattern){ .text = copy, .line = v->line, .column = v->column };
 }
 
 /* Why a value of this list is wrong, or NULL. */
@@ -478,10 +479,20 @@ static void parse_patterns(struct pstate *st, const struct ynode *val, struct pw
                 parse_patterns(st, val, &((struct pw_job_class *) target)->match.field, #field, check); \
         }
 MATCH_PARSER(units, unit_problem)
-MATCH_PARSER(exe, exe_problem)
 MATCH_PARSER(cmdline, cmdline_problem)
 MATCH_PARSER(user, user_problem)
 MATCH_PARSER(under, under_problem)
+
+/* Programs are also looked at on this host, when the context asks: a warning for one that cannot match. */
+static void p_match_exe(struct pstate *st, const struct ynode *val, void *target) {
+        struct pw_patterns *exe = &((struct pw_job_class *) target)->match.exe;
+        size_t first = exe->n;
+
+        parse_patterns(st, val, exe, "exe", exe_problem);
+        for (size_t i = first; i < exe->n && st->ctx->check_programs && !st->oom; i++)
+                if (policy_check_program(st->src, &exe->v[i], st->diags) < 0)
+                        st->oom = true;
+}
 
 /* clang-format off */
 static const struct field class_match_fields[] = {

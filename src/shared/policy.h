@@ -36,6 +36,7 @@ struct policy_context {
         bool check_owner;      /* refuse files not owned by root or writable by others */
         bool owner_warns;      /* with check_owner: only warn (a file named to be validated, not loaded) */
         bool resolve_users;    /* look user and group names up (NSS) */
+        bool check_programs;   /* warn of exe: programs that cannot match here (policy-programs.h) */
 };
 
 /* Fills ctx for this machine (RAM from sysinfo, real paths, owner check when root). */
@@ -50,10 +51,10 @@ struct pw_io_limit {
         bool absent;
 };
 
-/* One entry of a match: list, with where it was written (for "placed by"). */
+/* One entry of a match: list, with where it was written (for "placed by", and warnings). */
 struct pw_pattern {
         char *text;
-        unsigned line;
+        unsigned line, column;
 };
 
 struct pw_patterns {

@@ -36,22 +36,29 @@ char *program_name_path(const char *path) {
         return ret;
 }
 
-/* NAME as env(1) would find it in ENV_PATH, resolved. */
-static char *env_find(const char *name) {
+/* path resolved in *ret, NULL if it cannot be (missing); -ENOMEM, not taken for missing. */
+static int resolve(const char *path, char **ret) {
+        *ret = realpath(path, NULL);
+        return !*ret && errno == ENOMEM ? -ENOMEM : 0;
+}
+
+/* NAME as env(1) would find it in ENV_PATH, resolved, in *ret (NULL: not found); -ENOMEM. */
+static int env_find(const char *name, char **ret) {
         _cleanup_free_ char *dirs = strdup(ENV_PATH);
         char *save = NULL;
 
+        *ret = NULL;
         if (!dirs)
-                return NULL;
+                return -ENOMEM;
         for (char *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
                 _cleanup_free_ char *p = NULL;
 
                 if (asprintf(&p, "%s/%s", d, name) < 0)
-                        return NULL;
+                        return -ENOMEM;
                 if (access(p, X_OK) == 0)
-                        return realpath(p, NULL);
+                        return resolve(p, ret);
         }
-        return NULL;
+        return 0;
 }
 
 /* The "#!" line of a script: the interpreter, and the rest of the line (trimmed) as its one argument. */
@@ -84,15 +91,18 @@ static int read_shebang(const char *path, struct program_info *p) {
                 return -ENOMEM;
         {
                 const char *base = strrchr(s, '/') ? strrchr(s, '/') + 1 : s;
+                int r;
 
                 if (streq(base, "env") && *arg && *arg != '-' && !strpbrk(arg, " \t")) {
                         /* "#!/usr/bin/env python3": env executes python3 with the script as its first argument. */
-                        p->interpreter_real = env_find(arg);
+                        r = env_find(arg, &p->interpreter_real);
                         p->interpreter_arg = strdup("");
                 } else {
-                        p->interpreter_real = realpath(s, NULL);
+                        r = resolve(s, &p->interpreter_real);
                         p->interpreter_arg = strdup(arg);
                 }
+                if (r < 0)
+                        return r;
         }
         return p->interpreter_arg ? 0 : -ENOMEM;
 }
@@ -103,13 +113,13 @@ static int find_shared(const char *path, struct program_info *p) {
         _cleanup_free_ char *dir = slash && slash != path ? strndup(path, (size_t) (slash - path)) : strdup("/");
         DIR *d;
         struct dirent *de;
-        int dfd;
+        int dfd, r = 0;
 
         if (!dir)
                 return -ENOMEM;
         d = opendir(dir);
         if (!d)
-                return 0; /* nothing to say */
+                return errno == ENOMEM ? -ENOMEM : 0; /* else nothing to say */
         dfd = dirfd(d);
         while ((de = readdir(d))) {
                 struct stat st;
@@ -120,17 +130,20 @@ static int find_shared(const char *path, struct program_info *p) {
                         continue;
                 if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISLNK(st.st_mode))
                         continue;
-                if (asprintf(&other, "%s/%s", dir, de->d_name) < 0)
+                if (asprintf(&other, "%s/%s", dir, de->d_name) < 0 || resolve(other, &real) < 0) {
+                        r = -ENOMEM;
                         break;
-                real = realpath(other, NULL);
+                }
                 if (!real || !streq(real, p->target))
                         continue;
-                if (p->n_shared < PROGRAM_SHARED_NAMES)
-                        p->shared[p->n_shared] = strdup(de->d_name);
+                if (p->n_shared < PROGRAM_SHARED_NAMES && !(p->shared[p->n_shared] = strdup(de->d_name))) {
+                        r = -ENOMEM;
+                        break;
+                }
                 p->n_shared++;
         }
         closedir(d);
-        return 0;
+        return r;
 }
 
 int program_inspect(const char *path, struct program_info *ret) {

@@ -42,6 +42,62 @@ expect_in "$ERR" "1 warning (--strict: invalid)" "--strict says why"
 run "$CTL" check --print "$TMP/absent.yaml"
 expect_in "$OUT" 'device: "/mnt/no-such-disk"  # not there now: applies once it is' "--print keeps the path of a device not there"
 
+# exe: programs are looked at on this host (issue 25): a rule that cannot
+# match is a warning at its entry; scripts, and links to a script that
+# several names share (Debian's pg_wrapper), can match and get none.
+P=$TMP/progs/bin S=$TMP/progs/share I=$TMP/progs/interp
+mkdir -p "$P" "$S" "$I"
+cp /bin/true "$I/python3"
+cp /bin/true "$I/perl"
+cp /bin/true "$S/busybox"
+printf '#!%s\nfrom borg.archiver import main\n' "$I/python3" >"$P/borg"
+printf '#!%s -w\nuse strict;\n' "$I/perl" >"$S/pg_wrapper"
+printf '#!%s\nputs 1\n' "$I/ruby" >"$P/noint" # no such interpreter
+printf '#!/bin/sh\n' >"$P/notes"
+chmod 0755 "$P/borg" "$S/pg_wrapper" "$P/noint"
+chmod 0644 "$P/notes"
+for n in pg_dump psql pgbench; do ln -s "$S/pg_wrapper" "$P/$n"; done
+for n in bb-ls bb-cat bb-echo; do ln -s "$S/busybox" "$P/$n"; done
+cat >"$TMP/progs/rules.yaml" <<YAML
+jobs:
+  backup:
+    match:
+      exe:
+        - $P/borg
+        - $P/pg_dump
+        - $P/bb-ls
+        - $P/notes
+        - $P/borgg
+        - $P/noint
+        - /bin/true
+YAML
+F=$TMP/progs/rules.yaml
+run "$CTL" check "$F"
+expect_status 0 "programs that cannot match are no error (a policy may come before its programs)"
+expect_in "$ERR" "$F:9:11: warning: $P/borgg does not exist on this host: the rule matches nothing until it is installed (a typo?)
+            - $P/borgg
+              ^" "a program that does not exist: a warning at its entry, with the line and a caret"
+expect_in "$ERR" "$F:8:11: warning: $P/notes is not an executable file: the rule matches nothing" \
+        "a file that is not executable: a warning"
+expect_in "$ERR" "$F:10:11: warning: $P/noint is a script for $I/ruby, which is not installed: the rule matches nothing" \
+        "a script whose interpreter is missing: a warning"
+expect_in "$ERR" "$F:7:11: warning: $P/bb-ls is a symbolic link to $S/busybox, which 2 other names in its directory link to as well (" \
+        "a link to a binary that other names share: a warning"
+expect_not_in "$ERR" "$F:5:" "no warning for a script whose interpreter is there"
+expect_not_in "$ERR" "$F:6:" "no warning for a link to a script that other names share"
+expect_not_in "$ERR" "$F:11:" "no warning for a program (/bin/true)"
+expect_in "$(printf '%s\n' "$ERR" | tail -n 1)" "4 warnings" "4 warnings, nothing else"
+expect_in "$OUT" "1 source checked: 1 job class" "and the summary follows"
+run "$CTL" check --strict "$F"
+expect_status 1 "--strict refuses programs that cannot match"
+expect_in "$ERR" "4 warnings (--strict: invalid)" "--strict says why"
+# Whichever way the files are named: a directory, and with --ram.
+mkdir "$TMP/progs/policies.d"
+cp "$F" "$TMP/progs/policies.d/rules.yaml"
+run "$CTL" check --ram 64G "$TMP/progs/policies.d"
+expect_in "$ERR" "$TMP/progs/policies.d/rules.yaml:9:11: warning: $P/borgg does not exist" \
+        "a policy directory, with --ram, gets the same warnings"
+
 # Errors: file:line:column, the line, a caret; every error of the file; exit 1.
 cat >"$TMP/bad.yaml" <<'YAML'
 jobs:

@@ -20,6 +20,16 @@ run "$DAEMON" --check --config "$CONF/pagewarden.yaml"
 expect_status 0 "--check accepts the shipped configuration"
 expect_in "$OUT" "valid; 2 job classes, 0 protected applications" "--check summarises"
 
+# Like pagewardenctl check, --check (ExecStartPre=, ExecReload=) warns of an
+# exe: program that cannot match on this host; the configuration is valid.
+mkdir -p "$TMP/progs/policies.d"
+printf 'policy_dir: policies.d\n' >"$TMP/progs/pagewarden.yaml"
+printf 'jobs:\n  backup:\n    match:\n      exe: [%s/no-such-program]\n' "$TMP" >"$TMP/progs/policies.d/rules.yaml"
+run "$DAEMON" --check --config "$TMP/progs/pagewarden.yaml"
+expect_status 0 "--check: a program that cannot match is no error"
+expect_in "$ERR" "warning: $TMP/progs/policies.d/rules.yaml:4:13: warning: $TMP/no-such-program does not exist on this host" \
+        "--check warns of it, located, as pagewardenctl check does"
+
 mkdir -p "$TMP/conf/policies.d"
 printf 'log_level: chatty\n' >"$TMP/conf/pagewarden.yaml"
 printf 'jobs:\n  b: {memory: {high: 5%%%%}}\n' >"$TMP/conf/policies.d/a.yaml"

@@ -12,6 +12,7 @@ Suite *yamltree_suite(void);
 Suite *policy_suite(void);
 Suite *settings_suite(void);
 Suite *policy_print_suite(void);
+Suite *policy_programs_suite(void);
 Suite *device_suite(void);
 Suite *cgroup_discover_suite(void);
 Suite *diag_suite(void);

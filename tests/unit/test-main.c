@@ -12,6 +12,7 @@ int main(void) {
         srunner_add_suite(sr, policy_suite());
         srunner_add_suite(sr, settings_suite());
         srunner_add_suite(sr, policy_print_suite());
+        srunner_add_suite(sr, policy_programs_suite());
         srunner_add_suite(sr, device_suite());
         srunner_add_suite(sr, cgroup_discover_suite());
         srunner_add_suite(sr, diag_suite());
