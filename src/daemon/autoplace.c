@@ -206,15 +206,16 @@ static bool candidate_read(struct autoplace *a, pid_t pid, const char *exe, stru
                 if (args && read_args(a->procdir, pid, c->cmdline, sizeof(c->cmdline), &len) >= 0) {
                         for (size_t off = 0; off < len && n < ELEMENTSOF(argv); off += strlen(c->cmdline + off) + 1)
                                 argv[n++] = c->cmdline + off;
-                        if (c->have_exe) {
-                                const char *prog = program_of(a, c->exe, argv, n);
-
-                                if (prog != c->exe)
-                                        snprintf(c->exe, sizeof(c->exe), "%s", prog);
-                        }
-                        rules_join_cmdline(c->cmdline, len);
                         c->have_cmdline = a->need_cmdline;
                 }
+                if (c->have_exe) {
+                        const char *prog = program_of(a, c->exe, argv, n);
+
+                        if (prog != c->exe)
+                                snprintf(c->exe, sizeof(c->exe), "%s", prog);
+                }
+                if (len > 0)
+                        rules_join_cmdline(c->cmdline, len);
         }
         return rules_candidate(a->policy, c->have_exe ? c->exe : NULL, c->have_cmdline ? c->cmdline : NULL);
 }

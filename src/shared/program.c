@@ -108,7 +108,9 @@ static int read_shebang(const char *path, struct program_info *p) {
 }
 
 /* The other links in path's directory to the same target. */
-static int find_shared(const char *path, struct program_info *p) {
+/* The other links in path's directory to the same file (target, as st): one stat(2) each, so that a policy of
+ * many exe: links costs milliseconds, not a realpath() of every link of /usr/bin each. */
+static int find_shared(const char *path, const struct stat *target, struct program_info *p) {
         const char *slash = strrchr(path, '/');
         _cleanup_free_ char *dir = slash && slash != path ? strndup(path, (size_t) (slash - path)) : strdup("/");
         DIR *d;
@@ -123,18 +125,13 @@ static int find_shared(const char *path, struct program_info *p) {
         dfd = dirfd(d);
         while ((de = readdir(d))) {
                 struct stat st;
-                _cleanup_free_ char *other = NULL, *real = NULL;
 
                 if (de->d_name[0] == '.' || streq(de->d_name, slash + 1) ||
                     (de->d_type != DT_LNK && de->d_type != DT_UNKNOWN))
                         continue;
                 if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISLNK(st.st_mode))
                         continue;
-                if (asprintf(&other, "%s/%s", dir, de->d_name) < 0 || resolve(other, &real) < 0) {
-                        r = -ENOMEM;
-                        break;
-                }
-                if (!real || !streq(real, p->target))
+                if (fstatat(dfd, de->d_name, &st, 0) < 0 || st.st_dev != target->st_dev || st.st_ino != target->st_ino)
                         continue;
                 if (p->n_shared < PROGRAM_SHARED_NAMES && !(p->shared[p->n_shared] = strdup(de->d_name))) {
                         r = -ENOMEM;
@@ -158,9 +155,11 @@ int program_inspect(const char *path, struct program_info *ret) {
         p.link = S_ISLNK(st.st_mode);
         p.target = realpath(path, NULL);
         if (!p.target || stat(p.target, &st) < 0) {
+                bool link = p.link; /* a dangling link, or a file gone since */
+
                 r = errno == ENOENT || errno == ENOTDIR || errno == ELOOP ? 0 : -errno;
                 program_info_done(&p);
-                p.link = true; /* a dangling link */
+                p.link = link;
                 *ret = p;
                 return r;
         }
@@ -171,7 +170,7 @@ int program_inspect(const char *path, struct program_info *ret) {
                 r = read_shebang(p.target, &p);
         }
         if (r >= 0 && p.link)
-                r = find_shared(path, &p);
+                r = find_shared(path, &st, &p);
         if (r < 0) {
                 program_info_done(&p);
                 return r;
@@ -247,9 +246,10 @@ const char *program_problem(const char *path, const struct program_info *p, char
                 shared_names(p, names, sizeof(names));
                 snprintf(buf, len,
                          "%s is a symbolic link to %s, which %zu other name%s in its directory link%s to as well (%s): "
-                         "a program that tells what to do by the name it is run as, whose processes a rule cannot "
-                         "tell apart: the rule matches nothing; name the program itself, or use cmdline:",
-                         path, p->target, p->n_shared, p->n_shared == 1 ? "" : "s", p->n_shared == 1 ? "s" : "", names);
+                         "a process run by this name cannot be told from theirs, so the rule matches nothing; name "
+                         "%s itself if every name is the same program, or use cmdline:",
+                         path, p->target, p->n_shared, p->n_shared == 1 ? "" : "s", p->n_shared == 1 ? "s" : "", names,
+                         p->target);
                 return buf;
         }
         return NULL;
