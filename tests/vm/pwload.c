@@ -8,6 +8,9 @@
  *   pwload as-user UID[:GID] CMD... run CMD as UID (gid GID or UID, no groups)
  *   pwload sock PATH TEXT|-SIZE    send TEXT (or SIZE bytes of 'x', no newline) on a
  *                                  Unix stream socket, print the reply
+ *   pwload rtt PATH TEXT N         N times: connect, send TEXT, read the reply to its end; print each
+ *                                  round trip in microseconds, a line each (the daemon's answer
+ *                                  alone, without the exec and start of a client)
  *   pwload stall PATH SECONDS      connect and send nothing for SECONDS
  *   pwload escape FILE             write 4 KiB at a time until this process is in a pagewarden job;
  *                                  print "escaped=BYTES usec=T" (what it wrote before being placed)
@@ -179,6 +182,36 @@ static int sock_cmd(int argc, char *argv[]) {
         return got > 0 ? 0 : 1;
 }
 
+static int rtt_cmd(int argc, char *argv[]) {
+        int n = atoi(argv[4]), failed = 0;
+        size_t len = strlen(argv[3]);
+
+        signal(SIGPIPE, SIG_IGN);
+        for (int i = 0; i < n; i++) {
+                double t0 = now();
+                int fd = unix_connect(argv[2]);
+                char reply[65536];
+                size_t got = 0;
+                ssize_t k;
+
+                if (fd < 0 || write(fd, argv[3], len) != (ssize_t) len) {
+                        failed++;
+                        if (fd >= 0)
+                                close(fd);
+                        continue;
+                }
+                while (got < sizeof(reply) && (k = read(fd, reply, sizeof(reply))) > 0)
+                        got += (size_t) k;
+                close(fd);
+                if (got == 0)
+                        failed++;
+                else
+                        printf("%.0f\n", (now() - t0) * 1e6);
+        }
+        fflush(stdout);
+        return failed > 0;
+}
+
 /* The I/O buffer lives as long as the process: a global, so that LeakSanitizer sees it reachable. */
 static void *buf;
 
@@ -203,6 +236,8 @@ int main(int argc, char *argv[]) {
                 perror(argv[3]);
                 return 127;
         }
+        if (strcmp(argv[1], "rtt") == 0 && argc >= 5)
+                return rtt_cmd(argc, argv);
         if (strcmp(argv[1], "sock") == 0 && argc >= 4)
                 return sock_cmd(argc, argv);
         if (strcmp(argv[1], "execloop") == 0 && argc >= 5)
