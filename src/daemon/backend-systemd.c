@@ -652,11 +652,12 @@ static int sysd_job_place_async(struct backend *b, const char *class, const stru
                 return -ENOMEM;
         r = new_start_transient(b, scope, &m);
         if (r >= 0)
-                /* Delegate: PID 1 attaches processes (AttachProcessesToUnit: a move's rest, the children a
-                 * process placed by rule forked before) only to delegated units.  The daemon makes no cgroup
-                 * below a scope; systemd leaves its limits in force. */
+                /* Delegated, with no controller: PID 1 attaches processes (AttachProcessesToUnit: a move's
+                 * rest, the children a process placed by rule forked before) only to delegated units, and a
+                 * delegated controller would be the scope's own (Delegate=yes would make it a memory cgroup,
+                 * see above).  The daemon makes no cgroup below a scope. */
                 r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)", "Description", "s", desc, "Slice", "s", slice,
-                                          "CollectMode", "s", "inactive-or-failed", "Delegate", "b", 1);
+                                          "CollectMode", "s", "inactive-or-failed", "DelegateControllers", "as", 0);
         if (r >= 0)
                 r = append_job_memory(m, limits);
         if (r >= 0)

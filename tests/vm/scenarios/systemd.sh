@@ -97,6 +97,9 @@ expect_eq "the whole tree is in the job's scope when move answers" \
 	"$(sort -n /sys/fs/cgroup$tree_cg/cgroup.procs 2>/dev/null | tr '\n' ' ')" \
 	"$(echo $TREE $(cat /proc/$TREE/task/*/children) | tr ' ' '\n' | sort -n | tr '\n' ' ')"
 check "status answers meanwhile and after" pagewardenctl status
+expect_eq "the scope is delegated (PID 1 attaches only to such units)" "$(systemctl show -P Delegate ${tree_cg##*/})" yes
+check "and is not a memory cgroup of its own (its page cache is its class's: no dying memcg at its end)" \
+	test ! -e /sys/fs/cgroup$tree_cg/memory.current
 kill $TREE $(cat /proc/$TREE/task/*/children) 2>/dev/null
 
 # Without protection (reported: what the kernel keeps by itself varies from
