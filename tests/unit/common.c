@@ -2,8 +2,11 @@
 #include <ftw.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "common.h"
+#include "proc.h"
 
 struct policy_context test_context(void) {
         return (struct policy_context){
@@ -94,4 +97,17 @@ bool has_diag(const struct diag_list *l, unsigned line, unsigned column, const c
                 if (l->items[i].line == line && l->items[i].column == column && strstr(l->items[i].message, needle))
                         return true;
         return false;
+}
+
+int dead_pidfd(void) {
+        pid_t child = fork();
+        int fd;
+
+        ck_assert_int_ge(child, 0);
+        if (child == 0)
+                _exit(0);
+        fd = proc_pidfd_open(child);
+        ck_assert_int_ge(fd, 0);
+        waitpid(child, NULL, 0);
+        return fd;
 }

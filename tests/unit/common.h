@@ -42,6 +42,9 @@ Suite *govern_suite(void);
 #define TEST_RAM (UINT64_C(16) << 30)
 struct policy_context test_context(void);
 
+/* The pidfd of a child that has ended and been reaped: its pid is free for reuse. */
+int dead_pidfd(void);
+
 /* A fresh temporary directory (removed by tmpdir_cleanup). */
 char *tmpdir_new(void);
 void tmpdir_cleanup(char *dir);

@@ -208,19 +208,6 @@ static int record_move_back(struct jobs *js, const char *cgroup, pid_t pid) {
         return 0;
 }
 
-static int dead_pidfd(void) {
-        pid_t child = fork();
-        int fd;
-
-        ck_assert_int_ge(child, 0);
-        if (child == 0)
-                _exit(0);
-        fd = proc_pidfd_open(child);
-        ck_assert_int_ge(fd, 0);
-        waitpid(child, NULL, 0);
-        return fd;
-}
-
 /*
  * Finding 5 of the security review: pids are written as numbers.  The
  * process checked ended before the write and another took its pid (a fake

@@ -92,20 +92,6 @@ START_TEST(test_proc_pidfd) {
 }
 END_TEST
 
-/* A dead process's pidfd, for the checks after a write. */
-static int dead_pidfd(void) {
-        pid_t child = fork();
-        int fd;
-
-        ck_assert_int_ge(child, 0);
-        if (child == 0)
-                _exit(0);
-        fd = proc_pidfd_open(child);
-        ck_assert_int_ge(fd, 0);
-        waitpid(child, NULL, 0);
-        return fd;
-}
-
 /* Start times: field 22 of stat, after a command name with spaces and parentheses. */
 START_TEST(test_proc_start_ticks) {
         char *dir = tmpdir_new();
