@@ -731,7 +731,13 @@ static bool is_oom(json_object *job) {
         return str_field(job, "how") && streq(str_field(job, "how"), "oom-killed");
 }
 
-/* "peak memory 1.2 GiB", or "at most" when the cgroup's peak may be an earlier job's. */
+/* In a report's prose a missing figure was not measured (no such controller in the job's cgroup, or the
+ * cgroup was gone before it could be read): say so, where a table would say "-". */
+static const char *measured(const char *s) {
+        return streq(s, "-") ? "not measured" : s;
+}
+
+/* "1.2 GiB", "at most 1.2 GiB" when the cgroup's peak may be an earlier job's; "-" if not measured. */
 static void peak_text(json_object *job, char buf[static VALUE_MAX]) {
         char a[VALUE_MAX];
 
@@ -750,9 +756,10 @@ void ctl_print_report_line(FILE *f, json_object *job) {
                 " %s after %s: peak memory %s, read %s, wrote %s, stalled %s on memory and %s on I/O; the "
                 "governor tightened its class %s times\n",
                 is_oom(job) ? "was OOM-killed (a memory.max, its own or its class's)" : "ended",
-                fmt_runtime(field(job, "runtime"), a), b, fmt_size(field(job, "io_read_bytes"), c),
-                fmt_size(field(job, "io_written_bytes"), d), fmt_stall(field(job, "memory_stall_us"), g),
-                fmt_stall(field(job, "io_stall_us"), h), fmt_int(field(job, "governor_tightened"), e));
+                fmt_runtime(field(job, "runtime"), a), measured(b), measured(fmt_size(field(job, "io_read_bytes"), c)),
+                measured(fmt_size(field(job, "io_written_bytes"), d)),
+                measured(fmt_stall(field(job, "memory_stall_us"), g)),
+                measured(fmt_stall(field(job, "io_stall_us"), h)), fmt_int(field(job, "governor_tightened"), e));
 }
 
 /* A rate per minute, "-" if unknown; scale 1e6 for microseconds shown as seconds. */
@@ -792,22 +799,34 @@ static void report_rows(struct table *t, json_object *j) {
         table_color(t, is_oom(j) ? COLOR_RED : NULL);
         table_add(t, "peak memory:");
         peak_text(j, a);
-        table_addf(t, "%s (page cache at the end %s)", a, fmt_size(field(j, "memory_file"), b));
+        if (field(j, "memory_file"))
+                table_addf(t, "%s (page cache at the end %s)", measured(a), fmt_size(field(j, "memory_file"), b));
+        else
+                table_add(t, measured(a));
         table_add(t, "I/O:");
-        table_addf(t, "read %s, wrote %s", fmt_size(field(j, "io_read_bytes"), a),
-                   fmt_size(field(j, "io_written_bytes"), b));
+        if (field(j, "io_read_bytes") || field(j, "io_written_bytes"))
+                table_addf(t, "read %s, wrote %s", measured(fmt_size(field(j, "io_read_bytes"), a)),
+                           measured(fmt_size(field(j, "io_written_bytes"), b)));
+        else
+                table_add(t, "not measured");
         table_add(t, "throttled:");
-        table_addf(t, "its own memory.high hit %s times, memory.max %s times; OOM kills: %s",
-                   fmt_int(field(j, "memory_high_events"), a), fmt_int(field(j, "memory_max_events"), b),
-                   fmt_int(field(j, "oom_kills"), c));
+        if (field(j, "memory_high_events"))
+                table_addf(t, "its own memory.high hit %s times, memory.max %s times; OOM kills: %s",
+                           fmt_int(field(j, "memory_high_events"), a), fmt_int(field(j, "memory_max_events"), b),
+                           fmt_int(field(j, "oom_kills"), c));
+        else
+                table_add(t, "not measured");
         if (field(j, "governor_tightened")) {
                 table_add(t, "governor:");
                 table_addf(t, "tightened its class %s times, froze it %s times while it ran",
                            fmt_int(field(j, "governor_tightened"), a), fmt_int(field(j, "governor_froze"), b));
         }
         table_add(t, "stalled:");
-        table_addf(t, "%s on memory, %s on I/O", fmt_stall(field(j, "memory_stall_us"), a),
-                   fmt_stall(field(j, "io_stall_us"), b));
+        if (field(j, "memory_stall_us") || field(j, "io_stall_us"))
+                table_addf(t, "%s on memory, %s on I/O", measured(fmt_stall(field(j, "memory_stall_us"), a)),
+                           measured(fmt_stall(field(j, "io_stall_us"), b)));
+        else
+                table_add(t, "not measured");
         for (size_t i = 0; i < array_length(field(j, "applications")); i++) {
                 json_object *app = object_at(field(j, "applications"), i);
 

@@ -21,6 +21,47 @@ static json_object *u64_or_null(bool have, uint64_t v) {
 }
 
 /*
+ * What an ended job's counters say, for its log line: "peak memory at most 1.2 GiB, read 3 MiB, wrote 0 B, its
+ * own memory.high hit 2 times, stalled 0.4 s on memory and 0.0 s on I/O", and what its cgroup could not count
+ * ("not measured: I/O" where the job's cgroup has no io controller): a missing figure is never written as 0.
+ */
+static char *job_figures(const struct cgroup_job_counters *s, const struct cgroup_job_counters *end, bool peak_exact) {
+        char peak[32], rd[32], wr[32], text[512] = "", missing[128] = "", *ret;
+        size_t n = 0, m = 0;
+
+/* Appends to buf at len; a text that does not fit is cut (these fit by far). */
+#define ADD(buf, len, ...)                                                           \
+        (len += (size_t) snprintf(buf + (len < sizeof(buf) ? len : sizeof(buf) - 1), \
+                                  len < sizeof(buf) ? sizeof(buf) - len : 1, __VA_ARGS__))
+        if (end->have_peak) {
+                units_format_human(end->memory_peak, peak, sizeof(peak));
+                ADD(text, n, "peak memory %s%s", peak_exact ? "" : "at most ", peak);
+        } else
+                ADD(missing, m, "peak memory");
+        if (end->have_io) {
+                units_format_human(counter_since(end->io_read, s->io_read), rd, sizeof(rd));
+                units_format_human(counter_since(end->io_written, s->io_written), wr, sizeof(wr));
+                ADD(text, n, "%sread %s, wrote %s", n ? ", " : "", rd, wr);
+        } else
+                ADD(missing, m, "%sI/O", m ? ", " : "");
+        if (end->have_events)
+                ADD(text, n, "%sits own memory.high hit %" PRIu64 " times", n ? ", " : "",
+                    counter_since(end->high, s->high));
+        else
+                ADD(missing, m, "%smemory.high events", m ? ", " : "");
+        if (end->have_psi)
+                ADD(text, n, "%sstalled %.1f s on memory and %.1f s on I/O", n ? ", " : "",
+                    (double) counter_since(end->memory_stall_usec, s->memory_stall_usec) / 1e6,
+                    (double) counter_since(end->io_stall_usec, s->io_stall_usec) / 1e6);
+        else
+                ADD(missing, m, "%sstalls", m ? ", " : "");
+#undef ADD
+        if (asprintf(&ret, "%s%s%s%s", text, n && m ? "; " : "", m ? "not measured: " : "", missing) < 0)
+                return NULL;
+        return ret;
+}
+
+/*
  * What the job cost and how it ended, from its counters now against those at
  * its start; end NULL: its cgroup was gone before it could be read (systemd
  * removes an empty scope at once), then only its times are known.  Logged
@@ -32,7 +73,7 @@ static void job_report(struct jobs *js, struct job *j, const struct cgroup_job_c
         bool oom = end && end->have_events && counter_since(end->oom_kill, s->oom_kill) > 0;
         /* A cgroup's memory.peak is its life's: exact for this job only if this job raised it. */
         bool peak_exact = end && end->have_peak && s->have_peak && end->memory_peak > s->memory_peak;
-        char rt[32], peak[32], rd[32], wr[32], pwbuf[1024], cgroup[4096];
+        char rt[32], pwbuf[1024], cgroup[4096];
         struct passwd pw, *pwres = NULL;
         json_object *o;
 
@@ -42,32 +83,21 @@ static void job_report(struct jobs *js, struct job *j, const struct cgroup_job_c
         js->n_ended++;
         js->n_oom_killed += oom;
         units_format_runtime(runtime, rt, sizeof(rt));
-        units_format_human(end ? end->memory_peak : 0, peak, sizeof(peak));
-        units_format_human(end ? counter_since(end->io_read, s->io_read) : 0, rd, sizeof(rd));
-        units_format_human(end ? counter_since(end->io_written, s->io_written) : 0, wr, sizeof(wr));
         if (!end)
                 action_log_add_fields(js->log, LOG_LEVEL_INFO, JOB_FIELDS(j, "end"),
                                       "Job %" PRIu64
                                       " (%s) of class %s: ran %s (its cgroup was gone before its counters "
                                       "could be read)",
                                       j->id, j->name, j->class, rt);
-        else
+        else {
+                _cleanup_free_ char *figures = job_figures(s, end, peak_exact);
+
                 action_log_add_fields(js->log, oom ? LOG_LEVEL_WARNING : LOG_LEVEL_INFO,
                                       JOB_FIELDS(j, oom ? "oom-kill" : "end"),
-                                      "Job %" PRIu64
-                                      " (%s) of class %s: %s after %s; peak memory %s%s, read %s, wrote %s, "
-                                      "its own memory.high hit %" PRIu64
-                                      " times, stalled %.1f s on memory and %.1f s on I/O",
-                                      j->id, j->name, j->class,
+                                      "Job %" PRIu64 " (%s) of class %s: %s after %s; %s", j->id, j->name, j->class,
                                       oom ? "OOM-killed (a memory.max, its own or its class's)" : "exited", rt,
-                                      peak_exact ? "" : "at most ", peak, rd, wr,
-                                      end->have_events ? counter_since(end->high, s->high) : 0,
-                                      end->have_psi
-                                              ? (double) counter_since(end->memory_stall_usec, s->memory_stall_usec) /
-                                                        1e6
-                                              : 0,
-                                      end->have_psi ? (double) counter_since(end->io_stall_usec, s->io_stall_usec) / 1e6
-                                                    : 0);
+                                      figures ?: "(out of memory)");
+        }
         if (!js->history)
                 return;
         o = json_object_new_object();

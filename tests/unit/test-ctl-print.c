@@ -74,6 +74,9 @@ static const struct {
         { "show-oom", ctl_print_show },   /* OOM-killed, counted from adoption, its peak perhaps an earlier job's */
         { "list-all", ctl_print_list },   /* list --all: the ended ones too, one without counters */
         { "report-line", print_report_line, "show-oom" },
+        /* A job whose scope counted no memory nor I/O (systemd, no controller): "not measured", never 0 B. */
+        { "show-unmeasured", ctl_print_show },
+        { "report-line-unmeasured", print_report_line, "show-unmeasured" },
         { "moved", ctl_print_moved },
         { "placed", print_placed },
         { "reloaded", ctl_print_reloaded },

@@ -48,6 +48,7 @@ START_TEST(test_jobs_unit_between_commands) {
         struct seen seen = {};
         struct jobs js;
         struct job *j = NULL;
+        const char *report;
         char *dir = tmpdir_new();
         char *events = write_file(dir, "system.slice/backup.service/cgroup.events", "populated 1\nfrozen 0\n");
 
@@ -76,6 +77,15 @@ START_TEST(test_jobs_unit_between_commands) {
         run_for(event, 1200);
         ck_assert_uint_eq(seen.ended, 1);
         ck_assert_ptr_null(jobs_find_unit(&js, "backup.service"));
+        /* Its cgroup has no memory, io or pressure files here (a unit without those controllers): its report
+         * says what was not measured rather than 0 B. */
+        report = NULL;
+        for (unsigned i = 0; i < log.n && i < ACTION_LOG_SIZE; i++)
+                if (strstr(log.ring[i].message, "Job 1 (backup) of class backup: exited after"))
+                        report = log.ring[i].message;
+        ck_assert_ptr_nonnull(report);
+        ck_assert_ptr_nonnull(strstr(report, "s; not measured: peak memory, I/O, memory.high events, stalls"));
+        ck_assert_ptr_null(strstr(report, " 0 B"));
         ck_assert_uint_eq(js.n, 0);
 
         /* Removed by systemd (the unit stopped): that is its end at once. */
