@@ -23,12 +23,17 @@
  *                                  fork and exec PROGRAM RATE times a second for SECONDS; print
  *                                  "execs=N seconds=S cpu_us=C" (the loop's CPU and its children's);
  *                                  PROGRAM "-": fork and exit, without an exec (the cheapest event)
+ *   pwload watch PID SECONDS        sample every thread of PID every 10 ms for SECONDS: print, per
+ *                                  thread, how often it was running or runnable (R), asleep (S), in
+ *                                  an uninterruptible wait (D, with the kernel function: /proc's
+ *                                  stack), and its CPU time; for where a daemon's time goes
  *   pwload rename COUNT             rename this process (PR_SET_NAME) COUNT times: a proc connector
  *                                  event each, with no fork, so a flood at system-call speed;
  *                                  print "renames=N seconds=S"
  *
  * Prints "bytes=N seconds=S mib_per_s=R" on stdout.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -212,6 +217,79 @@ static int rtt_cmd(int argc, char *argv[]) {
         return failed > 0;
 }
 
+/* Where a process's threads spend their time: state samples (and the kernel function of D waits). */
+struct watch_row {
+        char key[400];
+        long n;
+};
+
+static void watch_count(struct watch_row *rows, int *n_rows, int max, const char *key) {
+        for (int i = 0; i < *n_rows; i++)
+                if (strcmp(rows[i].key, key) == 0) {
+                        rows[i].n++;
+                        return;
+                }
+        if (*n_rows < max) {
+                snprintf(rows[*n_rows].key, sizeof(rows[*n_rows].key), "%s", key);
+                rows[(*n_rows)++].n = 1;
+        }
+}
+
+static int watch_cmd(int argc, char *argv[]) {
+        struct watch_row rows[256];
+        int n_rows = 0;
+        long samples = 0;
+        double start = now(), seconds = atof(argv[3]);
+        char dir[64];
+
+        snprintf(dir, sizeof(dir), "/proc/%s/task", argv[2]);
+        while (now() - start < seconds) {
+                DIR *d = opendir(dir);
+                struct dirent *e;
+
+                if (!d)
+                        break;
+                while ((e = readdir(d))) {
+                        char path[384], buf[1024], key[400], state = '?', fn[96] = "";
+                        FILE *f;
+
+                        if (e->d_name[0] == '.')
+                                continue;
+                        snprintf(path, sizeof(path), "%s/%s/stat", dir, e->d_name);
+                        f = fopen(path, "re");
+                        if (f && fgets(buf, sizeof(buf), f)) {
+                                char *p = strrchr(buf, ')');
+                                if (p && p[1] == ' ')
+                                        state = p[2];
+                        }
+                        if (f)
+                                fclose(f);
+                        if (state == 'D') {
+                                /* The first frame that is not the scheduler's own. */
+                                snprintf(path, sizeof(path), "%s/%s/stack", dir, e->d_name);
+                                f = fopen(path, "re");
+                                while (f && fgets(buf, sizeof(buf), f)) {
+                                        char *b = strchr(buf, ']');
+                                        if (!b || strstr(b, "schedule") || strstr(b, "wait_for_completion"))
+                                                continue;
+                                        sscanf(b + 1, " %95[^+ \n]", fn);
+                                        break;
+                                }
+                                if (f)
+                                        fclose(f);
+                        }
+                        snprintf(key, sizeof(key), "tid %s %c %s", e->d_name, state, fn);
+                        watch_count(rows, &n_rows, 256, key);
+                }
+                closedir(d);
+                samples++;
+                usleep(10000);
+        }
+        for (int i = 0; i < n_rows; i++)
+                printf("%s: %ld of %ld samples\n", rows[i].key, rows[i].n, samples);
+        return 0;
+}
+
 /* The I/O buffer lives as long as the process: a global, so that LeakSanitizer sees it reachable. */
 static void *buf;
 
@@ -236,6 +314,8 @@ int main(int argc, char *argv[]) {
                 perror(argv[3]);
                 return 127;
         }
+        if (strcmp(argv[1], "watch") == 0 && argc >= 4)
+                return watch_cmd(argc, argv);
         if (strcmp(argv[1], "rtt") == 0 && argc >= 5)
                 return rtt_cmd(argc, argv);
         if (strcmp(argv[1], "sock") == 0 && argc >= 4)
