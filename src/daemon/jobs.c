@@ -26,39 +26,43 @@ static json_object *u64_or_null(bool have, uint64_t v) {
  * ("not measured: I/O" where the job's cgroup has no io controller): a missing figure is never written as 0.
  */
 static char *job_figures(const struct cgroup_job_counters *s, const struct cgroup_job_counters *end, bool peak_exact) {
-        char peak[32], rd[32], wr[32], text[512] = "", missing[128] = "", *ret;
-        size_t n = 0, m = 0;
+        const char *missing[4], *sep = "";
+        char a[32], b[32], *text = NULL;
+        size_t n_missing = 0, size = 0;
+        FILE *f = open_memstream(&text, &size);
 
-/* Appends to buf at len; a text that does not fit is cut (these fit by far). */
-#define ADD(buf, len, ...)                                                           \
-        (len += (size_t) snprintf(buf + (len < sizeof(buf) ? len : sizeof(buf) - 1), \
-                                  len < sizeof(buf) ? sizeof(buf) - len : 1, __VA_ARGS__))
-        if (end->have_peak) {
-                units_format_human(end->memory_peak, peak, sizeof(peak));
-                ADD(text, n, "peak memory %s%s", peak_exact ? "" : "at most ", peak);
-        } else
-                ADD(missing, m, "peak memory");
-        if (end->have_io) {
-                units_format_human(counter_since(end->io_read, s->io_read), rd, sizeof(rd));
-                units_format_human(counter_since(end->io_written, s->io_written), wr, sizeof(wr));
-                ADD(text, n, "%sread %s, wrote %s", n ? ", " : "", rd, wr);
-        } else
-                ADD(missing, m, "%sI/O", m ? ", " : "");
-        if (end->have_events)
-                ADD(text, n, "%sits own memory.high hit %" PRIu64 " times", n ? ", " : "",
-                    counter_since(end->high, s->high));
-        else
-                ADD(missing, m, "%smemory.high events", m ? ", " : "");
-        if (end->have_psi)
-                ADD(text, n, "%sstalled %.1f s on memory and %.1f s on I/O", n ? ", " : "",
-                    (double) counter_since(end->memory_stall_usec, s->memory_stall_usec) / 1e6,
-                    (double) counter_since(end->io_stall_usec, s->io_stall_usec) / 1e6);
-        else
-                ADD(missing, m, "%sstalls", m ? ", " : "");
-#undef ADD
-        if (asprintf(&ret, "%s%s%s%s", text, n && m ? "; " : "", m ? "not measured: " : "", missing) < 0)
+        if (!f)
                 return NULL;
-        return ret;
+        if (end->have_peak) {
+                units_format_human(end->memory_peak, a, sizeof(a));
+                fprintf(f, "peak memory %s%s", peak_exact ? "" : "at most ", a);
+                sep = ", ";
+        } else
+                missing[n_missing++] = "peak memory";
+        if (end->have_io) {
+                units_format_human(counter_since(end->io_read, s->io_read), a, sizeof(a));
+                units_format_human(counter_since(end->io_written, s->io_written), b, sizeof(b));
+                fprintf(f, "%sread %s, wrote %s", sep, a, b);
+                sep = ", ";
+        } else
+                missing[n_missing++] = "I/O";
+        if (end->have_events) {
+                fprintf(f, "%sits own memory.high hit %" PRIu64 " times", sep, counter_since(end->high, s->high));
+                sep = ", ";
+        } else
+                missing[n_missing++] = "memory.high events";
+        if (end->have_psi) {
+                fprintf(f, "%sstalled %.1f s on memory and %.1f s on I/O", sep,
+                        (double) counter_since(end->memory_stall_usec, s->memory_stall_usec) / 1e6,
+                        (double) counter_since(end->io_stall_usec, s->io_stall_usec) / 1e6);
+                sep = ", ";
+        } else
+                missing[n_missing++] = "stalls";
+        for (size_t i = 0; i < n_missing; i++)
+                fprintf(f, "%s%s", i > 0 ? ", " : *sep ? "; not measured: " : "not measured: ", missing[i]);
+        if (fclose(f) != 0)
+                return mfree(text);
+        return text;
 }
 
 /*
