@@ -136,8 +136,11 @@ while [ $i -lt 64 ]; do
 	sleepers="$sleepers $!"
 	i=$((i + 1))
 done
+# njobs: the jobs with processes; jobs_at_least N / no_jobs: for wait_for
 njobs() { pagewardenctl status --json | jq '[.jobs[] | select(.pids > 0)] | length'; }
-wait_for 120 sh -c '[ "$(pagewardenctl status --json | jq ".jobs | length")" -ge 64 ]'
+jobs_at_least() { [ "$(njobs)" -ge "$1" ]; }
+no_jobs() { [ "$(njobs)" -eq 0 ]; }
+wait_for 120 jobs_at_least 64
 measure "idle, 64 jobs" jobs
 
 # The same number of processes busy on the CPUs, matching no rule: 6 loops
@@ -160,7 +163,7 @@ wait $B1 $B2 2>/dev/null
 sleep 7
 kill $sleepers
 wait $sleepers 2>/dev/null
-wait_for 120 sh -c '[ "$(pagewardenctl status --json | jq "[.jobs[] | select(.pids > 0)] | length")" -eq 0 ]'
+wait_for 120 no_jobs
 expect_eq "the 64 jobs ended before the rest is measured" "$(njobs)" 0
 
 rescans0=$(grep -c 'exec events were lost' /tmp/daemon.log)
