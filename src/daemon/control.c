@@ -304,6 +304,10 @@ static int client_new(struct control *ctl, int fd, const struct ucred *peer) {
                 client_free(c);
                 return r;
         }
+        /* Root's requests go ahead of the events that a user's processes cause (a flood of execs, jobs that
+         * start and end); a user's take turns with them, so that a loop of requests cannot starve them. */
+        if (peer->uid == 0)
+                (void) sd_event_source_set_priority(c->io, CONTROL_ROOT_PRIORITY);
         (void) sd_event_source_set_description(c->io, "control-client");
         (void) sd_event_source_set_description(c->timer, "control-client-timeout");
         return 0;
@@ -551,6 +555,8 @@ int control_new(sd_event *event, const char *path, const char *group, control_ha
         r = sd_event_add_io(event, &c->accept_source, c->fd, EPOLLIN, on_accept, c);
         if (r < 0)
                 return r;
+        /* Accepting costs little, and a refusal less: every connection is seen ahead of the events. */
+        (void) sd_event_source_set_priority(c->accept_source, CONTROL_ROOT_PRIORITY);
         (void) sd_event_source_set_description(c->accept_source, "control-accept");
         *ret = TAKE_PTR(c);
         return 0;

@@ -48,6 +48,14 @@ extern const char control_later;
  * what is not reserved for root.
  */
 #define CONTROL_MAX_CLIENTS_PER_UID 8
+/*
+ * sd-event priority of accepting and of root's requests: after the exec holds
+ * (SD_EVENT_PRIORITY_IMPORTANT, an exec waits on them), before everything
+ * else, so that what users' processes make the daemon do (a flood of execs
+ * matching a rule, jobs starting and ending) does not queue in front of
+ * root's status.  Other users' requests keep the normal priority.
+ */
+#define CONTROL_ROOT_PRIORITY (SD_EVENT_PRIORITY_IMPORTANT / 2)
 /* A user's refused connections are logged once per 10 s, with the number not logged. */
 #define CONTROL_REFUSAL_LOG_INTERVAL_USEC (UINT64_C(10) * 1000000)
 /* Users whose refusals are counted apart; the refusals of more users are counted together. */

@@ -642,6 +642,115 @@ START_TEST(test_control_live_refusals) {
 }
 END_TEST
 
+/* ---- root ahead of the events ------------------------------------------- */
+
+/*
+ * The events a user's processes cause, as the daemon sees them in a flood:
+ * FLOOD_SOURCES descriptors always readable, each costing FLOOD_WORK_USEC a
+ * dispatch (as the proc connector, the jobs' cgroup.events, the worker's pipe).
+ */
+#define FLOOD_SOURCES 32
+#define FLOOD_WORK_USEC 2000
+
+struct flood {
+        int pipes[FLOOD_SOURCES][2];
+        sd_event_source *sources[FLOOD_SOURCES];
+        unsigned dispatched, at_answer; /* at_answer: dispatched when the request was handled */
+        bool answered;
+};
+
+static struct flood *the_flood;
+
+static int on_flood(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        struct flood *f = userdata;
+
+        f->dispatched++;
+        usleep(FLOOD_WORK_USEC); /* and the byte stays: readable again at the next turn */
+        return 0;
+}
+
+static json_object *counting_handler(void *userdata, uint64_t client, const struct ucred *peer,
+                                     const struct pw_request *req) {
+        the_flood->at_answer = the_flood->dispatched;
+        the_flood->answered = true;
+        return echo_handler(userdata, client, peer, req);
+}
+
+/* The flood's dispatches between uid's request sent and handled: a child of uid waits for the word, then asks. */
+static unsigned dispatches_before_answer(struct live *l, struct flood *f, uid_t uid) {
+        int ready[2], go[2], status;
+        unsigned before;
+        pid_t pid;
+        char c;
+
+        ck_assert_int_eq(pipe2(ready, O_CLOEXEC), 0);
+        ck_assert_int_eq(pipe2(go, O_CLOEXEC), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                const char req[] = "{\"command\":\"version\"}\n";
+                char line[512];
+                int fd;
+
+                become(uid);
+                (void) !write(ready[1], "r", 1);
+                if (read(go[0], &c, 1) != 1)
+                        _exit(102);
+                fd = connect_to(l->path);
+                (void) send(fd, req, strlen(req), MSG_NOSIGNAL);
+                _exit(recv(fd, line, sizeof(line), 0) > 0 ? 0 : 103);
+        }
+        close(ready[1]);
+        close(go[0]);
+        ck_assert_int_eq(read(ready[0], &c, 1), 1);
+        f->answered = false;
+        before = f->dispatched;
+        ck_assert_int_eq(write(go[1], "g", 1), 1);
+        while (waitpid(pid, &status, WNOHANG) == 0)
+                ck_assert_int_ge(sd_event_run(l->event, 10 * 1000), 0);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "request child failed: %d", status);
+        ck_assert(f->answered);
+        close(ready[0]);
+        close(go[1]);
+        return f->at_answer - before;
+}
+
+START_TEST(test_control_live_root_ahead_of_events) {
+        struct flood f = {};
+        unsigned root, user;
+        struct live l;
+
+        if (!live_tests_can_run("test_control_live_root_ahead_of_events"))
+                return;
+        the_flood = &f;
+        live_handler = counting_handler;
+        live_start(&l);
+        for (size_t i = 0; i < FLOOD_SOURCES; i++) {
+                ck_assert_int_eq(pipe2(f.pipes[i], O_CLOEXEC | O_NONBLOCK), 0);
+                ck_assert_int_eq(write(f.pipes[i][1], "x", 1), 1);
+                ck_assert_int_ge(sd_event_add_io(l.event, &f.sources[i], f.pipes[i][0], EPOLLIN, on_flood, &f), 0);
+        }
+        root = dispatches_before_answer(&l, &f, 0);
+        user = dispatches_before_answer(&l, &f, HOLDER_UID);
+        printf("# with %d event sources always ready (%d us each): root's request waited for %u of their "
+               "dispatches, uid %u's for %u\n",
+               FLOOD_SOURCES, FLOOD_WORK_USEC, root, (unsigned) HOLDER_UID, user);
+        fflush(stdout);
+        /* Root's request is handled ahead of the events: a turn for the connection and one for the request, not
+         * a turn of every ready source for each (the child's start may cost a few more). */
+        ck_assert_uint_lt(root, FLOOD_SOURCES / 2);
+        /* Another user's takes its turn with them: a loop of requests cannot starve the events. */
+        ck_assert_uint_ge(user, FLOOD_SOURCES / 2);
+        for (size_t i = 0; i < FLOOD_SOURCES; i++) {
+                sd_event_source_disable_unref(f.sources[i]);
+                close(f.pipes[i][0]);
+                close(f.pipes[i][1]);
+        }
+        live_stop(&l);
+        live_handler = echo_handler;
+}
+END_TEST
+
 Suite *control_suite(void) {
         Suite *s = suite_create("control");
         TCase *pure = tcase_create("pure"), *file = tcase_create("file"), *live = tcase_create("live");
@@ -663,6 +772,7 @@ Suite *control_suite(void) {
         tcase_add_test(live, test_control_live_root_not_locked_out);
         tcase_add_test(live, test_control_live_refusals);
         tcase_add_test(live, test_control_live_later);
+        tcase_add_test(live, test_control_live_root_ahead_of_events);
         tcase_set_timeout(live, 60);
         suite_add_tcase(s, live);
         return s;
