@@ -101,11 +101,33 @@ static json_object *class_json(struct manager *m, const char *name, const struct
         return o;
 }
 
-json_object *status_job_json(struct manager *m, const struct job *j) {
+/* The last uid looked up and its name ("" if it has none): one status lists many jobs of few users, and each
+ * getpwuid_r reads /etc/passwd again. */
+struct user_name {
+        bool valid;
+        uid_t uid;
+        char name[256];
+};
+
+static json_object *user_json(uid_t uid, struct user_name *last) {
+        struct user_name here = {};
+        struct passwd pw, *res = NULL;
+        char buf[1024];
+
+        if (!last)
+                last = &here;
+        if (!last->valid || last->uid != uid) {
+                *last = (struct user_name){ .valid = true, .uid = uid };
+                if (getpwuid_r(uid, &pw, buf, sizeof(buf), &res) == 0 && res)
+                        snprintf(last->name, sizeof(last->name), "%s", res->pw_name);
+        }
+        return last->name[0] ? json_object_new_string(last->name) : NULL;
+}
+
+static json_object *job_json(struct manager *m, const struct job *j, struct user_name *last) {
         json_object *o = json_object_new_object();
         struct cgroup_job_state s;
-        struct passwd pw, *res = NULL;
-        char buf[1024], *cg = NULL;
+        char *cg = NULL;
         bool have = cgroup_job_read(m->backend->engine, j->path, &s) >= 0;
 
         json_object_object_add(o, "id", json_object_new_uint64(j->id));
@@ -115,10 +137,7 @@ json_object *status_job_json(struct manager *m, const struct job *j) {
                 json_object_object_add(o, "cgroup", json_object_new_string(cg));
         free(cg);
         json_object_object_add(o, "uid", json_object_new_int64(j->uid));
-        json_object_object_add(o, "user",
-                               getpwuid_r(j->uid, &pw, buf, sizeof(buf), &res) == 0 && res
-                                       ? json_object_new_string(res->pw_name)
-                                       : NULL);
+        json_object_object_add(o, "user", user_json(j->uid, last));
         json_object_object_add(o, "started", json_object_new_uint64(j->started_usec / 1000000));
         json_object_object_add(o, "pids", have ? json_object_new_int64(s.n_procs) : NULL);
         json_object_object_add(o, "memory_current", have ? json_object_new_uint64(s.memory_current) : NULL);
@@ -136,6 +155,10 @@ json_object *status_job_json(struct manager *m, const struct job *j) {
         json_object_object_add(o, "placed_by", j->by[0] ? json_object_new_string(j->by) : NULL);
         json_object_object_add(o, "unit", j->unit ? json_object_new_string(j->unit) : NULL);
         return o;
+}
+
+json_object *status_job_json(struct manager *m, const struct job *j) {
+        return job_json(m, j, NULL);
 }
 
 static json_object *protect_size_json(const struct pw_protect_size *ps) {
@@ -264,6 +287,7 @@ static json_object *daemon_json(struct manager *m) {
 json_object *status_json(struct manager *m) {
         json_object *o = json_object_new_object(), *classes = json_object_new_array(), *jobs = json_object_new_array(),
                     *prot = json_object_new_array();
+        struct user_name last = {};
 
         json_object_object_add(o, "ok", json_object_new_boolean(true));
         json_object_object_add(o, "version", json_object_new_string(PACKAGE_VERSION));
@@ -282,7 +306,7 @@ json_object *status_json(struct manager *m) {
                         json_object_array_add(classes, class_json(m, j->class, NULL));
         }
         for (struct job *j = m->jobs.list; j; j = j->next)
-                json_object_array_add(jobs, status_job_json(m, j));
+                json_object_array_add(jobs, job_json(m, j, &last));
         for (size_t i = 0; i < m->policy.n_protects; i++)
                 json_object_array_add(prot, protect_json(m, &m->policy.protects[i]));
         json_object_object_add(o, "classes", classes);
