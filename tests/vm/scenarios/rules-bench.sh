@@ -112,14 +112,27 @@ root_placements() { # root_placements N: from start to in its job (us), N of roo
 	done
 	sed -n 's/.*usec=\([0-9]*\).*/\1/p' /tmp/escape | stats
 }
-measure() { # measure WHAT
+# njobs: the jobs with processes; jobs_at_least N / no_jobs: for wait_for
+njobs() { pagewardenctl status --json | jq '[.jobs[] | select(.pids > 0)] | length'; }
+jobs_at_least() { [ "$(njobs)" -ge "$1" ]; }
+no_jobs() { [ "$(njobs)" -eq 0 ]; }
+# measure WHAT: the figures, and the jobs there were (status costs what its jobs cost: issue 27)
+measure() {
+	j0=$(njobs)
 	d0=$(ticks $DAEMON)
 	t0=$(uptime_ms)
+	# The daemon's main thread meanwhile (schedstat: ns on a CPU, ns runnable waiting for one): what an
+	# answer costs it with what it did between, and what the machine made it wait.
+	ss0=$(cat /proc/$DAEMON/task/$DAEMON/schedstat)
 	a=$(answer_us 30)
+	ss1=$(cat /proc/$DAEMON/task/$DAEMON/schedstat)
+	cpu_wait=$(echo $ss0 $ss1 | awk '{ printf "on a CPU %.1f ms, waiting for one %.1f ms", ($4 - $1) / 30e6, ($5 - $2) / 30e6 }')
 	s=$(status_ms 10)
 	p=$(root_placements 20)
+	j1=$(njobs)
 	cpu=$(awk -v d=$(($(ticks $DAEMON) - d0)) -v t=$(($(uptime_ms) - t0)) -v hz=$hz 'BEGIN { printf "%.0f", 100 * d / hz / (t / 1000) }')
-	diag "$1: daemon's answer to status median $a us (n=30); pagewardenctl status median $s ms (n=10); root's exe: placement $p; daemon CPU $cpu% of one CPU"
+	diag "$1: jobs $j0 before, $j1 after"
+	diag "$1: daemon's answer to status median $a us (n=30), its main thread per answer $cpu_wait; pagewardenctl status median $s ms (n=10); root's exe: placement $p; daemon CPU $cpu% of one CPU"
 	eval "${2}_answer=$a ${2}_status=$s"
 }
 ticks() { awk '{ print $14 + $15 }' /proc/$1/stat; }
@@ -136,10 +149,6 @@ while [ $i -lt 64 ]; do
 	sleepers="$sleepers $!"
 	i=$((i + 1))
 done
-# njobs: the jobs with processes; jobs_at_least N / no_jobs: for wait_for
-njobs() { pagewardenctl status --json | jq '[.jobs[] | select(.pids > 0)] | length'; }
-jobs_at_least() { [ "$(njobs)" -ge "$1" ]; }
-no_jobs() { [ "$(njobs)" -eq 0 ]; }
 wait_for 120 jobs_at_least 64
 measure "idle, 64 jobs" jobs
 
