@@ -159,21 +159,6 @@ static uint64_t cgroup_ns_of(const char *procdir, pid_t pid) {
 }
 
 /* A job name from the program: its base name, with what a job name may not hold made '-'. */
-static void job_name(const char *exe, const char *cmdline, char *buf, size_t len) {
-        const char *base = exe ? strrchr(exe, '/') : NULL;
-        size_t n;
-
-        base = base ? base + 1 : cmdline ? cmdline : "rule";
-        n = strcspn(base, " ");
-        snprintf(buf, len, "%.*s", (int) (n < POLICY_NAME_MAX ? n : POLICY_NAME_MAX), base);
-        for (char *c = buf; *c; c++)
-                if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_", *c))
-                        *c = '-';
-        /* Like run's names: never a number, which would read as another job's id. */
-        if (!buf[0] || policy_name_problem(buf) || buf[strspn(buf, "0123456789")] == '\0')
-                snprintf(buf, len, "rule");
-}
-
 /* ---- deciding ---- */
 
 struct candidate {
@@ -407,7 +392,7 @@ static void place(struct autoplace *a, struct candidate *c, int pidfd, const str
         *pp = (struct autoplace_placing){
                 .a = a, .pid = c->pid, .uid = p->uid, .class = m->class, .cgroup = strdup(strempty(p->cgroup))
         };
-        job_name(p->exe, p->cmdline, pp->name, sizeof(pp->name));
+        rules_job_name(p->exe, p->cmdline, pp->name, sizeof(pp->name));
         if (rules_describe(m, pp->by, sizeof(pp->by)) < 0)
                 snprintf(pp->by, sizeof(pp->by), "rule %s (%s:%u)", m->kind, m->class->source, m->rule->line);
         r = jobs_place_async(a->jobs, m->class, NULL, pp->name, p->uid, pp->by, c->pid, pidfd, on_placed, pp);

@@ -3,6 +3,7 @@
 #include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "auth.h"
 #include "rules.h"
@@ -267,6 +268,52 @@ void rules_join_cmdline(char *args, size_t size) {
                 if (args[i] == '\0')
                         args[i] = ' ';
         args[size] = '\0';
+}
+
+/* The file name of the n bytes at word (a path, or a name); *ret_n its length. */
+static const char *file_name(const char *word, size_t n, size_t *ret_n) {
+        const char *slash = memrchr(word, '/', n);
+        const char *base = slash ? slash + 1 : word;
+
+        *ret_n = n - (size_t) (base - word);
+        return base;
+}
+
+/* Programs that run a script given by its path as their first argument (the kernel does so for "#!"). */
+static bool interpreter(const char *name, size_t n) {
+        static const char *const families[] = { "sh", "bash", "dash", "ksh", "zsh", "python", "perl", "ruby", "node",
+                                                "php", "lua", "tclsh" };
+
+        for (size_t i = 0; i < ELEMENTSOF(families); i++) {
+                size_t k = strlen(families[i]);
+
+                /* python3, python3.11, perl5.36: a version may follow */
+                if (n >= k && strncmp(name, families[i], k) == 0 && strspn(name + k, "0123456789.") >= n - k)
+                        return true;
+        }
+        return false;
+}
+
+void rules_job_name(const char *exe, const char *cmdline, char *buf, size_t len) {
+        const char *base = NULL;
+        size_t n = 0;
+
+        if (exe)
+                base = file_name(exe, strlen(exe), &n);
+        else if (cmdline) {
+                const char *second = cmdline + strcspn(cmdline, " ");
+
+                base = file_name(cmdline, (size_t) (second - cmdline), &n);
+                second += strspn(second, " ");
+                if (second[0] == '/' && interpreter(base, n))
+                        base = file_name(second, strcspn(second, " "), &n);
+        }
+        snprintf(buf, len, "%.*s", (int) (n < POLICY_NAME_MAX ? n : POLICY_NAME_MAX), base ?: "");
+        for (char *c = buf; *c; c++)
+                if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_", *c))
+                        *c = '-';
+        if (!buf[0] || policy_name_problem(buf) || buf[strspn(buf, "0123456789")] == '\0')
+                snprintf(buf, len, "rule");
 }
 
 int rules_describe(const struct rules_match *m, char *buf, size_t len) {

@@ -100,5 +100,14 @@ const char *rules_excluded(const struct rules_exclusions *x, const struct rules_
 /* The arguments of /proc/PID/cmdline (NUL-separated, size bytes) joined by spaces, in place (args has room
  * for size + 1 bytes). */
 void rules_join_cmdline(char *args, size_t size);
+/*
+ * The name of a job placed by rule (len: at least POLICY_NAME_MAX + 1), as
+ * run's names are made: the program's file name (exe's, or the command
+ * line's first word's), or for a script that an interpreter runs by its
+ * path ("/usr/bin/python3 /usr/bin/borg create ..."), the script's; other
+ * characters than letters, digits, '-' and '_' become '-'.  "rule" when
+ * nothing is left, or it would be a number (that reads as a job's id).
+ */
+void rules_job_name(const char *exe, const char *cmdline, char *buf, size_t len);
 /* "rule exe /usr/bin/borg (backup.yaml:12)": how a job was placed, for status. */
 int rules_describe(const struct rules_match *m, char *buf, size_t len);

@@ -267,6 +267,48 @@ START_TEST(test_rules_join_cmdline) {
 }
 END_TEST
 
+START_TEST(test_rules_job_name) {
+        static const struct {
+                const char *exe, *cmdline, *want;
+        } cases[] = {
+                { "/usr/bin/restic", NULL, "restic" },
+                { "/usr/bin/borg", "/usr/bin/python3 /usr/bin/borg create", "borg" }, /* exe: rule, a script */
+                { NULL, "rsync --server -e.Lsfx . /backup", "rsync" },
+                /* a cmdline: rule on a script run by its interpreter: the script's name, not "rule" (issue 30) */
+                { NULL, "/usr/bin/python3 /usr/bin/borg create --lock-wait 600 /repo::a", "borg" },
+                { NULL, "/usr/bin/perl /usr/bin/pg_dump -f x", "pg_dump" },
+                { NULL, "python3.11 /opt/tools/sync.py --all", "sync-py" },
+                { NULL, "/bin/sh /usr/local/sbin/nightly", "nightly" },
+                /* an interpreter's option first, or a relative script: the interpreter's name */
+                { NULL, "/usr/bin/python3 -u /usr/bin/borg", "python3" },
+                { NULL, "bash run.sh", "bash" },
+                /* not an interpreter: its own name, whatever follows */
+                { NULL, "/usr/bin/shred /tmp/x", "shred" },
+                { NULL, "/usr/bin/tar cf /backup/etc.tar /etc", "tar" },
+                { "/usr/bin/python3.11", "/usr/bin/python3.11 /usr/bin/borg", "python3-11" },
+                /* never a number, never empty */
+                { NULL, "/tmp/42 x", "rule" },
+                { NULL, "", "rule" },
+                { NULL, NULL, "rule" },
+                { "/", NULL, "rule" },
+        };
+        char name[POLICY_NAME_MAX + 1];
+        char long_exe[300];
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                rules_job_name(cases[i].exe, cases[i].cmdline, name, sizeof(name));
+                ck_assert_msg(streq(name, cases[i].want), "exe %s, cmdline '%s': got '%s', want '%s'",
+                              cases[i].exe ?: "(null)", cases[i].cmdline ?: "(null)", name, cases[i].want);
+        }
+        /* A name is at most POLICY_NAME_MAX long. */
+        memset(long_exe, 'a', sizeof(long_exe) - 1);
+        long_exe[0] = '/';
+        long_exe[sizeof(long_exe) - 1] = '\0';
+        rules_job_name(long_exe, NULL, name, sizeof(name));
+        ck_assert_uint_eq(strlen(name), POLICY_NAME_MAX);
+}
+END_TEST
+
 Suite *rules_suite(void) {
         Suite *s = suite_create("rules");
         TCase *tc = tcase_create("match");
@@ -277,6 +319,7 @@ Suite *rules_suite(void) {
         tcase_add_test(tc, test_rules_unit_managed);
         tcase_add_test(tc, test_rules_sources);
         tcase_add_test(tc, test_rules_join_cmdline);
+        tcase_add_test(tc, test_rules_job_name);
         suite_add_tcase(s, tc);
         return s;
 }
