@@ -339,7 +339,8 @@ static int print_classes(FILE *f, json_object *classes) {
                         continue;
                 table_add(&t, str_field(c, "name"));
                 table_add(&t, fmt_int(field(c, "jobs"), a));
-                table_add(&t, fmt_size(field(cur, "memory_current"), a));
+                /* The class's own cgroup and its units' (an older daemon gives the cgroup's alone, in force). */
+                table_add(&t, fmt_size(field(c, "memory_current") ?: field(cur, "memory_current"), a));
                 limit_cell(&t, cfg, cur, "memory_high", fmt_size);
                 limit_cell(&t, cfg, cur, "memory_max", fmt_size);
                 limit_cell(&t, cfg, cur, "memory_swap_max", fmt_size);
@@ -419,14 +420,18 @@ static int print_jobs(FILE *f, json_object *jobs, const char *indent) {
         return table_print(f, &t, indent);
 }
 
-/* memory_min / memory_low: in force, with what is configured and what is effective where they differ. */
-static void protection_cell(struct table *t, json_object *prot) {
+/* memory_min / memory_low: in force, with what is configured and what is effective where they differ; "auto"
+ * is sized and applied only while jobs run (jobs_run: some do). */
+static void protection_cell(struct table *t, json_object *prot, bool jobs_run) {
         json_object *cfg = field(prot, "configured"), *cur = field(prot, "in_force"), *eff = field(prot, "effective");
         char a[VALUE_MAX], b[VALUE_MAX], c[VALUE_MAX];
         bool show_cfg = !json_object_equal(cfg, cur), show_eff = eff && !json_object_equal(eff, cur);
 
         if (!json_object_is_type(prot, json_type_object))
                 table_add(t, NULL);
+        else if (!jobs_run && streq_ptr(json_object_get_string(cfg), "auto") &&
+                 json_object_is_type(cur, json_type_int) && json_object_get_uint64(cur) == 0)
+                table_add(t, "auto: applied while jobs run");
         else if (show_cfg && show_eff)
                 table_addf(t, "%s (cfg %s, eff %s)", fmt_size(cur, a), fmt_size(cfg, b), fmt_size(eff, c));
         else if (show_cfg)
@@ -449,7 +454,7 @@ static void psi_cell(struct table *t, json_object *psi) {
                    fmt_percent(field(psi, "full_avg60"), d));
 }
 
-static int print_protected(FILE *f, json_object *prots) {
+static int print_protected(FILE *f, json_object *prots, bool jobs_run) {
         static const char *const header[] = { "NAME", "TARGET",    "MEMORY",           "MIN",  "LOW",
                                               "SWAP", "SWAP USED", "PRESSURE 10s/60s", "STATE" };
         _cleanup_(table_done) struct table t = { .cut = { 8, 5, 4, 2, 9 } }; /* PRESSURE, LOW, MIN, TARGET, STATE */
@@ -470,8 +475,8 @@ static int print_protected(FILE *f, json_object *prots) {
                 table_add(&t, str_field(p, "name"));
                 table_add(&t, str_field(p, "unit") ?: str_field(p, "cgroup"));
                 table_add(&t, fmt_size(field(p, "memory_current"), a));
-                protection_cell(&t, field(p, "memory_min"));
-                protection_cell(&t, field(p, "memory_low"));
+                protection_cell(&t, field(p, "memory_min"), jobs_run);
+                protection_cell(&t, field(p, "memory_low"), jobs_run);
                 table_add(&t, str_field(p, "swap"));
                 table_add(&t, fmt_size(field(p, "swap_current"), a));
                 psi_cell(&t, field(p, "psi"));
@@ -621,7 +626,7 @@ int ctl_print_top(FILE *f, json_object *resp, json_object *prev, double seconds,
         }
         if (r >= 0) {
                 fputs("\nPROTECTED\n", f);
-                r = print_protected(f, field(resp, "protected"));
+                r = print_protected(f, field(resp, "protected"), array_length(field(resp, "jobs")) > 0);
         }
         if (r >= 0) {
                 fputs("\nGOVERNOR\n", f);
@@ -687,7 +692,7 @@ int ctl_print_status(FILE *f, json_object *resp) {
         if (r < 0)
                 return r;
         fputs("\nPROTECTED\n", f);
-        r = print_protected(f, field(resp, "protected"));
+        r = print_protected(f, field(resp, "protected"), array_length(field(resp, "jobs")) > 0);
         if (r < 0)
                 return r;
         fputs("\nGOVERNOR\n", f);

@@ -80,14 +80,33 @@ static json_object *class_governor_json(const struct govern *g, const char *name
         return o;
 }
 
+/* What the class's jobs use: its cgroup's memory.current, and that of each unit a units: rule placed in it
+ * (whose cgroup is the unit's own); null when neither can be read. */
+static json_object *class_memory_json(struct manager *m, const char *name, json_object *in_force) {
+        json_object *v = NULL;
+        uint64_t total = 0, u;
+        bool have = json_object_object_get_ex(in_force, "memory_current", &v);
+
+        if (have)
+                total = json_object_get_uint64(v);
+        for (const struct job *j = m->jobs.list; j; j = j->next)
+                if (j->unit && streq(j->class, name) &&
+                    cgroup_read_u64(m->backend->engine, j->path, "memory.current", &u) >= 0) {
+                        total += u;
+                        have = true;
+                }
+        return have ? json_object_new_uint64(total) : NULL;
+}
+
 static json_object *class_json(struct manager *m, const char *name, const struct pw_job_class *c) {
-        json_object *o = json_object_new_object();
+        json_object *o = json_object_new_object(), *in_force = in_force_json(m, name);
 
         json_object_object_add(o, "name", json_object_new_string(name));
         json_object_object_add(o, "in_policy", json_object_new_boolean(c != NULL));
         json_object_object_add(o, "jobs", json_object_new_int64(jobs_in_class(&m->jobs, name)));
+        json_object_object_add(o, "memory_current", class_memory_json(m, name, in_force));
         json_object_object_add(o, "configured", c ? configured_json(c) : NULL);
-        json_object_object_add(o, "in_force", in_force_json(m, name));
+        json_object_object_add(o, "in_force", in_force);
         if (c) {
                 json_object *waiting = json_object_new_array();
 
