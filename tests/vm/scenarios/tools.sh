@@ -23,7 +23,7 @@ MIB=1048576
 POLICY=/etc/pagewarden/policies.d/jobs.yaml # replaces the shipped classes
 D=$PW_DATA_MNT
 SRC=$D/src # what the tools back up: incompressible, so that an archive is as large as it
-DATA_MIB=${PW_TOOLS_MIB:-256}
+DATA_MIB=${PW_TOOLS_MIB:-64}
 BORG_REPO=$D/borg
 RESTIC_REPO=$D/restic
 BACKUP_SLICE=/sys/fs/cgroup/pagewarden.slice/pagewarden-backup.slice
@@ -219,7 +219,7 @@ wait_daemon
 
 # psql, pgbench, createdb, createuser at work meanwhile (pgbench -i: a few minutes under TCG)
 (
-	runuser -u postgres -- createuser -s root && createdb bench && pgbench -i -s 10 bench
+	runuser -u postgres -- createuser -s root && createdb bench && pgbench -i -s 2 bench
 	echo $? >/run/pgbench-init.rc
 ) >/run/pgbench-init.log 2>&1 &
 
@@ -311,7 +311,7 @@ done
 # ---- 1. pg_dump through pg_wrapper, held at a table lock; 2. psql and pgbench beside it ----
 wait_for 900 test -s /run/pgbench-init.rc
 rc=$(cat /run/pgbench-init.rc)
-expect_eq "createuser, createdb and pgbench -i -s 10 succeeded" $rc 0
+expect_eq "createuser, createdb and pgbench -i -s 2 succeeded" $rc 0
 [ $rc = 0 ] || tail -5 /run/pgbench-init.log | sed 's/^/# pgbench: /'
 diag "database bench: $(psql -d bench -tAc "SELECT pg_size_pretty(pg_database_size('bench'))")"
 systemd-run --quiet --unit=pw-psql.service psql -d bench -c "BEGIN; LOCK TABLE pgbench_accounts IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(3600);"
