@@ -281,8 +281,8 @@ static const char *file_name(const char *word, size_t n, size_t *ret_n) {
 
 /* Programs that run a script given by its path as their first argument (the kernel does so for "#!"). */
 static bool interpreter(const char *name, size_t n) {
-        static const char *const families[] = { "sh", "bash", "dash", "ksh", "zsh", "python", "perl", "ruby", "node",
-                                                "php", "lua", "tclsh" };
+        static const char *const families[] = { "sh",   "bash", "dash", "ksh", "zsh", "python",
+                                                "perl", "ruby", "node", "php", "lua", "tclsh" };
 
         for (size_t i = 0; i < ELEMENTSOF(families); i++) {
                 size_t k = strlen(families[i]);
