@@ -24,41 +24,6 @@ void autoplace_init(struct autoplace *a) {
         a->tokens_usec = now_usec(CLOCK_MONOTONIC);
 }
 
-/* ---- facts ---- */
-
-static int read_exe(const char *procdir, pid_t pid, char *buf, size_t len) {
-        char path[64];
-        ssize_t n;
-
-        snprintf(path, sizeof(path), "%s/%d/exe", procdir, (int) pid);
-        n = readlink(path, buf, len - 1);
-        if (n < 0)
-                return -errno;
-        buf[n] = '\0';
-        /* A program replaced since it started reads "/usr/bin/borg (deleted)": it still is that program. */
-        if (endswith(buf, " (deleted)"))
-                buf[n - strlen(" (deleted)")] = '\0';
-        return 0;
-}
-
-/* The arguments, NUL-separated as the kernel keeps them, up to len - 1 bytes; *ret_n what was read. */
-static int read_args(const char *procdir, pid_t pid, char *buf, size_t len, size_t *ret_n) {
-        _cleanup_close_ int fd = -1;
-        char path[64];
-        ssize_t n;
-
-        snprintf(path, sizeof(path), "%s/%d/cmdline", procdir, (int) pid);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        n = read(fd, buf, len - 1);
-        if (n < 0)
-                return -errno;
-        buf[n] = '\0';
-        *ret_n = (size_t) n;
-        return 0;
-}
-
 /* ---- programs ---- */
 
 static void programs_done(struct autoplace *a) {
@@ -186,9 +151,9 @@ static bool candidate_read(struct autoplace *a, pid_t pid, const char *exe, stru
                 /* Held at their exec (a->perm), the programs exe: names need no look from here but at scans,
                  * or for scripts recognized by their interpreter's arguments. */
                 c->have_exe = a->need_exe && (!a->perm || a->scanning || a->unheld_scripts) &&
-                              read_exe(a->procdir, pid, c->exe, sizeof(c->exe)) >= 0;
+                              proc_exe(a->procdir, pid, c->exe, sizeof(c->exe)) >= 0;
                 args = a->need_cmdline || (c->have_exe && interpreter_of_script(a, c->exe));
-                if (args && read_args(a->procdir, pid, c->cmdline, sizeof(c->cmdline), &len) >= 0) {
+                if (args && proc_args(a->procdir, pid, c->cmdline, sizeof(c->cmdline), &len) >= 0) {
                         for (size_t off = 0; off < len && n < ELEMENTSOF(argv); off += strlen(c->cmdline + off) + 1)
                                 argv[n++] = c->cmdline + off;
                         c->have_cmdline = a->need_cmdline;

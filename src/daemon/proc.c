@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -221,4 +222,59 @@ int proc_children(const char *procdir, pid_t pid, pid_t **ret, size_t *ret_n) {
         *ret = list;
         *ret_n = n;
         return 0;
+}
+
+int proc_exe(const char *procdir, pid_t pid, char *buf, size_t len) {
+        char path[64];
+        ssize_t n;
+
+        snprintf(path, sizeof(path), "%s/%d/exe", procdir, (int) pid);
+        n = readlink(path, buf, len - 1);
+        if (n < 0)
+                return -errno;
+        buf[n] = '\0';
+        /* A program replaced since it started reads "/usr/bin/borg (deleted)": it still is that program. */
+        if (endswith(buf, " (deleted)"))
+                buf[n - strlen(" (deleted)")] = '\0';
+        return 0;
+}
+
+int proc_args(const char *procdir, pid_t pid, char *buf, size_t len, size_t *ret_n) {
+        _cleanup_close_ int fd = -1;
+        char path[64];
+        ssize_t n;
+
+        snprintf(path, sizeof(path), "%s/%d/cmdline", procdir, (int) pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        n = read(fd, buf, len - 1);
+        if (n < 0)
+                return -errno;
+        buf[n] = '\0';
+        *ret_n = (size_t) n;
+        return 0;
+}
+
+int proc_io(const char *procdir, pid_t pid, uint64_t *ret_read, uint64_t *ret_written) {
+        _cleanup_fclose_ FILE *f = NULL;
+        char path[64], line[128];
+        bool have_read = false, have_written = false;
+
+        snprintf(path, sizeof(path), "%s/%d/io", procdir, (int) pid);
+        f = fopen(path, "re");
+        if (!f)
+                return errno == ENOENT ? -ESRCH : -errno;
+        while (fgets(line, sizeof(line), f)) {
+                unsigned long long v;
+
+                if (sscanf(line, "read_bytes: %llu", &v) == 1) {
+                        *ret_read = v;
+                        have_read = true;
+                } else if (sscanf(line, "write_bytes: %llu", &v) == 1) {
+                        *ret_written = v;
+                        have_written = true;
+                }
+        }
+        return have_read && have_written ? 0 : -EBADMSG;
 }

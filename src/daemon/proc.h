@@ -24,6 +24,14 @@ struct proc_ids {
 int proc_ids(const char *procdir, pid_t pid, struct proc_ids *ret);
 void proc_ids_done(struct proc_ids *ids);
 
+/* What /proc/PID/exe names (a program replaced since it started: its path, without " (deleted)"). */
+int proc_exe(const char *procdir, pid_t pid, char *buf, size_t len);
+/* The arguments, NUL-separated as the kernel keeps them, up to len - 1 bytes; *ret_n what was read. */
+int proc_args(const char *procdir, pid_t pid, char *buf, size_t len, size_t *ret_n);
+/* read_bytes and write_bytes of /proc/PID/io: what it made the storage read and write since it started
+ * (root may read any process's); -ESRCH when it is gone. */
+int proc_io(const char *procdir, pid_t pid, uint64_t *ret_read, uint64_t *ret_written);
+
 /* The process's resident memory (/proc/PID/statm), in bytes; -ESRCH when it is gone. */
 int proc_rss(const char *procdir, pid_t pid, uint64_t *ret_bytes);
 

@@ -316,6 +316,22 @@ void rules_job_name(const char *exe, const char *cmdline, char *buf, size_t len)
                 snprintf(buf, len, "rule");
 }
 
+void rules_program_path(const char *exe, const char *cmdline, char *buf, size_t len) {
+        const char *second = cmdline ? cmdline + strcspn(cmdline, " ") : NULL;
+        size_t n = 0;
+        const char *base = exe ? file_name(exe, strlen(exe), &n) : NULL;
+
+        if (base && second && interpreter(base, n)) {
+                /* "/usr/bin/python3 /usr/bin/borg create": the script; an option before it ("-u"), none */
+                second += strspn(second, " ");
+                if (second[0] == '/') {
+                        snprintf(buf, len, "%.*s", (int) strcspn(second, " "), second);
+                        return;
+                }
+        }
+        snprintf(buf, len, "%s", strempty(exe));
+}
+
 int rules_describe(const struct rules_match *m, char *buf, size_t len) {
         int n = snprintf(buf, len, "rule %s %s (%s:%u)", m->kind, m->rule->text, m->class->source, m->rule->line);
 

@@ -109,5 +109,11 @@ void rules_join_cmdline(char *args, size_t size);
  * nothing is left, or it would be a number (that reads as a job's id).
  */
 void rules_job_name(const char *exe, const char *cmdline, char *buf, size_t len);
+/*
+ * The path an exe: rule names a process by: its program (exe, from
+ * /proc/PID/exe), or for a script that an interpreter runs by its path
+ * (cmdline "/usr/bin/python3 /usr/bin/borg create ..."), the script's.
+ */
+void rules_program_path(const char *exe, const char *cmdline, char *buf, size_t len);
 /* "rule exe /usr/bin/borg (backup.yaml:12)": how a job was placed, for status. */
 int rules_describe(const struct rules_match *m, char *buf, size_t len);
