@@ -220,6 +220,7 @@ int manager_reload(struct manager *m, char **ret_errors) {
         (void) protect_apply(&m->protect, &m->policy);
         govern_update(&m->govern);
         autoplace_update(&m->autoplace);
+        observe_update(&m->observe, m->policy.n_protects > 0, m->settings.history_days * 86400);
         for (size_t i = 0; i < old.n_classes; i++)
                 remove_class_if_unused(m, old.classes[i].name);
         policy_done(&old);
@@ -396,6 +397,58 @@ static void class_actions(void *userdata, const char *class, unsigned *ret_tight
         *ret_frozen = (unsigned) c.frozen;
 }
 
+/* What observation looks at: the protected applications where they run, and not pagewarden's tree or a job's
+ * cgroup (a unit placed by rule runs where systemd put it). */
+static int observe_scope(void *userdata, struct observe_app **ret_apps, size_t *ret_n_apps, char ***ret_skip,
+                         size_t *ret_n_skip) {
+        struct manager *m = userdata;
+        struct observe_app *apps = calloc(m->policy.n_protects ?: 1, sizeof(*apps));
+        char **skip = calloc(m->jobs.n + 1, sizeof(*skip));
+        size_t n_apps = 0, n_skip = 0;
+
+        if (!apps || !skip || !(skip[n_skip++] = strdup(cgroup_engine_root(m->backend->engine)))) {
+                free(apps);
+                free(skip);
+                return -ENOMEM;
+        }
+        for (struct job *j = m->jobs.list; j; j = j->next)
+                if (j->path && (skip[n_skip] = strdup(j->path)))
+                        n_skip++;
+        for (size_t i = 0; i < m->policy.n_protects; i++) {
+                const struct pw_protect *pr = &m->policy.protects[i];
+                struct backend_protect bp = { .name = pr->name,
+                                              .unit = pr->unit,
+                                              .cgroup = pr->cgroup ? pr->cgroup + 1 : NULL };
+
+                if (m->backend->ops->protect_path(m->backend, &bp, &apps[n_apps].path) < 0)
+                        continue;
+                snprintf(apps[n_apps].name, sizeof(apps[n_apps].name), "%s", pr->name);
+                n_apps++;
+        }
+        *ret_apps = apps;
+        *ret_n_apps = n_apps;
+        *ret_skip = skip;
+        *ret_n_skip = n_skip;
+        return 0;
+}
+
+/* Observation's episodes: observations.json beside the job history. */
+static void observe_open(struct manager *m) {
+        _cleanup_free_ char *path = strdup(m->settings.history_file);
+        char *slash = path ? strrchr(path, '/') : NULL;
+        _cleanup_free_ char *file = NULL;
+        int r;
+
+        if (slash)
+                *slash = '\0';
+        if (!path || asprintf(&file, "%s/observations.json", slash ? path : ".") < 0)
+                file = NULL;
+        r = observe_init(&m->observe, m->event, m->backend->engine, observe_scope, m, file,
+                         m->settings.history_days * 86400);
+        if (r < 0)
+                log_warning_errno(r, "Observation: cannot start (%m): unplaced work is not observed");
+}
+
 /* The modules, wired to one another. */
 static void wire(struct manager *m) {
         jobs_init(&m->jobs, m->event, m->backend, &m->log, on_jobs_changed, m);
@@ -416,6 +469,7 @@ static void wire(struct manager *m) {
                 .log = &m->log,
         };
         govern_init(&m->govern);
+        observe_open(m);
         m->autoplace = (struct autoplace){
                 .event = m->event,
                 .policy = &m->policy,
@@ -488,6 +542,7 @@ int manager_start(struct manager *m) {
         if (r < 0)
                 return r;
         autoplace_update(&m->autoplace);
+        observe_update(&m->observe, m->policy.n_protects > 0, m->settings.history_days * 86400);
         r = control_new(m->event, m->settings.socket, m->settings.socket_group, requests_handle, m, &m->control);
         if (r < 0)
                 return log_error_errno(r, "Cannot open the control socket %s: %m", m->settings.socket);
@@ -512,6 +567,7 @@ struct manager *manager_free(struct manager *m) {
         place_moves_free(m);
         m->control = control_free(m->control);
         m->devwatch = devwatch_free(m->devwatch);
+        observe_done(&m->observe);
         if (m->backend) {
                 autoplace_done(&m->autoplace);
                 govern_stop(&m->govern);

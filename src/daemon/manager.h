@@ -23,6 +23,7 @@
 #include "devwatch.h"
 #include "govern.h"
 #include "jobs.h"
+#include "observe.h"
 #include "policy.h"
 #include "protect.h"
 #include "settings.h"
@@ -44,6 +45,7 @@ struct manager {
         struct protect protect;
         struct govern govern;
         struct autoplace autoplace;
+        struct observe observe;    /* unplaced work that evicts the protected applications */
         struct move *moves;        /* move requests worked on in slices (place.c) */
         struct devwatch *devwatch; /* while an io limit names its device by a path */
         unsigned reloads, failed_reloads;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <inttypes.h>
 
+#include "evidence.h"
 #include "jobctl.h"
 #include "log.h"
 #include "manager.h"
@@ -322,6 +323,25 @@ json_object *requests_handle(void *userdata, uint64_t client, const struct ucred
         case PW_CMD_FREEZE:
         case PW_CMD_THAW:
                 return handle_freeze(m, client, peer, req);
+        case PW_CMD_SUGGEST:
+                /* Command lines of every user's processes: root's to read. */
+                if (peer->uid != 0)
+                        return control_error(
+                                "only root may read what observation found (it names other users' "
+                                "command lines)");
+                o = ok_object();
+                json_object_object_add(o, "observation", observe_status(&m->observe));
+                json_object_object_add(o, "episodes", observe_episodes(&m->observe));
+                json_object_object_add(o, "suspects", observe_summary(&m->observe, EVIDENCE_EPISODE_SUSPECTS));
+                {
+                        json_object *classes = json_object_new_array();
+
+                        /* A suggested class must not take one of their names. */
+                        for (size_t i = 0; i < m->policy.n_classes; i++)
+                                json_object_array_add(classes, json_object_new_string(m->policy.classes[i].name));
+                        json_object_object_add(o, "classes", classes);
+                }
+                return o;
         default:
                 return control_error("unknown command");
         }

@@ -303,6 +303,20 @@ static json_object *daemon_json(struct manager *m) {
         return o;
 }
 
+#define STATUS_UNPLACED 8
+
+static json_object *unplaced_json(struct manager *m) {
+        json_object *list = observe_summary(&m->observe, STATUS_UNPLACED);
+
+        for (size_t i = 0; list && i < json_object_array_length(list); i++) {
+                json_object *s = json_object_array_get_idx(list, i);
+
+                json_object_object_del(s, "programs");
+                json_object_object_del(s, "cgroup"); /* a session's: names a login */
+        }
+        return list;
+}
+
 json_object *status_json(struct manager *m) {
         json_object *o = json_object_new_object(), *classes = json_object_new_array(), *jobs = json_object_new_array(),
                     *prot = json_object_new_array();
@@ -333,5 +347,9 @@ json_object *status_json(struct manager *m) {
         json_object_object_add(o, "protected", prot);
         json_object_object_add(o, "governor", govern_json(&m->govern));
         json_object_object_add(o, "actions", action_log_json(&m->log));
+        /* What evicted the protected applications without being placed (pagewardenctl suggest says more):
+         * names and bytes only, no command lines. */
+        json_object_object_add(o, "observation", observe_status(&m->observe));
+        json_object_object_add(o, "unplaced", unplaced_json(m));
         return o;
 }

@@ -9,7 +9,7 @@
 static const char *const command_names[_PW_CMD_MAX] = {
         [PW_CMD_VERSION] = "version", [PW_CMD_STATUS] = "status", [PW_CMD_LIST] = "list", [PW_CMD_SHOW] = "show",
         [PW_CMD_RELOAD] = "reload",   [PW_CMD_RUN] = "run",       [PW_CMD_MOVE] = "move", [PW_CMD_STOP] = "stop",
-        [PW_CMD_KILL] = "kill",       [PW_CMD_FREEZE] = "freeze", [PW_CMD_THAW] = "thaw",
+        [PW_CMD_KILL] = "kill",       [PW_CMD_FREEZE] = "freeze", [PW_CMD_THAW] = "thaw", [PW_CMD_SUGGEST] = "suggest",
 };
 
 bool pw_signal_allowed(int sig) {

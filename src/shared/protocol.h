@@ -17,6 +17,7 @@
  *   {"command": "reload"}
  *   {"command": "run", "class": "backup", "name": "nightly", "pid": 1234}
  *   {"command": "move", "class": "backup", "name": "x", "pids": [1, 2], "tree": true}
+ *   {"command": "suggest"}
  *
  * For run, the caller has forked the command's process and holds it before
  * exec; the daemon moves it into a new job and answers, and only then is the
@@ -51,6 +52,7 @@ enum pw_command {
         PW_CMD_KILL,   /* a signal to a job's processes */
         PW_CMD_FREEZE, /* a job's cgroup frozen, until thawed */
         PW_CMD_THAW,
+        PW_CMD_SUGGEST, /* root: the episodes observation kept (unplaced work that evicted protected applications) */
         _PW_CMD_MAX,
 };
 

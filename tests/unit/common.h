@@ -30,6 +30,7 @@ Suite *devwatch_suite(void);
 Suite *protect_suite(void);
 Suite *history_suite(void);
 Suite *appcost_suite(void);
+Suite *evidence_suite(void);
 Suite *jobs_suite(void);
 Suite *worker_suite(void);
 Suite *ctl_print_suite(void);

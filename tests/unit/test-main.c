@@ -30,6 +30,7 @@ int main(void) {
         srunner_add_suite(sr, protect_suite());
         srunner_add_suite(sr, history_suite());
         srunner_add_suite(sr, appcost_suite());
+        srunner_add_suite(sr, evidence_suite());
         srunner_add_suite(sr, jobs_suite());
         srunner_add_suite(sr, worker_suite());
         srunner_add_suite(sr, ctl_print_suite());

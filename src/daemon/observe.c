@@ -1,0 +1,419 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "evidence.h"
+#include "log.h"
+#include "observe.h"
+#include "pressure.h"
+#include "proc.h"
+#include "rules.h"
+#include "util.h"
+
+struct observe_sample {
+        char name[POLICY_NAME_MAX + 1];
+        struct governor_sample s;
+};
+
+struct observe_cgroup {
+        char *path; /* below the mount, without the leading '/' */
+        struct evidence_counters c;
+};
+
+static uint64_t page_size(void) {
+        long n = sysconf(_SC_PAGESIZE);
+
+        return n > 0 ? (uint64_t) n : 4096;
+}
+
+static uint64_t thread_cpu_usec(void) {
+        return now_usec(CLOCK_THREAD_CPUTIME_ID);
+}
+
+static void cgroups_free(struct observe_cgroup *c, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                free(c[i].path);
+        free(c);
+}
+
+static void apps_free(struct observe_app *a, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                free(a[i].path);
+        free(a);
+}
+
+static void strv_free(char **v, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                free(v[i]);
+        free(v);
+}
+
+/* ---- the episodes ---- */
+
+static void episode_close(struct observe *o) {
+        json_object *e = TAKE_PTR(o->open);
+
+        if (!e)
+                return;
+        if (!o->have_history || history_add(&o->episodes, e) < 0)
+                json_object_put(e);
+}
+
+int observe_init(struct observe *o, sd_event *event, struct cgroup_engine *engine, observe_scope_fn scope,
+                 void *userdata, const char *path, uint64_t max_age_sec) {
+        int r;
+
+        *o = (struct observe){ .event = event,
+                               .engine = engine,
+                               .procdir = o->procdir ?: "/proc",
+                               .scope = scope,
+                               .userdata = userdata,
+                               .period_usec = o->period_usec ?: OBSERVE_PERIOD_USEC,
+                               .next_id = 1 };
+        r = history_init(&o->episodes, event, path, OBSERVE_EPISODES, max_age_sec);
+        if (r < 0)
+                return r;
+        o->have_history = true;
+        /* Ids go on from the newest kept. */
+        for (size_t i = 0; i < json_object_array_length(o->episodes.jobs); i++) {
+                json_object *id;
+
+                if (json_object_object_get_ex(json_object_array_get_idx(o->episodes.jobs, i), "id", &id) &&
+                    (uint64_t) json_object_get_int64(id) >= o->next_id)
+                        o->next_id = (uint64_t) json_object_get_int64(id) + 1;
+        }
+        return 0;
+}
+
+void observe_done(struct observe *o) {
+        o->timer = sd_event_source_disable_unref(o->timer);
+        episode_close(o);
+        if (o->have_history)
+                history_done(&o->episodes);
+        cgroups_free(o->cgroups, o->n_cgroups);
+        free(o->apps);
+        *o = (struct observe){};
+}
+
+json_object *observe_episodes(const struct observe *o) {
+        json_object *a = json_object_new_array();
+
+        for (size_t i = 0; o->have_history && i < json_object_array_length(o->episodes.jobs); i++)
+                json_object_array_add(a, json_object_get(json_object_array_get_idx(o->episodes.jobs, i)));
+        if (o->open)
+                json_object_array_add(a, json_object_get(o->open));
+        return a;
+}
+
+json_object *observe_summary(const struct observe *o, size_t max) {
+        json_object *episodes = observe_episodes(o), *s = evidence_summary(episodes, max);
+
+        json_object_put(episodes);
+        return s;
+}
+
+json_object *observe_status(const struct observe *o) {
+        json_object *s = json_object_new_object();
+        size_t n = o->have_history ? json_object_array_length(o->episodes.jobs) : 0;
+
+        json_object_object_add(s, "on", json_object_new_boolean(o->timer != NULL));
+        json_object_object_add(s, "period_s", json_object_new_int64((int64_t) (o->period_usec / 1000000)));
+        json_object_object_add(s, "windows", json_object_new_int64((int64_t) o->windows));
+        json_object_object_add(s, "harmful", json_object_new_int64((int64_t) o->harmful));
+        json_object_object_add(s, "cgroups", json_object_new_int64((int64_t) o->n_cgroups));
+        json_object_object_add(s, "cpu_us", json_object_new_int64((int64_t) o->cpu_usec));
+        json_object_object_add(s, "episodes", json_object_new_int64((int64_t) (n + (o->open != NULL))));
+        return s;
+}
+
+/* ---- the tree ---- */
+
+struct walk {
+        struct observe_app *apps;
+        size_t n_apps;
+        char **skip;
+        size_t n_skip;
+        struct observe_cgroup *found;
+        size_t n_found, allocated;
+        bool truncated;
+};
+
+static bool skipped(const struct walk *w, const char *path) {
+        for (size_t i = 0; i < w->n_skip; i++)
+                if (path_under(path, w->skip[i]))
+                        return true;
+        for (size_t i = 0; i < w->n_apps; i++)
+                if (path_under(path, w->apps[i].path))
+                        return true;
+        return false;
+}
+
+/* Above a protected application: its counters hold the application's, so never a candidate itself. */
+static bool above_app(const struct walk *w, const char *path) {
+        for (size_t i = 0; i < w->n_apps; i++)
+                if (path_under(w->apps[i].path, path))
+                        return true;
+        return false;
+}
+
+static void candidate(struct observe *o, struct walk *w, const char *path) {
+        _cleanup_free_ char *stat = NULL, *io = NULL;
+
+        if (w->n_found >= OBSERVE_CGROUPS) {
+                w->truncated = true;
+                return;
+        }
+        if (GROW(w->found, w->allocated, w->n_found + 1) < 0)
+                return;
+        /* Either may be missing: a controller not enabled for it (systemd enables io only on request). */
+        (void) cgroup_read_file(o->engine, path, "memory.stat", &stat);
+        (void) cgroup_read_file(o->engine, path, "io.stat", &io);
+        if (!stat && !io)
+                return; /* gone, or nothing to read */
+        w->found[w->n_found].path = strdup(path);
+        if (!w->found[w->n_found].path)
+                return;
+        evidence_counters_parse(stat, io, &w->found[w->n_found].c);
+        w->n_found++;
+}
+
+/* The cgroups below path (dir, opened on it); returns how many subdirectories it has. */
+static size_t walk(struct observe *o, struct walk *w, int dir, const char *path, unsigned depth) {
+        DIR *d = fdopendir(dir);
+        struct dirent *de;
+        size_t n = 0;
+
+        if (!d) {
+                close(dir);
+                return 0;
+        }
+        while ((de = readdir(d))) {
+                _cleanup_free_ char *child = NULL;
+                char unit[256];
+                enum evidence_kind kind;
+
+                if (de->d_type != DT_DIR || streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                n++;
+                if (asprintf(&child, "%s%s%s", path, *path ? "/" : "", de->d_name) < 0)
+                        continue;
+                if (skipped(w, child))
+                        continue;
+                kind = evidence_classify(child, true, unit, sizeof(unit));
+                if (kind == EVIDENCE_SKIP)
+                        continue;
+                if (kind == EVIDENCE_CANDIDATE && !above_app(w, child)) {
+                        candidate(o, w, child);
+                        continue;
+                }
+                if (depth < OBSERVE_DEPTH) {
+                        int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+                        if (sub >= 0 && walk(o, w, sub, child, depth + 1) > 0)
+                                continue;
+                } else
+                        w->truncated = true;
+                /* No children: a plain cgroup is looked at itself (a slice is not). */
+                if (!above_app(w, child) && evidence_classify(child, false, unit, sizeof(unit)) == EVIDENCE_CANDIDATE)
+                        candidate(o, w, child);
+        }
+        closedir(d);
+        return n;
+}
+
+static int by_path(const void *a, const void *b) {
+        return strcmp(((const struct observe_cgroup *) a)->path, ((const struct observe_cgroup *) b)->path);
+}
+
+static const struct observe_cgroup *prev_of(const struct observe *o, const char *path) {
+        struct observe_cgroup key = { .path = (char *) path };
+
+        return o->cgroups ? bsearch(&key, o->cgroups, o->n_cgroups, sizeof(key), by_path) : NULL;
+}
+
+/* ---- the programs of a suspect that has no unit a rule could name ---- */
+
+static void programs(struct observe *o, const char *path, struct evidence_suspect *s) {
+        _cleanup_free_ char *procs = NULL;
+        const char *p;
+        size_t n = 0;
+
+        if (cgroup_read_file(o->engine, path, "cgroup.procs", &procs) < 0)
+                return;
+        for (p = procs; *p && n < OBSERVE_PROCESSES; p += strcspn(p, "\n"), p += *p == '\n', n++) {
+                struct evidence_program prog = { .uid = -1 };
+                char exe[PATH_MAX], args[sizeof(prog.cmdline)];
+                uint64_t read = 0, written = 0;
+                struct proc_ids ids;
+                size_t len = 0;
+                pid_t pid = (pid_t) strtol(p, NULL, 10);
+
+                if (pid <= 0 || proc_io(o->procdir, pid, &read, &written) < 0 || read + written == 0 ||
+                    proc_exe(o->procdir, pid, exe, sizeof(exe)) < 0)
+                        continue;
+                if (proc_args(o->procdir, pid, args, sizeof(args), &len) >= 0)
+                        rules_join_cmdline(args, len);
+                else
+                        args[0] = '\0';
+                if (proc_ids(o->procdir, pid, &ids) >= 0) {
+                        prog.uid = ids.uid[1];
+                        proc_ids_done(&ids);
+                }
+                rules_program_path(exe, args, prog.exe, sizeof(prog.exe));
+                snprintf(prog.cmdline, sizeof(prog.cmdline), "%s", args);
+                prog.bytes = read + written;
+                evidence_add_program(s, &prog);
+        }
+}
+
+/* ---- one window ---- */
+
+static size_t sample_apps(struct observe *o, const struct walk *w, struct observe_sample *now,
+                          struct evidence_harm *harms, size_t *ret_harmed) {
+        size_t n = 0, harmed = 0;
+
+        for (size_t i = 0; i < w->n_apps; i++) {
+                struct observe_sample *prev = NULL;
+
+                if (pressure_sample_read(o->engine, w->apps[i].path, &now[n].s) < 0)
+                        continue;
+                snprintf(now[n].name, sizeof(now[n].name), "%s", w->apps[i].name);
+                for (size_t k = 0; k < o->n_apps && !prev; k++)
+                        if (streq(o->apps[k].name, now[n].name))
+                                prev = &o->apps[k];
+                if (prev && evidence_harmed(&prev->s, &now[n].s, page_size(), &harms[harmed])) {
+                        snprintf(harms[harmed].name, sizeof(harms[harmed].name), "%s", now[n].name);
+                        harmed++;
+                }
+                n++;
+        }
+        *ret_harmed = harmed;
+        return n;
+}
+
+static void suspects(struct observe *o, const struct walk *w, const struct evidence_harm *harms, size_t n_harms,
+                     uint64_t start, uint64_t end) {
+        _cleanup_free_ struct evidence_suspect *s = calloc(w->n_found ?: 1, sizeof(*s));
+        size_t n = 0;
+        bool made;
+
+        if (!s) {
+                log_error("Observation: out of memory");
+                return;
+        }
+        for (size_t i = 0; i < w->n_found; i++) {
+                const struct observe_cgroup *prev = prev_of(o, w->found[i].path);
+                struct evidence_suspect *x = &s[n];
+                char unit[256];
+
+                if (!prev || !evidence_window(&prev->c, &w->found[i].c, page_size(), &x->d))
+                        continue;
+                snprintf(x->cgroup, sizeof(x->cgroup), "/%s", w->found[i].path);
+                (void) evidence_classify(w->found[i].path, false, unit, sizeof(unit));
+                snprintf(x->unit, sizeof(x->unit), "%s", unit);
+                x->uid = evidence_path_uid(w->found[i].path);
+                x->have_io = prev->c.have_io && w->found[i].c.have_io;
+                n++;
+        }
+        n = evidence_rank(s, n);
+        for (size_t i = 0; i < n; i++)
+                if (!s[i].unit[0])
+                        programs(o, s[i].cgroup + 1, &s[i]);
+        made = !o->open;
+        if (evidence_episode_add(&o->open, o->next_id, start, end, harms, n_harms, s, n) < 0) {
+                log_error("Observation: out of memory");
+                return;
+        }
+        o->next_id += made;
+        if (!o->truncated_said && w->truncated) {
+                log_info("Observation: more than %d cgroups, or deeper than %d levels: the rest is not looked at",
+                         OBSERVE_CGROUPS, OBSERVE_DEPTH);
+                o->truncated_said = true;
+        }
+}
+
+void observe_window(struct observe *o) {
+        uint64_t cpu = thread_cpu_usec(), now = now_usec(CLOCK_REALTIME) / 1000000;
+        _cleanup_free_ struct observe_sample *samples = NULL;
+        _cleanup_free_ struct evidence_harm *harms = NULL;
+        struct walk w = {};
+        size_t n_samples, n_harms = 0;
+        int root;
+
+        if (o->scope(o->userdata, &w.apps, &w.n_apps, &w.skip, &w.n_skip) < 0) {
+                log_error("Observation: out of memory");
+                return;
+        }
+        samples = calloc(w.n_apps ?: 1, sizeof(*samples));
+        harms = calloc(w.n_apps ?: 1, sizeof(*harms));
+        if (!samples || !harms) {
+                log_error("Observation: out of memory");
+                goto out;
+        }
+        n_samples = sample_apps(o, &w, samples, harms, &n_harms);
+        root = open(cgroup_engine_mount(o->engine), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (root >= 0)
+                (void) walk(o, &w, root, "", 1);
+        qsort(w.found, w.n_found, sizeof(*w.found), by_path);
+
+        if (n_harms > 0 && o->last_realtime > 0) {
+                o->harmful++;
+                o->calm = 0;
+                suspects(o, &w, harms, n_harms, o->last_realtime, now);
+        } else if (o->open && ++o->calm >= OBSERVE_EPISODE_GAP)
+                episode_close(o);
+
+        free(o->apps);
+        o->apps = TAKE_PTR(samples);
+        o->n_apps = n_samples;
+        cgroups_free(o->cgroups, o->n_cgroups);
+        o->cgroups = TAKE_PTR(w.found);
+        o->n_cgroups = w.n_found;
+        w.n_found = 0;
+        o->last_realtime = now;
+        o->windows++;
+out:
+        cgroups_free(w.found, w.n_found);
+        apps_free(w.apps, w.n_apps);
+        strv_free(w.skip, w.n_skip);
+        o->cpu_usec += counter_since(thread_cpu_usec(), cpu);
+}
+
+static int on_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        struct observe *o = userdata;
+
+        observe_window(o);
+        (void) sd_event_source_set_time_relative(s, o->period_usec);
+        (void) sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+        return 0;
+}
+
+void observe_update(struct observe *o, bool on, uint64_t max_age_sec) {
+        int r;
+
+        if (o->have_history)
+                history_set_bounds(&o->episodes, OBSERVE_EPISODES, max_age_sec);
+        if (!on) {
+                /* Nothing protected: nothing to observe, and the counters would be stale at the next start. */
+                o->timer = sd_event_source_disable_unref(o->timer);
+                episode_close(o);
+                o->last_realtime = 0;
+                return;
+        }
+        if (o->timer || !o->event)
+                return;
+        /* A second of slack: the kernel may run it with other timers. */
+        r = sd_event_add_time_relative(o->event, &o->timer, CLOCK_MONOTONIC, o->period_usec, UINT64_C(1000000),
+                                       on_timer, o);
+        if (r < 0) {
+                log_warning_errno(r, "Observation: cannot arm its timer (%m): unplaced work is not observed");
+                return;
+        }
+        (void) sd_event_source_set_description(o->timer, "observe");
+        observe_window(o); /* the first samples: the next window has something to compare with */
+}
