@@ -201,7 +201,7 @@ _pagewardenctl() {
         local -r display="--json --no-pager --no-legend -l --full"
         local -r global="--socket $display -c --config -h --help -V --version"
         local -r global_long="--socket --json --no-pager --no-legend --full --config --help --version"
-        local -r commands="run move status list top show stop kill freeze thaw metrics reload check version help"
+        local -r commands="run move status list top show stop kill freeze thaw metrics suggest reload check version help"
         local -r signals="HUP INT QUIT KILL USR1 USR2 TERM CONT STOP TSTP"
         local _pwc_cmd=${words[0]} _pwc_socket='' _pwc_config=''
         local cmd='' opts='' long='' short_arg='' long_arg='' arg_of='' i w o n_operands=0
@@ -269,6 +269,7 @@ _pagewardenctl() {
         metrics)
                 opts="-o --output -h --help"
                 short_arg=o long_arg="--output" ;;
+        suggest) opts="--policy $display -h --help" ;;
         check)
                 opts="-p --print -r --ram -c --config -q --quiet --strict -h --help"
                 short_arg=rc long_arg="--ram --config" ;;

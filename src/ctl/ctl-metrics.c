@@ -240,6 +240,27 @@ static const struct metric daemon_metrics[] = {
         { "pagewarden_governor_longest_write_seconds", "gauge",
           "The longest memory.high write of the governor (the reclaim it makes) since pagewardend started.",
           "governor.reaction_latency.longest_write_us", USEC },
+        { "pagewarden_observation_windows_total", "counter",
+          "Observation windows since pagewardend started (one every period while something is protected).",
+          "observation.windows", NUMBER },
+        { "pagewarden_observation_harmful_windows_total", "counter",
+          "Observation windows in which a protected application lost memory, refaulted or stalled.",
+          "observation.harmful", NUMBER },
+        { "pagewarden_observation_cpu_seconds_total", "counter", "The CPU time observation took on the event loop.",
+          "observation.cpu_us", USEC },
+};
+
+/* Unplaced work that streamed while protected applications lost memory, over the episodes kept. */
+static const struct metric unplaced_metrics[] = {
+        { "pagewarden_unplaced_charged_bytes", "gauge",
+          "Page cache charged to unplaced work while protected applications lost memory, over the episodes kept "
+          "(pagewardenctl suggest says what and how to place it).",
+          "charged_bytes", NUMBER },
+        { "pagewarden_unplaced_episodes", "gauge",
+          "Episodes kept in which the unplaced work streamed while a protected application lost memory.", "episodes",
+          NUMBER },
+        { "pagewarden_unplaced_last_seen_seconds", "gauge",
+          "The end of the last observation window in which it did, in seconds since the epoch.", "last", NUMBER },
 };
 
 static const struct metric class_metrics[] = {
@@ -461,6 +482,7 @@ int ctl_metrics_print(FILE *f, json_object *resp) {
                 write_io(&w, field(resp, "classes"));
                 write_protected_info(&w, field(resp, "protected"));
                 write_table(&w, field(resp, "protected"), "name", protected_metrics, ELEMENTSOF(protected_metrics));
+                write_table(&w, field(resp, "unplaced"), "suspect", unplaced_metrics, ELEMENTSOF(unplaced_metrics));
         }
         return ferror(f) ? -EIO : 0;
 }

@@ -511,6 +511,26 @@ static int print_actions(FILE *f, json_object *actions) {
         return table_print(f, &t, "  ");
 }
 
+/* Unplaced work that streamed while protected applications lost memory (observation; suggest says more). */
+static int print_unplaced(FILE *f, json_object *list) {
+        static const char *const header[] = { "NAME", "CACHE CHARGED", "EPISODES", "LAST" };
+        _cleanup_(table_done) struct table t = { .cut = { 1 } };
+        char a[VALUE_MAX], b[VALUE_MAX], c[VALUE_MAX];
+
+        table_header(&t, header, ELEMENTSOF(header));
+        for (size_t i = 0; i < array_length(list); i++) {
+                json_object *u = object_at(list, i);
+
+                if (!u)
+                        continue;
+                table_add(&t, dash(str_field(u, "name")));
+                table_add(&t, fmt_size(field(u, "charged_bytes"), a));
+                table_add(&t, fmt_int(field(u, "episodes"), b));
+                table_add(&t, fmt_time(field(u, "last"), true, c));
+        }
+        return table_print(f, &t, "  ");
+}
+
 /* The governor: idle or watching, its counters, and each class's limits in force against the policy's. */
 static int print_governor(FILE *f, json_object *gov) {
         static const char *const header[] = { "CLASS", "MEMORY.HIGH", "FROZEN", "LAST ACTION" };
@@ -695,6 +715,13 @@ int ctl_print_status(FILE *f, json_object *resp) {
         r = print_protected(f, field(resp, "protected"), array_length(field(resp, "jobs")) > 0);
         if (r < 0)
                 return r;
+        /* Only when observation named something: an older daemon, or a quiet night, adds nothing. */
+        if (array_length(field(resp, "unplaced")) > 0) {
+                fputs("\nUNPLACED WORK (streamed while protected applications lost memory; see suggest)\n", f);
+                r = print_unplaced(f, field(resp, "unplaced"));
+                if (r < 0)
+                        return r;
+        }
         fputs("\nGOVERNOR\n", f);
         r = print_governor(f, field(resp, "governor"));
         if (r < 0)

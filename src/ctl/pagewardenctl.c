@@ -21,6 +21,7 @@
 #include "ctl-output.h"
 #include "ctl-print.h"
 #include "ctl-run.h"
+#include "ctl-suggest.h"
 #include "ctl-top.h"
 #include "policy-print.h"
 #include "policy.h"
@@ -91,6 +92,9 @@ static void help(FILE *f) {
                 "  metrics [-o FILE]   Print the daemon's status as metrics in Prometheus's text\n"
                 "                      format; -o, --output FILE: write them to FILE atomically\n"
                 "                      (for node_exporter's textfile collector)\n"
+                "  suggest [--policy]  What observation found: unplaced work that streamed while\n"
+                "                      protected applications lost memory, and a policy file\n"
+                "                      that places it (--policy: the file alone); root only\n"
                 "  reload              Make the daemon reload its settings and policy files\n"
                 "  check [--print] [--ram SIZE] [--quiet] [--strict] [FILE|DIR...]\n"
                 "                      Validate policy files (default: the settings file and\n"
@@ -560,6 +564,48 @@ static int cmd_list(int argc, char *argv[]) {
         return r >= 0 ? r : request(&req, ctl_print_list);
 }
 
+static int print_suggest(FILE *f, json_object *resp) {
+        return ctl_print_suggest(f, resp, false);
+}
+
+static int print_suggest_policy(FILE *f, json_object *resp) {
+        return ctl_print_suggest(f, resp, true);
+}
+
+/* What observation found, and a policy file that places it (--policy: the file alone, for a redirection). */
+static int cmd_suggest(int argc, char *argv[]) {
+        static const struct option options[] = {
+                DISPLAY_OPTIONS,
+                { "policy", no_argument, NULL, 'P' },
+                { "help", no_argument, NULL, 'h' },
+                {},
+        };
+        const struct pw_request req = { .command = PW_CMD_SUGGEST };
+        bool policy = false;
+        int c;
+
+        optind = 0;
+        while ((c = getopt_long(argc, argv, "hl", options, NULL)) >= 0)
+                switch (c) {
+                case 'P':
+                        policy = true;
+                        break;
+                case 'h':
+                        help(stdout);
+                        return EXIT_OK;
+                default:
+                        if (!display_option(c))
+                                return usage_error("suggest: bad option");
+                }
+        if (optind < argc)
+                return usage_error("suggest: unexpected argument '%s'", argv[optind]);
+        if (policy && arg_json)
+                return usage_error("suggest: --policy and --json exclude each other");
+        if (policy)
+                arg_no_pager = true; /* a file, not a page */
+        return request(&req, policy ? print_suggest_policy : print_suggest);
+}
+
 static int cmd_reload(int argc, char *argv[]) {
         const struct pw_request req = { .command = PW_CMD_RELOAD };
         int r = parse_json_option(argc, argv, 0, NULL);
@@ -886,6 +932,7 @@ int main(int argc, char *argv[]) {
                 { "check", cmd_check },   { "version", cmd_version }, { "help", cmd_help },
                 { "stop", cmd_job_verb }, { "kill", cmd_kill },       { "freeze", cmd_job_verb },
                 { "thaw", cmd_job_verb }, { "top", cmd_top },       { "metrics", cmd_metrics },
+                { "suggest", cmd_suggest },
         };
         /* clang-format on */
         const char *cmd;

@@ -116,7 +116,7 @@ if need "$([ -r "$BASH_COMPLETION" ]; echo $?)" "bash completion: bash-completio
         got=$(bash_complete "pagewardenctl ")
         commands=$got
         expect_eq "bash: the commands" "$got" \
-                "check freeze help kill list metrics move reload run show status stop thaw top version"
+                "check freeze help kill list metrics move reload run show status stop suggest thaw top version"
         bad=
         for cmd in $got; do
                 "$CTL" --socket "$NONE" "$cmd" --help >/dev/null 2>&1 || bad="$bad $cmd"
@@ -406,7 +406,7 @@ if need "$(zsh -fc 'zmodload zsh/zpty' 2>/dev/null; echo $?)" "zsh completion: z
         expect_eq "zsh: top takes no --json" "$(zsh_matches 14)" ""
         expect_eq "zsh: thaw: no job is frozen" "$(zsh_matches 15)" ""
         expect_eq "zsh: the commands, as bash's" "$(zsh_matches 16)" \
-                "check freeze help kill list metrics move reload run show status stop thaw top version"
+                "check freeze help kill list metrics move reload run show status stop suggest thaw top version"
         answer "$TMP/frozen.json"
         zsh_complete "pagewardenctl --socket $SOCK thaw " "pagewardenctl --socket $SOCK freeze "
         expect_eq "zsh: thaw: the frozen jobs" "$(zsh_matches 1)" "11 9 paused"

@@ -13,6 +13,7 @@
 
 #include "common.h"
 #include "ctl-print.h"
+#include "ctl-suggest.h"
 
 #define GOLDEN_DIR TOP_SRCDIR "/tests/golden/ctl/"
 
@@ -52,6 +53,14 @@ static int print_top_first(FILE *f, json_object *resp) {
         return ctl_print_top(f, resp, NULL, 0, "12:00:00");
 }
 
+static int print_suggest(FILE *f, json_object *resp) {
+        return ctl_print_suggest(f, resp, false);
+}
+
+static int print_suggest_policy(FILE *f, json_object *resp) {
+        return ctl_print_suggest(f, resp, true);
+}
+
 static const struct {
         const char *name;
         printer_t print;
@@ -88,6 +97,11 @@ static const struct {
         /* top: rates against a status two seconds older; its first screen, without one; 100 columns. */
         { "top", print_top, "status-jobs", { .width = 100 } },
         { "top-first", print_top_first, "status-jobs", { .width = 100 } },
+        /* suggest: a unit, a session's program, systemd-run's unit (borg, by its script), a plain cgroup (its own
+         * class, with under:), a session whose processes had ended; the class name the policy has is skipped */
+        { "suggest", print_suggest },
+        { "suggest-policy", print_suggest_policy, "suggest" },
+        { "suggest-none", print_suggest },
 };
 
 /* Times print in local time: make it UTC, so that the golden files hold everywhere. */
@@ -198,6 +212,20 @@ START_TEST(test_ctl_print_today) {
 }
 END_TEST
 
+/* suggest --policy prints a policy file that is valid as printed: its classes, their rules. */
+START_TEST(test_ctl_suggest_policy_valid) {
+        _cleanup_free_ char *text = NULL;
+        struct parse_result res;
+
+        ck_assert_int_ge(read_full_file(GOLDEN_DIR "suggest-policy.ok", 1 << 20, &text, NULL), 0);
+        parse_policy(text, &res);
+        ck_assert_msg(res.r >= 0 && res.diags.n_errors == 0, "%s", strempty(res.errors));
+        ck_assert_uint_eq(res.policy.n_classes, 2);
+        ck_assert_str_eq(res.policy.classes[0].name, "unplaced-2");
+        parse_result_done(&res);
+}
+END_TEST
+
 Suite *ctl_print_suite(void) {
         Suite *s = suite_create("ctl-print");
         TCase *tc = tcase_create("golden");
@@ -205,6 +233,7 @@ Suite *ctl_print_suite(void) {
         tcase_add_checked_fixture(tc, utc, NULL);
         tcase_add_loop_test(tc, test_ctl_print_golden, 0, ELEMENTSOF(goldens));
         tcase_add_test(tc, test_ctl_print_today);
+        tcase_add_test(tc, test_ctl_suggest_policy_valid);
         suite_add_tcase(s, tc);
         return s;
 }
