@@ -33,10 +33,12 @@ bool evidence_window(const struct evidence_counters *prev, const struct evidence
                      struct evidence_delta *ret) {
         *ret = (struct evidence_delta){};
         if (prev->have_memory && cur->have_memory) {
-                /* What entered its cache: what the cache grew by, and what reclaim took from it meanwhile
-                 * (pgsteal counts anonymous pages too: swapped out, they had been charged as well). */
-                ret->charged = (cur->file > prev->file ? cur->file - prev->file : 0) +
-                               grown(cur->pgsteal, prev->pgsteal) * page_size;
+                /* What entered its cache: what the cache grew by, plus what reclaim took from it meanwhile
+                 * (pgsteal counts anonymous pages too: swapped out, they had been charged as well).  A cache
+                 * that only shrank took nothing in: the pages reclaimed were old ones. */
+                uint64_t in = cur->file + grown(cur->pgsteal, prev->pgsteal) * page_size;
+
+                ret->charged = in > prev->file ? in - prev->file : 0;
                 ret->refaulted = grown(cur->refault_file, prev->refault_file) * page_size;
         }
         if (prev->have_io && cur->have_io) {
@@ -165,6 +167,12 @@ static void add_apps(json_object *episode, const struct evidence_harm *apps, siz
         }
 }
 
+static int by_bytes(const void *a, const void *b) {
+        uint64_t x = ((const struct evidence_program *) a)->bytes, y = ((const struct evidence_program *) b)->bytes;
+
+        return x == y ? 0 : x > y ? -1 : 1;
+}
+
 static void add_programs(json_object *suspect, const struct evidence_suspect *s) {
         json_object *list = array_of(suspect, "programs");
         struct evidence_suspect merged = { .n_programs = 0 };
@@ -180,6 +188,7 @@ static void add_programs(json_object *suspect, const struct evidence_suspect *s)
         }
         for (size_t i = 0; i < s->n_programs; i++)
                 evidence_add_program(&merged, &s->programs[i]);
+        qsort(merged.programs, merged.n_programs, sizeof(merged.programs[0]), by_bytes); /* the largest first */
         list = json_object_new_array();
         for (size_t i = 0; i < merged.n_programs; i++) {
                 const struct evidence_program *p = &merged.programs[i];

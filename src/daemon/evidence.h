@@ -48,7 +48,8 @@ struct evidence_counters {
 };
 
 /* What a cgroup did in one window, in bytes: page cache charged to it (what its cache grew by, plus what
- * was reclaimed from it meanwhile), evicted file pages it needed again, read, written. */
+ * was reclaimed from it meanwhile; nothing for a cache that only shrank), evicted file pages it needed
+ * again, read, written. */
 struct evidence_delta {
         uint64_t charged, refaulted, read, written;
 };
@@ -59,7 +60,7 @@ struct evidence_harm {
 };
 
 /* A process of a suspect that has no unit of its own (a login session, a cgroup): read_bytes + write_bytes
- * of /proc/PID/io, since it started. */
+ * of /proc/PID/io, since it started (named only from EVIDENCE_STREAM_MIN: not the session's su or shell). */
 struct evidence_program {
         char exe[256]; /* the path an exe: rule would name (a script's, not its interpreter's) */
         char cmdline[256];

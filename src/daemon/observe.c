@@ -23,6 +23,12 @@ struct observe_sample {
 struct observe_cgroup {
         char *path; /* below the mount, without the leading '/' */
         struct evidence_counters c;
+        /* This window: what it did, whether it streamed; and for work without a unit, its processes with the
+         * most I/O, read in every window it streamed (a process that ends is then still named). */
+        struct evidence_delta d;
+        bool streamed, have_io;
+        struct evidence_program programs[EVIDENCE_PROGRAMS];
+        size_t n_programs;
 };
 
 static uint64_t page_size(void) {
@@ -239,6 +245,7 @@ static const struct observe_cgroup *prev_of(const struct observe *o, const char 
 /* ---- the programs of a suspect that has no unit a rule could name ---- */
 
 static void programs(struct observe *o, const char *path, struct evidence_suspect *s) {
+        /* s collects them: evidence_add_program() keeps the largest */
         _cleanup_free_ char *procs = NULL;
         const char *p;
         size_t n = 0;
@@ -253,7 +260,8 @@ static void programs(struct observe *o, const char *path, struct evidence_suspec
                 size_t len = 0;
                 pid_t pid = (pid_t) strtol(p, NULL, 10);
 
-                if (pid <= 0 || proc_io(o->procdir, pid, &read, &written) < 0 || read + written == 0 ||
+                /* A process with little I/O of its own (the session's su or shell) is not what streamed. */
+                if (pid <= 0 || proc_io(o->procdir, pid, &read, &written) < 0 || read + written < EVIDENCE_STREAM_MIN ||
                     proc_exe(o->procdir, pid, exe, sizeof(exe)) < 0)
                         continue;
                 if (proc_args(o->procdir, pid, args, sizeof(args), &len) >= 0)
@@ -296,6 +304,32 @@ static size_t sample_apps(struct observe *o, const struct walk *w, struct observ
         return n;
 }
 
+/* What each cgroup did in this window; a cgroup that was not there at the last window is new, and counts
+ * from nothing.  Work without a unit a rule could name that streamed: its processes, added to those it had. */
+static void windows(struct observe *o, struct walk *w) {
+        static const struct evidence_counters none = { .have_memory = true, .have_io = true };
+
+        for (size_t i = 0; i < w->n_found; i++) {
+                struct observe_cgroup *c = &w->found[i];
+                const struct observe_cgroup *prev = prev_of(o, c->path);
+                struct evidence_suspect procs = {};
+                char unit[256];
+
+                c->streamed = evidence_window(prev ? &prev->c : &none, &c->c, page_size(), &c->d);
+                c->have_io = c->c.have_io && (!prev || prev->c.have_io);
+                if (!c->streamed)
+                        continue;
+                (void) evidence_classify(c->path, false, unit, sizeof(unit));
+                if (unit[0])
+                        continue;
+                for (size_t k = 0; prev && k < prev->n_programs; k++)
+                        evidence_add_program(&procs, &prev->programs[k]);
+                programs(o, c->path, &procs);
+                memcpy(c->programs, procs.programs, sizeof(c->programs));
+                c->n_programs = procs.n_programs;
+        }
+}
+
 static void suspects(struct observe *o, const struct walk *w, const struct evidence_harm *harms, size_t n_harms,
                      uint64_t start, uint64_t end) {
         _cleanup_free_ struct evidence_suspect *s = calloc(w->n_found ?: 1, sizeof(*s));
@@ -307,23 +341,23 @@ static void suspects(struct observe *o, const struct walk *w, const struct evide
                 return;
         }
         for (size_t i = 0; i < w->n_found; i++) {
-                const struct observe_cgroup *prev = prev_of(o, w->found[i].path);
+                const struct observe_cgroup *c = &w->found[i];
                 struct evidence_suspect *x = &s[n];
                 char unit[256];
 
-                if (!prev || !evidence_window(&prev->c, &w->found[i].c, page_size(), &x->d))
+                if (!c->streamed)
                         continue;
-                snprintf(x->cgroup, sizeof(x->cgroup), "/%s", w->found[i].path);
-                (void) evidence_classify(w->found[i].path, false, unit, sizeof(unit));
+                snprintf(x->cgroup, sizeof(x->cgroup), "/%s", c->path);
+                (void) evidence_classify(c->path, false, unit, sizeof(unit));
                 snprintf(x->unit, sizeof(x->unit), "%s", unit);
-                x->uid = evidence_path_uid(w->found[i].path);
-                x->have_io = prev->c.have_io && w->found[i].c.have_io;
+                x->uid = evidence_path_uid(c->path);
+                x->have_io = c->have_io;
+                x->d = c->d;
+                memcpy(x->programs, c->programs, sizeof(x->programs));
+                x->n_programs = c->n_programs;
                 n++;
         }
         n = evidence_rank(s, n);
-        for (size_t i = 0; i < n; i++)
-                if (!s[i].unit[0])
-                        programs(o, s[i].cgroup + 1, &s[i]);
         made = !o->open;
         if (evidence_episode_add(&o->open, o->next_id, start, end, harms, n_harms, s, n) < 0) {
                 log_error("Observation: out of memory");
@@ -360,6 +394,9 @@ void observe_window(struct observe *o) {
         if (root >= 0)
                 (void) walk(o, &w, root, "", 1);
         qsort(w.found, w.n_found, sizeof(*w.found), by_path);
+        /* The first window (at start, or when observation is switched on) only takes the counters. */
+        if (o->last_realtime > 0)
+                windows(o, &w);
 
         if (n_harms > 0 && o->last_realtime > 0) {
                 o->harmful++;

@@ -90,6 +90,15 @@ START_TEST(test_evidence_window) {
         ck_assert(evidence_window(&a, &b, 4096, &d));
         ck_assert_uint_eq(d.written, 16 * MIB);
         ck_assert_uint_eq(d.read, 1000);
+        /* A cache that only shrank took nothing in: reclaim took its old pages (1 GiB -> 424 MiB, 600 MiB
+         * reclaimed); one that shrank less than reclaim took did take in the difference. */
+        evidence_counters_parse("file 1073741824\npgsteal 0\n", NULL, &a);
+        evidence_counters_parse("file 444596224\npgsteal 153600\n", NULL, &b);
+        ck_assert(!evidence_window(&a, &b, 4096, &d));
+        ck_assert_uint_eq(d.charged, 0);
+        evidence_counters_parse("file 943718400\npgsteal 76800\n", NULL, &b);
+        ck_assert(evidence_window(&a, &b, 4096, &d));
+        ck_assert_uint_eq(d.charged, 900 * MIB + 300 * MIB - 1024 * MIB);
         /* A cgroup made again: its counters start from 0, and count from there. */
         evidence_counters_parse("file 0\npgsteal 100000\n", NULL, &a);
         evidence_counters_parse("file 0\npgsteal 8\n", NULL, &b);
@@ -350,6 +359,16 @@ START_TEST(test_observe_window) {
                                   json_object_object_get(json_object_array_get_idx(suspects, 1), "programs")),
                           1);
 
+        /* A cgroup that appears between two windows counts from nothing: a oneshot service's whole run */
+        stat_file(&f, "system.slice/db.service", 100 * MIB, 3 * 2048);
+        stat_file(&f, "system.slice/dump.service", 20 * MIB, 0);
+        observe_window(&o);
+        suspects = json_object_object_get(o.open, "suspects");
+        ck_assert_uint_eq(json_object_array_length(suspects), 3);
+        e = json_object_array_get_idx(suspects, 2);
+        ck_assert_str_eq(str(e, "unit"), "dump.service");
+        ck_assert_int_eq(num(e, "charged_bytes"), 20 * MIB);
+
         /* Calm windows: the episode ends after OBSERVE_EPISODE_GAP of them, into the history */
         for (unsigned i = 0; i < OBSERVE_EPISODE_GAP - 1; i++) {
                 observe_window(&o);
@@ -369,11 +388,12 @@ START_TEST(test_observe_window) {
         ck_assert_uint_eq(json_object_array_length(json_object_object_get(o.open, "suspects")), 0);
         ck_assert_int_eq(num(o.open, "id"), 2);
         summary = observe_summary(&o, 8);
-        ck_assert_uint_eq(json_object_array_length(summary), 2);
+        ck_assert_uint_eq(json_object_array_length(summary), 3);
         ck_assert_str_eq(str(json_object_array_get_idx(summary, 0), "name"), "backup-db.service");
         ck_assert_str_eq(str(json_object_array_get_idx(summary, 1), "name"), "/usr/bin/rsync");
+        ck_assert_str_eq(str(json_object_array_get_idx(summary, 2), "name"), "dump.service");
         json_object_put(summary);
-        ck_assert_uint_eq(o.windows, 9);
+        ck_assert_uint_eq(o.windows, 10);
 
         observe_done(&o);
         cgroup_engine_free(engine);
