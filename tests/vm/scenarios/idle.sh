@@ -3,6 +3,8 @@
 # (min: auto, so the governor's triggers are armed), one short job placed and
 # gone; then nothing runs for PW_IDLE_SECONDS (default 600) and the daemon's
 # wake-ups (every thread's /proc/PID/task/TID/schedstat) and CPU time (utime + stime) are printed.
+# Observation runs while something is protected: a second phase as long
+# without the protect entry (observation off) says what it costs idle.
 . /lib.sh
 SECONDS_IDLE=${PW_IDLE_SECONDS:-600}
 CONF=/etc/pw/pagewarden.yaml
@@ -26,15 +28,26 @@ wait_daemon
 check "a job runs and ends" pagewardenctl run --job backup -- true
 sleep 2
 tck=$(getconf CLK_TCK 2>/dev/null || echo 100)
-s0=$(wakeups $DAEMON)
-r0=$(oncpu_us $DAEMON)
-c0=$(awk '{ print $14 + $15 }' /proc/$DAEMON/stat)
-sleep "$SECONDS_IDLE"
-s1=$(wakeups $DAEMON)
-r1=$(oncpu_us $DAEMON)
-c1=$(awk '{ print $14 + $15 }' /proc/$DAEMON/stat)
-diag "idle daemon ($(ls /proc/$DAEMON/task | wc -l) threads) over $SECONDS_IDLE s: $((s1 - s0)) wake-ups," \
-	"$((c1 - c0)) clock ticks of CPU (1 tick = $((1000 / tck)) ms), $((r1 - r0)) us on CPU (schedstat)"
+# measure WHAT: the daemon's wake-ups and CPU over SECONDS_IDLE of idleness
+measure() {
+	s0=$(wakeups $DAEMON)
+	r0=$(oncpu_us $DAEMON)
+	c0=$(awk '{ print $14 + $15 }' /proc/$DAEMON/stat)
+	o0=$(pagewardenctl status --json | jq '.observation.cpu_us // 0')
+	sleep "$SECONDS_IDLE"
+	s1=$(wakeups $DAEMON)
+	r1=$(oncpu_us $DAEMON)
+	c1=$(awk '{ print $14 + $15 }' /proc/$DAEMON/stat)
+	o1=$(pagewardenctl status --json | jq '.observation.cpu_us // 0')
+	diag "idle daemon, $1 ($(ls /proc/$DAEMON/task | wc -l) threads) over $SECONDS_IDLE s: $((s1 - s0)) wake-ups," \
+		"$((c1 - c0)) clock ticks of CPU (1 tick = $((1000 / tck)) ms), $((r1 - r0)) us on CPU (schedstat)," \
+		"of which observation $((o1 - o0)) us"
+}
+measure "something protected (observation on)"
+printf 'jobs:\n  backup:\n    memory: {high: 50%%}\n' >/etc/pw/policies.d/policy.yaml
+check "a reload without the protect entry" pagewardenctl reload
+expect_eq "observation is off" "$(pagewardenctl status --json | jq .observation.on)" false
+measure "nothing protected (observation off)"
 check "the daemon is still running" kill -0 $DAEMON
 kill -TERM $DAEMON
 wait $DAEMON
