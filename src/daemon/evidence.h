@@ -36,7 +36,7 @@
 #define EVIDENCE_STREAM_MIN (UINT64_C(16) << 20)
 /* The suspects one window names (the largest), and one episode keeps; the programs named per suspect. */
 #define EVIDENCE_WINDOW_SUSPECTS 8
-#define EVIDENCE_EPISODE_SUSPECTS 16
+#define EVIDENCE_EPISODE_SUSPECTS 8
 #define EVIDENCE_PROGRAMS 3
 
 /* A cgroup's cumulative counters: memory.stat file (a level, bytes), pgsteal and workingset_refault_file
@@ -63,7 +63,7 @@ struct evidence_harm {
  * of /proc/PID/io, since it started (named only from EVIDENCE_STREAM_MIN: not the session's su or shell). */
 struct evidence_program {
         char exe[256]; /* the path an exe: rule would name (a script's, not its interpreter's) */
-        char cmdline[256];
+        char cmdline[160]; /* the first 159 bytes */
         int64_t uid; /* effective */
         uint64_t bytes;
 };

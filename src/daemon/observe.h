@@ -31,7 +31,7 @@
 
 #define OBSERVE_PERIOD_USEC (UINT64_C(10) * 1000000)
 #define OBSERVE_EPISODE_GAP 6 /* calm windows (a minute) that end an episode */
-#define OBSERVE_EPISODES 256  /* kept, at most (and history_days) */
+#define OBSERVE_EPISODES 128  /* kept, at most (and history_days) */
 #define OBSERVE_CGROUPS 1024  /* looked at per window, at most */
 #define OBSERVE_DEPTH 8       /* levels below the mount */
 #define OBSERVE_PROCESSES 64  /* of one suspect, read for its programs */
