@@ -62,9 +62,9 @@ struct evidence_harm {
 /* A process of a suspect that has no unit of its own (a login session, a cgroup): read_bytes + write_bytes
  * of /proc/PID/io, since it started (named only from EVIDENCE_STREAM_MIN: not the session's su or shell). */
 struct evidence_program {
-        char exe[256]; /* the path an exe: rule would name (a script's, not its interpreter's) */
+        char exe[256];     /* the path an exe: rule would name (a script's, not its interpreter's) */
         char cmdline[160]; /* the first 159 bytes */
-        int64_t uid; /* effective */
+        int64_t uid;       /* effective */
         uint64_t bytes;
 };
 

@@ -10,6 +10,7 @@
 #include "place.h"
 #include "pressure.h"
 #include "requests.h"
+#include "unit-front.h"
 
 #define STATE_DIR RUNSTATEDIR "/pagewarden"
 
@@ -20,6 +21,37 @@ static void notify_status(struct manager *m) {
 }
 
 /* ---- policy -> cgroups ---- */
+
+/* Protected units that are oneshot fronts (unit-front.h): said once per load, and by status while they do
+ * not run.  Asks PID 1 and waits for its answer (at a load, like the other reads of a unit's own values). */
+static void find_fronts(struct manager *m) {
+        for (size_t i = 0; i < m->n_fronts; i++)
+                free(m->fronts[i]);
+        m->fronts = mfree(m->fronts);
+        m->n_fronts = 0;
+        for (size_t i = 0; i < m->policy.n_protects; i++) {
+                const struct pw_protect *pr = &m->policy.protects[i];
+                char why[512];
+                char **f;
+
+                if (!pr->unit || unit_front(pr->unit, why, sizeof(why)) <= 0)
+                        continue;
+                action_log_add(&m->log, LOG_LEVEL_WARNING, "Protect %s: %s", pr->name, why);
+                f = realloc(m->fronts, (m->n_fronts + 1) * sizeof(*f));
+                if (!f)
+                        continue;
+                m->fronts = f;
+                if ((m->fronts[m->n_fronts] = strdup(pr->unit)))
+                        m->n_fronts++;
+        }
+}
+
+bool manager_unit_is_front(const struct manager *m, const char *unit) {
+        for (size_t i = 0; unit && i < m->n_fronts; i++)
+                if (streq(m->fronts[i], unit))
+                        return true;
+        return false;
+}
 
 static void apply_classes(struct manager *m) {
         for (size_t i = 0; i < m->policy.n_classes; i++) {
@@ -217,6 +249,7 @@ int manager_reload(struct manager *m, char **ret_errors) {
 
         apply_classes(m);
         devwatch_update(m);
+        find_fronts(m);
         (void) protect_apply(&m->protect, &m->policy);
         govern_update(&m->govern);
         autoplace_update(&m->autoplace);
@@ -537,6 +570,7 @@ int manager_start(struct manager *m) {
 
         apply_classes(m);
         devwatch_update(m);
+        find_fronts(m);
         (void) protect_apply(&m->protect, &m->policy);
         r = jobs_adopt(&m->jobs);
         if (r < 0)
@@ -582,6 +616,9 @@ struct manager *manager_free(struct manager *m) {
         policy_done(&m->policy);
         action_log_done(&m->log);
         appcost_done(&m->appcost);
+        for (size_t i = 0; i < m->n_fronts; i++)
+                free(m->fronts[i]);
+        free(m->fronts);
         free(m->config_path);
         free(m);
         return NULL;

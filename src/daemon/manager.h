@@ -48,6 +48,8 @@ struct manager {
         struct observe observe;    /* unplaced work that evicts the protected applications */
         struct move *moves;        /* move requests worked on in slices (place.c) */
         struct devwatch *devwatch; /* while an io limit names its device by a path */
+        char **fronts;             /* protected units that are oneshot fronts (unit-front.h), at the last load */
+        size_t n_fronts;
         unsigned reloads, failed_reloads;
         uint64_t started_usec; /* CLOCK_REALTIME */
         bool stopping;
@@ -66,6 +68,9 @@ static inline void manager_freep(struct manager **m) {
 int manager_start(struct manager *m);
 /* Runs the event loop until SIGTERM or SIGINT; then stops cleanly. */
 int manager_run(struct manager *m);
+
+/* Whether a protected unit is a oneshot front (it never runs a process to protect). */
+bool manager_unit_is_front(const struct manager *m, const char *unit);
 
 /* Loads the configuration again; the running one stays when the new one is invalid.
  * On -EINVAL, *ret_errors (if given) holds the diagnostics as text. */

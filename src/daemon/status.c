@@ -274,7 +274,12 @@ static json_object *protect_json(struct manager *m, const struct pw_protect *pr)
         }
         json_object_object_add(o, "error",
                                unsupported ? json_object_new_string("unit: needs the systemd backend")
-                               : !exists   ? json_object_new_string(pr->unit ? "unit not running" : "cgroup not found")
+                               : !exists   ? json_object_new_string(!pr->unit ? "cgroup not found"
+                                                                    : manager_unit_is_front(m, pr->unit)
+                                                                            ? "unit runs no process: a oneshot front "
+                                                                                "(RemainAfterExit=yes), "
+                                                                                "protect the unit it starts"
+                                                                            : "unit not running")
                                            : not_in_force(&m->protect, pr, &pres));
         return o;
 }

@@ -11,6 +11,7 @@
 #include "policy-parse.h"
 #include "policy-programs.h"
 #include "policy.h"
+#include "unit-front.h"
 #include "yamltree.h"
 
 int policy_context_default(struct policy_context *ctx) {
@@ -869,6 +870,14 @@ static void protect_done(struct pw_protect *pr) {
         free(pr->cgroup);
 }
 
+/* A unit is also looked at on this host, when the context asks: a warning for a oneshot front (unit-front.h). */
+static void check_unit(struct pstate *st, const struct ynode *at, const char *unit) {
+        char why[DIAG_MAX_MESSAGE];
+
+        if (unit_front(unit, why, sizeof(why)) > 0)
+                diag_warn(st->diags, st->src, at->line, at->column, "%s", why);
+}
+
 static void protect_finish(struct pstate *st, const struct ynode *key, const struct ynode *entry, struct pw_protect *pr,
                            const struct pw_policy *p) {
         const char *why;
@@ -890,6 +899,8 @@ static void protect_finish(struct pstate *st, const struct ynode *key, const str
                 why = policy_unit_name_problem(pr->unit);
                 if (why)
                         pstate_error(st, ymap_where(entry, "unit", entry), "unit '%s': %s", pr->unit, why);
+                else if (st->ctx->check_programs)
+                        check_unit(st, ymap_where(entry, "unit", entry), pr->unit);
         } else {
                 why = policy_cgroup_path_problem(pr->cgroup);
                 if (why)

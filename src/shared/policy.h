@@ -36,7 +36,8 @@ struct policy_context {
         bool check_owner;      /* refuse files not owned by root or writable by others */
         bool owner_warns;      /* with check_owner: only warn (a file named to be validated, not loaded) */
         bool resolve_users;    /* look user and group names up (NSS) */
-        bool check_programs;   /* warn of exe: programs that cannot match here (policy-programs.h) */
+        bool check_programs;   /* warn of what cannot work on this host: exe: programs that cannot match
+                                * (policy-programs.h), protected units that are oneshot fronts (unit-front.h) */
 };
 
 /* Fills ctx for this machine (RAM from sysinfo, real paths, owner check when root). */

@@ -160,6 +160,34 @@ expect_eq "and status says ok" "$(late_error)" null
 systemctl stop pw-late.service
 rm /etc/pagewarden/policies.d/late.yaml
 
+# A oneshot front (Debian's postgresql.service starts the clusters' units
+# and stays active with no process): check warns where the policy names it
+# (--strict refuses), and status says why it is not protected.
+cat >/etc/systemd/system/pw-front.service <<UNIT
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/bin/true
+UNIT
+systemctl daemon-reload
+systemctl start pw-front.service
+printf 'protect:\n  front:\n    unit: pw-front.service\n    memory: {min: 64M}\n' >/etc/pagewarden/policies.d/front.yaml
+chmod 0644 /etc/pagewarden/policies.d/front.yaml
+out=$(pagewardenctl check 2>&1)
+expect_eq "check accepts a protected oneshot front (exit 0: a warning)" "$?" 0
+out_has() { printf '%s\n' "$out" | grep -q "$1"; }
+check "and warns at its unit: line that it runs no process" \
+	out_has 'front.yaml:3:11: warning: pw-front.service is a oneshot that stays active with no process of its own'
+diag "$(printf '%s\n' "$out" | head -1)"
+check "check --strict refuses it" sh -c '! pagewardenctl check --strict >/dev/null 2>&1'
+check "reload with it" pagewardenctl reload
+expect_eq "status says why it is not protected" \
+	"$(pagewardenctl status --json | jq -r '.protected[] | select(.name == "front") | .error')" \
+	"unit runs no process: a oneshot front (RemainAfterExit=yes), protect the unit it starts"
+check "the daemon said so at the load" sh -c "journalctl -u pagewarden -q -o cat | grep -q 'Protect front: pw-front.service is a oneshot'"
+rm /etc/pagewarden/policies.d/front.yaml
+pagewardenctl reload >/dev/null
+
 # PID 1 answers late: a generator that waits stalls `systemctl daemon-reload`
 # (PID 1 runs its generators and answers nobody meanwhile).  A job placed then
 # waits for its scope, but the daemon's loop does not: status (with its
