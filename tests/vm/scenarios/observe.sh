@@ -32,8 +32,8 @@ diag "$(dpkg-query -W -f '${Package} ${Version}, ' tar rsync libpam-systemd)"
 # The data: the application's file, what the backup archives, what carol copies.
 pwload write $D/app.dat 160 >/dev/null
 mkdir -p $D/src $D/carol-src $D/archive
-pwload write $D/src/db.dump 900 >/dev/null
-pwload write $D/carol-src/photos.bin 600 >/dev/null
+pwload write $D/src/db.dump 600 >/dev/null
+pwload write $D/carol-src/photos.bin 400 >/dev/null
 # Not in the cache: written here, its pages would be charged to this scenario's unit, not to the copies.
 sync
 echo 3 >/proc/sys/vm/drop_caches
@@ -154,7 +154,7 @@ names0=$(suspects)
 episodes0=$(pagewardenctl suggest --json | jq '.episodes | length')
 sh -c "echo \$\$ >$APP_CG/cgroup.procs; exec pwload churn 700" >/dev/null 2>&1 &
 GROW=$!
-sleep 35
+sleep 25
 kill $GROW
 sleep 12
 diag "episodes while the application grew: $(($(pagewardenctl suggest --json | jq '.episodes | length') - episodes0))"
