@@ -999,6 +999,67 @@ static int sysd_job_freeze(struct backend *b, const char *path, const char *unit
         return sysd_unit_freeze(b, unit ?: scope, frozen);
 }
 
+/* ---- oneshot fronts, asked without waiting ---- */
+
+struct front_ask {
+        void (*fn)(void *userdata, const char *unit);
+        void *userdata;
+        char *unit;
+};
+
+static int on_front(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        struct front_ask *a = userdata;
+        const char *type = NULL, *name;
+        int remain = 0, r;
+
+        if (sd_bus_message_is_method_error(reply, NULL))
+                goto out; /* not a service, or not loaded: not a front */
+        r = sd_bus_message_enter_container(reply, 'a', "{sv}");
+        while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
+                r = sd_bus_message_read(reply, "s", &name);
+                if (r >= 0 && streq(name, "Type"))
+                        r = sd_bus_message_read(reply, "v", "s", &type);
+                else if (r >= 0 && streq(name, "RemainAfterExit"))
+                        r = sd_bus_message_read(reply, "v", "b", &remain);
+                else if (r >= 0)
+                        r = sd_bus_message_skip(reply, "v");
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(reply);
+        }
+        if (type && streq(type, "oneshot") && remain)
+                a->fn(a->userdata, a->unit);
+out:
+        free(a->unit);
+        free(a);
+        return 0;
+}
+
+static int sysd_unit_front_async(struct backend *b, const char *unit, void (*fn)(void *userdata, const char *unit),
+                                 void *userdata) {
+        _cleanup_free_ char *path = NULL;
+        struct front_ask *a;
+        int r;
+
+        r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", unit, &path);
+        if (r < 0)
+                return r;
+        a = calloc(1, sizeof(*a));
+        if (!a || !(a->unit = strdup(unit))) {
+                free(a);
+                return -ENOMEM;
+        }
+        a->fn = fn;
+        a->userdata = userdata;
+        /* Floating: dropped with the bus (the backend goes before whoever asked). */
+        r = sd_bus_call_method_async(sysd_data(b)->bus, NULL, SD_DEST, path, "org.freedesktop.DBus.Properties",
+                                     "GetAll", on_front, a, "s", "org.freedesktop.systemd1.Service");
+        if (r < 0) {
+                free(a->unit);
+                free(a);
+        }
+        return r;
+}
+
 static const struct backend_ops systemd_ops = {
         .name = "systemd",
         .caps = { .releases_jobs = false, .protects_units = true, .places_units = true },
@@ -1018,6 +1079,7 @@ static const struct backend_ops systemd_ops = {
         .scan = sysd_scan,
         .protect_set = sysd_protect_set,
         .protect_path = sysd_protect_path,
+        .unit_front_async = sysd_unit_front_async,
         .free = sysd_free,
         .units_find = sysd_units_find,
         .unit_apply = sysd_unit_apply,

@@ -105,6 +105,10 @@ struct backend_ops {
                            struct cgroup_protect_result *res);
         /* The cgroup of a protected application (for PSI and status), or -ENOENT. */
         int (*protect_path)(struct backend *b, const struct backend_protect *p, char **ret_path);
+        /* Whether a unit is a oneshot front (unit-front.h), answered later from the loop: fn(userdata, unit)
+         * only when it is one (NULL where there are no units). */
+        int (*unit_front_async)(struct backend *b, const char *unit, void (*fn)(void *userdata, const char *unit),
+                                void *userdata);
         void (*free)(struct backend *b);
 
         /* Units placed by rule (caps.places_units; NULL elsewhere). */

@@ -23,27 +23,43 @@ static void notify_status(struct manager *m) {
 /* ---- policy -> cgroups ---- */
 
 /* Protected units that are oneshot fronts (unit-front.h): said once per load, and by status while they do
- * not run.  Asks PID 1 and waits for its answer (at a load, like the other reads of a unit's own values). */
+ * not run.  Asked of PID 1 without waiting: the answer comes later, from the loop. */
+static void on_front(void *userdata, const char *unit) {
+        struct manager *m = userdata;
+        char **f;
+
+        bool named = false;
+
+        if (manager_unit_is_front(m, unit))
+                return;
+        for (size_t i = 0; i < m->policy.n_protects; i++)
+                if (streq_ptr(m->policy.protects[i].unit, unit)) {
+                        char why[512];
+
+                        unit_front_sentence(unit, why, sizeof(why));
+                        action_log_add(&m->log, LOG_LEVEL_WARNING, "Protect %s: %s", m->policy.protects[i].name, why);
+                        named = true;
+                }
+        if (!named)
+                return; /* the answer to an earlier load's question */
+        f = realloc(m->fronts, (m->n_fronts + 1) * sizeof(*f));
+        if (!f)
+                return;
+        m->fronts = f;
+        if ((m->fronts[m->n_fronts] = strdup(unit)))
+                m->n_fronts++;
+}
+
 static void find_fronts(struct manager *m) {
         for (size_t i = 0; i < m->n_fronts; i++)
                 free(m->fronts[i]);
         m->fronts = mfree(m->fronts);
         m->n_fronts = 0;
-        for (size_t i = 0; i < m->policy.n_protects; i++) {
-                const struct pw_protect *pr = &m->policy.protects[i];
-                char why[512];
-                char **f;
-
-                if (!pr->unit || unit_front(pr->unit, why, sizeof(why)) <= 0)
-                        continue;
-                action_log_add(&m->log, LOG_LEVEL_WARNING, "Protect %s: %s", pr->name, why);
-                f = realloc(m->fronts, (m->n_fronts + 1) * sizeof(*f));
-                if (!f)
-                        continue;
-                m->fronts = f;
-                if ((m->fronts[m->n_fronts] = strdup(pr->unit)))
-                        m->n_fronts++;
-        }
+        if (!m->backend->ops->unit_front_async)
+                return;
+        for (size_t i = 0; i < m->policy.n_protects; i++)
+                if (m->policy.protects[i].unit)
+                        (void) m->backend->ops->unit_front_async(m->backend, m->policy.protects[i].unit, on_front, m);
 }
 
 bool manager_unit_is_front(const struct manager *m, const char *unit) {

@@ -15,6 +15,17 @@ static void bus_closep(sd_bus **b) {
         sd_bus_flush_close_unref(*b);
 }
 
+void unit_front_sentence(const char *unit, char *buf, size_t len) {
+        snprintf(buf, len,
+                 "%s is a oneshot that stays active with no process of its own (Type=oneshot, "
+                 "RemainAfterExit=yes): there is nothing in it to protect; protect the unit that runs the "
+                 "application (systemctl list-dependencies %s shows what it starts%s)",
+                 unit, unit,
+                 startswith(unit, "postgresql.") ? "; on Debian, postgresql@VERSION-CLUSTER.service, which "
+                                                   "pg_lsclusters names"
+                                                 : "");
+}
+
 int unit_front(const char *unit, char *why, size_t len) {
         _cleanup_(bus_closep) sd_bus *bus = NULL;
         _cleanup_free_ char *path = NULL, *load = NULL, *type = NULL;
@@ -40,14 +51,7 @@ int unit_front(const char *unit, char *why, size_t len) {
                                         &remain);
         if (r < 0 || !streq(type, "oneshot") || !remain)
                 goto out;
-        snprintf(why, len,
-                 "%s is a oneshot that stays active with no process of its own (Type=oneshot, "
-                 "RemainAfterExit=yes): there is nothing in it to protect; protect the unit that runs the "
-                 "application (systemctl list-dependencies %s shows what it starts%s)",
-                 unit, unit,
-                 startswith(unit, "postgresql.") ? "; on Debian, postgresql@VERSION-CLUSTER.service, which "
-                                                   "pg_lsclusters names"
-                                                 : "");
+        unit_front_sentence(unit, why, len);
         sd_bus_error_free(&error);
         return 1;
 out:

@@ -16,6 +16,8 @@
 
 #include <stddef.h>
 
+/* What to tell the operator of a front unit (for check's warning and the daemon's log). */
+void unit_front_sentence(const char *unit, char *buf, size_t len);
 /* 1 when unit is a front (*why, len bytes: a sentence for a warning), 0 when not or not loaded, negative
  * errno when systemd cannot be asked (not booted with systemd, no bus). */
 int unit_front(const char *unit, char *why, size_t len);
