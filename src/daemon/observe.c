@@ -181,7 +181,8 @@ static void candidate(struct observe *o, struct walk *w, const char *path) {
         (void) cgroup_read_file(o->engine, path, "io.stat", &io);
         if (!stat && !io)
                 return; /* gone, or nothing to read */
-        w->found[w->n_found].path = strdup(path);
+        /* Whole: the first window after a start only takes counters, and the next reads the rest of it. */
+        w->found[w->n_found] = (struct observe_cgroup){ .path = strdup(path) };
         if (!w->found[w->n_found].path)
                 return;
         evidence_counters_parse(stat, io, &w->found[w->n_found].c);
