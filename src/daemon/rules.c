@@ -333,7 +333,8 @@ void rules_program_path(const char *exe, const char *cmdline, char *buf, size_t 
 }
 
 int rules_describe(const struct rules_match *m, char *buf, size_t len) {
-        int n = snprintf(buf, len, "rule %s %s (%s:%u)", m->kind, m->rule->text, m->class->source, m->rule->line);
+        int n = snprintf(buf, len, "rule %s %s (%s:%u)", m->kind, m->rule->text, m->rule->source ?: m->class->source,
+                         m->rule->line);
 
         return n < 0 || (size_t) n >= len ? -ENAMETOOLONG : 0;
 }

@@ -103,7 +103,8 @@ static void print_match(FILE *f, const struct pw_match *m) {
 static void print_class(FILE *f, const struct pw_job_class *c) {
         char buf[32];
 
-        fprintf(f, "  %s:  # %s:%u\n", c->name, c->source, c->line);
+        fprintf(f, "  %s:  # %s:%u%s%s\n", c->name, c->source, c->line, c->extended ? ", extended at " : "",
+                strempty(c->extended));
         fputs("    memory:\n", f);
         print_size(f, "      ", "high", c->memory_high);
         print_size(f, "      ", "max", c->memory_max);

@@ -364,8 +364,10 @@ static const struct field class_memory_fields[] = {
 /* ---- match: rules the daemon applies itself ------------------------------ */
 
 static void patterns_done(struct pw_patterns *p) {
-        for (size_t i = 0; i < p->n; i++)
+        for (size_t i = 0; i < p->n; i++) {
                 free(p->v[i].text);
+                free(p->v[i].source);
+        }
         free(p->v);
         *p = (struct pw_patterns){};
 }
@@ -525,7 +527,8 @@ static void match_finish(struct pstate *st, const struct ynode *entry, struct pw
         if (!m || total == 0)
                 return;
         for (size_t i = 0; i < p->n_classes; i++)
-                total += match_count(&p->classes[i].match);
+                if (&p->classes[i] != c) /* a class that extend: adds to is counted once */
+                        total += match_count(&p->classes[i].match);
         if (total > PW_MAX_MATCH_TOTAL)
                 pstate_error(st, m, "the job classes would have %zu match entries in all, more than %d", total,
                              PW_MAX_MATCH_TOTAL);
@@ -577,6 +580,7 @@ static void class_done(struct pw_job_class *c) {
                 free(c->users[i]);
         free(c->users);
         match_done(&c->match);
+        free(c->extended);
 }
 
 /* Cross-field checks and defaults that depend on other fields. */
@@ -608,7 +612,10 @@ static void class_finish(struct pstate *st, const struct ynode *entry, struct pw
         match_finish(st, entry, c, p);
         check_memory(st, entry, "per_job.memory", c->per_job.memory_high, c->per_job.memory_max);
 
-        if (!ymap_where(entry, "under_pressure.memory_high_floor", NULL)) {
+        /* Given here, or by the file that defined the class (when extend: adds to it). */
+        c->memory_high_floor_set |= ymap_where(entry, "under_pressure.memory_high_floor", NULL) != NULL;
+        c->io_floor_set |= ymap_where(entry, "under_pressure.io_floor", NULL) != NULL;
+        if (!c->memory_high_floor_set) {
                 c->memory_high_floor = PW_DEFAULT_MEMORY_HIGH_FLOOR;
                 if (c->memory_high < c->memory_high_floor)
                         c->memory_high_floor = c->memory_high;
@@ -631,7 +638,7 @@ static void class_finish(struct pstate *st, const struct ynode *entry, struct pw
                 if (c->io[i].write_bps < min_bps)
                         min_bps = c->io[i].write_bps;
         }
-        if (!ymap_where(entry, "under_pressure.io_floor", NULL))
+        if (!c->io_floor_set)
                 c->io_floor = PW_DEFAULT_IO_FLOOR < min_bps ? PW_DEFAULT_IO_FLOOR : min_bps;
         else if (c->io_floor == UNITS_MAX)
                 pstate_error(st, ymap_where(entry, "under_pressure.io_floor", entry),
@@ -705,15 +712,15 @@ static int pattern_ref_cmp(const void *a, const void *b) {
         return strcmp(((const struct pattern_ref *) a)->text, ((const struct pattern_ref *) b)->text);
 }
 
-/* Adds the entries of class k of p; -ENOMEM. */
-static int pattern_index_add(struct pattern_index *idx, const struct pw_policy *p, size_t k) {
+/* Adds the entries of class k of p from the from-th on; -ENOMEM. */
+static int pattern_index_add(struct pattern_index *idx, const struct pw_policy *p, size_t k, size_t from) {
         const struct pw_patterns *l = idx->list(&p->classes[k]);
 
-        if (l->n == 0)
+        if (l->n <= from)
                 return 0;
-        if (GROW(idx->v, idx->allocated, idx->n + l->n) < 0)
+        if (GROW(idx->v, idx->allocated, idx->n + l->n - from) < 0)
                 return -ENOMEM;
-        for (size_t j = 0; j < l->n; j++)
+        for (size_t j = from; j < l->n; j++)
                 idx->v[idx->n++] = (struct pattern_ref){ .text = l->v[j].text, .class = k, .pattern = j };
         qsort(idx->v, idx->n, sizeof(*idx->v), pattern_ref_cmp);
         return 0;
@@ -723,7 +730,7 @@ static int pattern_index_init(struct pattern_index *idx, const struct pw_policy 
                               const struct pw_patterns *(*list)(const struct pw_job_class *c)) {
         *idx = (struct pattern_index){ .list = list };
         for (size_t k = 0; k < p->n_classes; k++)
-                if (pattern_index_add(idx, p, k) < 0)
+                if (pattern_index_add(idx, p, k, 0) < 0)
                         return -ENOMEM;
         return 0;
 }
@@ -752,7 +759,8 @@ static void check_list_conflicts(struct pstate *st, const struct ynode *entry, c
                         continue;
                 o = &p->classes[ref->class];
                 pstate_error(st, pattern_node(entry, name, l->v[i].text), "%s is matched by class '%s' already (%s:%u)",
-                             l->v[i].text, o->name, o->source, idx->list(o)->v[ref->pattern].line);
+                             l->v[i].text, o->name, idx->list(o)->v[ref->pattern].source ?: o->source,
+                             idx->list(o)->v[ref->pattern].line);
         }
 }
 
@@ -776,8 +784,8 @@ static void add_class(struct pstate *st, struct policy_parse *pp, const struct y
                 return;
         }
         p->classes[p->n_classes++] = *c;
-        if (pattern_index_add(&pp->exe, p, p->n_classes - 1) < 0 ||
-            pattern_index_add(&pp->units, p, p->n_classes - 1) < 0)
+        if (pattern_index_add(&pp->exe, p, p->n_classes - 1, 0) < 0 ||
+            pattern_index_add(&pp->units, p, p->n_classes - 1, 0) < 0)
                 st->oom = true;
 }
 
@@ -844,6 +852,167 @@ static void p_jobs(struct pstate *st, const struct ynode *val, void *target) {
                 if (st->oom || section_full(st, k, before, i, PW_MAX_CLASSES, "job classes", "jobs"))
                         break;
                 parse_class(st, k, v, pp);
+        }
+}
+
+/* ---- extend: a later file adds to a class an earlier one defined ------------ */
+
+/* The keys whose value, when extend: gives them, replaces the class's; lists of match: and users: are added
+ * to instead, and io: replaces the class's whole list. */
+static const struct {
+        const char *key;
+        size_t offset, size;
+} extend_values[] = {
+        { "memory.high", offsetof(struct pw_job_class, memory_high), sizeof(uint64_t) },
+        { "memory.max", offsetof(struct pw_job_class, memory_max), sizeof(uint64_t) },
+        { "memory.swap_max", offsetof(struct pw_job_class, memory_swap_max), sizeof(uint64_t) },
+        { "per_job.memory.high", offsetof(struct pw_job_class, per_job.memory_high), sizeof(uint64_t) },
+        { "per_job.memory.max", offsetof(struct pw_job_class, per_job.memory_max), sizeof(uint64_t) },
+        { "per_job.memory.swap_max", offsetof(struct pw_job_class, per_job.memory_swap_max), sizeof(uint64_t) },
+        { "cpu.weight", offsetof(struct pw_job_class, cpu_weight), sizeof(uint64_t) },
+        { "under_pressure.memory_high_floor", offsetof(struct pw_job_class, memory_high_floor), sizeof(uint64_t) },
+        { "under_pressure.io_floor", offsetof(struct pw_job_class, io_floor), sizeof(uint64_t) },
+        { "under_pressure.freeze", offsetof(struct pw_job_class, freeze), sizeof(bool) },
+        { "under_pressure.freeze_max", offsetof(struct pw_job_class, freeze_max_usec), sizeof(uint64_t) },
+};
+
+/* Moves the entries of from to the end of to, each marked with the file that added it. */
+static void patterns_move(struct pstate *st, struct pw_patterns *to, struct pw_patterns *from, const char *source) {
+        if (GROW(to->v, to->allocated, to->n + from->n) < 0) {
+                st->oom = true;
+                return;
+        }
+        for (size_t i = 0; i < from->n; i++) {
+                to->v[to->n] = from->v[i];
+                to->v[to->n++].source = strdup(source);
+                if (!to->v[to->n - 1].source)
+                        st->oom = true;
+        }
+        free(from->v);
+        *from = (struct pw_patterns){};
+}
+
+/* An entry of add's lists that c has already (exe and units are checked against every class elsewhere). */
+static void check_repeats(struct pstate *st, const struct ynode *val, const struct pw_job_class *c,
+                          const struct pw_job_class *add) {
+        static const struct {
+                const char *key;
+                size_t offset;
+        } lists[] = {
+                { "match.cmdline", offsetof(struct pw_job_class, match.cmdline) },
+                { "match.user", offsetof(struct pw_job_class, match.user) },
+                { "match.under", offsetof(struct pw_job_class, match.under) },
+        };
+
+        for (size_t k = 0; k < ELEMENTSOF(lists); k++) {
+                const struct pw_patterns *a = (const void *) ((const char *) add + lists[k].offset);
+                const struct pw_patterns *b = (const void *) ((const char *) c + lists[k].offset);
+
+                for (size_t i = 0; i < a->n; i++)
+                        for (size_t j = 0; j < b->n; j++)
+                                if (streq(a->v[i].text, b->v[j].text))
+                                        pstate_error(st, pattern_node(val, lists[k].key, a->v[i].text),
+                                                     "'%s' is in class '%s' already (%s:%u)", a->v[i].text, c->name,
+                                                     b->v[j].source ?: c->source, b->v[j].line);
+        }
+        for (size_t i = 0; i < add->n_users; i++)
+                for (size_t j = 0; j < c->n_users; j++)
+                        if (streq(add->users[i], c->users[j]))
+                                pstate_error(st, ymap_where(val, "users", val), "user '%s' is in class '%s' already",
+                                             add->users[i], c->name);
+}
+
+/* Adds what val says to class c (in place): the policy is invalid anyway if that makes an error. */
+static void extend_merge(struct pstate *st, const struct ynode *val, struct pw_job_class *c, struct pw_job_class *add,
+                         const char *source) {
+        for (size_t i = 0; i < ELEMENTSOF(extend_values); i++)
+                if (ymap_where(val, extend_values[i].key, NULL))
+                        memcpy((char *) c + extend_values[i].offset, (char *) add + extend_values[i].offset,
+                               extend_values[i].size);
+        if (ymap_where(val, "io", NULL)) {
+                for (size_t i = 0; i < c->n_io; i++)
+                        io_limit_done(&c->io[i]);
+                free(c->io);
+                c->io = TAKE_PTR(add->io);
+                c->n_io = add->n_io;
+                c->allocated_io = add->allocated_io;
+                add->n_io = add->allocated_io = 0;
+        }
+        if (add->n_users > 0) {
+                if (GROW(c->users, c->allocated_users, c->n_users + add->n_users) < 0) {
+                        st->oom = true;
+                        return;
+                }
+                for (size_t i = 0; i < add->n_users; i++)
+                        c->users[c->n_users++] = TAKE_PTR(add->users[i]);
+                add->n_users = 0;
+        }
+        patterns_move(st, &c->match.units, &add->match.units, source);
+        patterns_move(st, &c->match.exe, &add->match.exe, source);
+        patterns_move(st, &c->match.cmdline, &add->match.cmdline, source);
+        patterns_move(st, &c->match.user, &add->match.user, source);
+        patterns_move(st, &c->match.under, &add->match.under, source);
+}
+
+static void extend_class(struct pstate *st, const struct ynode *key, const struct ynode *val, struct policy_parse *pp) {
+        _cleanup_free_ char *where = NULL, *source = NULL;
+        struct pw_job_class add = { .memory_high = UNITS_MAX };
+        const struct pw_job_class *found = policy_find_class(pp->p, key->value);
+        size_t before = st->diags->n_errors, k, exe0, units0;
+        struct pw_job_class *c;
+
+        if (!found) {
+                pstate_error(st, key,
+                             "extend: no job class '%s' before this point (a class is extended by a file read after "
+                             "the one that defines it: policy files are read in name order)",
+                             key->value);
+                return;
+        }
+        if (val->type != YNODE_MAP) {
+                pstate_error(st, ynode_is_null(val) ? key : val, "extend: '%s' must be a mapping, not %s", key->value,
+                             ynode_type_name(val->type));
+                return;
+        }
+        k = (size_t) (found - pp->p->classes);
+        c = &pp->p->classes[k];
+        source = source_basename(st->src);
+        if (!source || asprintf(&where, "extend: '%s'", key->value) < 0) {
+                where = NULL;
+                st->oom = true;
+                return;
+        }
+        fields_parse(st, val, where, class_fields, &add);
+        if (!st->oom) {
+                check_match_conflicts(st, val, &add, pp); /* exe and units: no class names one twice */
+                check_repeats(st, val, c, &add);
+        }
+        if (st->diags->n_errors != before || st->oom) {
+                class_done(&add);
+                return;
+        }
+        exe0 = c->match.exe.n;
+        units0 = c->match.units.n;
+        extend_merge(st, val, c, &add, source);
+        class_done(&add);
+        free(c->extended);
+        if (asprintf(&c->extended, "%s:%u", source, key->line) < 0) {
+                c->extended = NULL;
+                st->oom = true;
+        }
+        if (!st->oom)
+                class_finish(st, val, c, pp->p);
+        if (pattern_index_add(&pp->exe, pp->p, k, exe0) < 0 || pattern_index_add(&pp->units, pp->p, k, units0) < 0)
+                st->oom = true;
+}
+
+/* Target: the struct policy_parse. */
+static void p_extend(struct pstate *st, const struct ynode *val, void *target) {
+        const struct ynode *k, *v;
+
+        YMAP_FOREACH(k, v, val, i) {
+                if (st->oom)
+                        break;
+                extend_class(st, k, v, target);
         }
 }
 
@@ -979,6 +1148,7 @@ static void p_protect(struct pstate *st, const struct ynode *val, void *target) 
 
 static const struct field policy_fields[] = {
         { "jobs", YNODE_MAP, p_jobs, 0 },
+        { "extend", YNODE_MAP, p_extend, 0 },
         { "protect", YNODE_MAP, p_protect, 0 },
         {},
 };

@@ -56,6 +56,7 @@ struct pw_io_limit {
 struct pw_pattern {
         char *text;
         unsigned line, column;
+        char *source; /* the file that added it with extend:, NULL: the class's own */
 };
 
 struct pw_patterns {
@@ -93,11 +94,13 @@ struct pw_job_class {
         struct pw_io_limit *io;
         size_t n_io, allocated_io;
         uint64_t memory_high_floor, io_floor;
+        bool memory_high_floor_set, io_floor_set; /* given in the policy, not defaults */
         bool freeze;
         uint64_t freeze_max_usec;
         char **users; /* names or numeric ids, as written */
         size_t n_users, allocated_users;
         struct pw_match match;
+        char *extended; /* "FILE:LINE" of the last extend: of it, NULL: none */
 };
 
 /* The class has a match: section (rules the daemon applies itself). */

@@ -341,6 +341,82 @@ START_TEST(test_policy_duplicates_across_files) {
 }
 END_TEST
 
+/* A later file adds to a class an earlier one defines (a shipped class extended from a drop-in): lists are
+ * added to, values replaced, what the first file set and the extension does not stays; rules carry the file
+ * that named them. */
+START_TEST(test_policy_extend) {
+        char *dir = tmpdir_new();
+        struct policy_context ctx = test_context();
+        struct pw_policy p = {};
+        struct diag_list d = {};
+        _cleanup_free_ char *a =
+                write_file(dir, "10-shipped.yaml",
+                           "jobs:\n  backup:\n    memory: {high: 512M}\n"
+                           "    under_pressure: {memory_high_floor: 100M}\n"
+                           "    match:\n      units: [borgmatic.service]\n      exe: [/usr/bin/tar]\n");
+        _cleanup_free_ char *b =
+                write_file(dir, "90-local.yaml",
+                           "extend:\n  backup:\n    memory: {max: 2G}\n    users: [root]\n"
+                           "    match:\n      exe: [/usr/bin/gzip]\n      units: [\"restic-*.service\"]\n");
+        _cleanup_free_ char *text = NULL;
+        const struct pw_job_class *c;
+
+        ck_assert_int_eq(policy_load_path(&ctx, dir, &p, &d), 0);
+        ck_assert_uint_eq(p.n_classes, 1);
+        c = policy_find_class(&p, "backup");
+        ck_assert_ptr_nonnull(c);
+        ck_assert_uint_eq(c->memory_high, 512 * UINT64_C(1048576));       /* the first file's */
+        ck_assert_uint_eq(c->memory_max, 2048 * UINT64_C(1048576));       /* the extension's */
+        ck_assert_uint_eq(c->memory_high_floor, 100 * UINT64_C(1048576)); /* set once, kept */
+        ck_assert_uint_eq(c->n_users, 1);
+        ck_assert_uint_eq(c->match.exe.n, 2);
+        ck_assert_str_eq(c->match.exe.v[1].text, "/usr/bin/gzip");
+        ck_assert_str_eq(c->match.exe.v[1].source, "90-local.yaml");
+        ck_assert_ptr_null(c->match.exe.v[0].source);
+        ck_assert_uint_eq(c->match.units.n, 2);
+        ck_assert_str_eq(c->extended, "90-local.yaml:2");
+        policy_done(&p);
+        diag_list_done(&d);
+
+        /* What cannot be extended, or not so: a class no earlier file defines, an exe another class names (or
+         * this one, twice), a memory.high below the floor the first file set, a mapping that is not one. */
+        free(write_file(dir, "90-local.yaml",
+                        "extend:\n  nosuch:\n    memory: {max: 1G}\n  backup:\n    memory: {high: 50M}\n"
+                        "    match:\n      exe: [/usr/bin/tar]\n"));
+        free(write_file(dir, "50-copy.yaml", "jobs:\n  copy:\n    match:\n      exe: [/usr/bin/rsync]\n"));
+        free(write_file(dir, "95-more.yaml",
+                        "extend:\n  copy:\n    match:\n      exe: [/usr/bin/rsync]\n  backup: 3\n"));
+        p = (struct pw_policy){};
+        ck_assert_int_eq(policy_load_path(&ctx, dir, &p, &d), -EINVAL);
+        text = diag_to_string(&d);
+        ck_assert_msg(strstr(text, "90-local.yaml:2:3: error: extend: no job class 'nosuch' before this point"), "%s",
+                      text);
+        ck_assert_msg(strstr(text,
+                             "90-local.yaml:7:13: error: /usr/bin/tar is matched by class 'backup' already "
+                             "(10-shipped.yaml:7)"),
+                      "%s", text);
+        ck_assert_msg(strstr(text, "95-more.yaml:4:13: error: /usr/bin/rsync is matched by class 'copy' already"), "%s",
+                      text);
+        ck_assert_msg(strstr(text, "95-more.yaml:5:11: error: extend: 'backup' must be a mapping"), "%s", text);
+        policy_done(&p);
+        diag_list_done(&d);
+        free(text);
+        text = NULL;
+
+        /* The floor the first file set stays, and must still fit the new memory.high. */
+        free(write_file(dir, "90-local.yaml", "extend:\n  backup:\n    memory: {high: 50M}\n"));
+        unlink(path_join(dir, "95-more.yaml"));
+        p = (struct pw_policy){};
+        d = (struct diag_list){};
+        ck_assert_int_eq(policy_load_path(&ctx, dir, &p, &d), -EINVAL);
+        text = diag_to_string(&d);
+        ck_assert_msg(strstr(text, "memory_high_floor (100 MiB) is above memory.high (50 MiB)"), "%s", text);
+        policy_done(&p);
+        diag_list_done(&d);
+        tmpdir_cleanup(dir);
+}
+END_TEST
+
 START_TEST(test_policy_file_errors) {
         char *dir = tmpdir_new();
         struct policy_context ctx = test_context();
@@ -988,6 +1064,7 @@ Suite *policy_suite(void) {
         tcase_add_test(tc, test_policy_max_match_total);
         tcase_add_test(tc, test_policy_match_conflicts);
         tcase_add_test(tc, test_policy_lookups);
+        tcase_add_test(tc, test_policy_extend);
         tcase_add_test(tc, test_policy_lookups_in_policy);
         tcase_add_test(tc, test_policy_file_too_large);
         tcase_add_loop_test(tc, test_policy_adversarial, 0, ELEMENTSOF(adversarial));
