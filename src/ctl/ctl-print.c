@@ -876,6 +876,17 @@ static void report_rows(struct table *t, json_object *j) {
                 table_add(t, "counted:");
                 table_add(t, "from its adoption by a restarted daemon");
         }
+        {
+                uint64_t until, ended;
+
+                /* A unit whose cgroup systemd removed before the daemon read its end: figures as last read. */
+                if (uint_value(field(j, "counted_until"), &until) && uint_value(field(j, "ended"), &ended) &&
+                    until < ended) {
+                        table_add(t, "counted until:");
+                        table_addf(t, "%s, %" PRIu64 " s before its end (systemd removed its cgroup first)",
+                                   fmt_time(field(j, "counted_until"), true, a), ended - until);
+                }
+        }
 }
 
 /* list --all: the ended jobs, newest first, with how they ended and what they cost. */

@@ -72,6 +72,8 @@ static char *job_figures(const struct cgroup_job_counters *s, const struct cgrou
  * (a warning if it was OOM-killed) and kept in the history.
  */
 static void job_report(struct jobs *js, struct job *j, const struct cgroup_job_counters *end) {
+        /* A unit's cgroup that systemd removed first: its figures as last read (struct job), older than its end. */
+        bool sampled = end && end == &j->last;
         const struct cgroup_job_counters *s = &j->start;
         uint64_t now = now_usec(CLOCK_REALTIME), runtime = counter_since(now, j->started_usec) / 1000000;
         bool oom = end && end->have_events && counter_since(end->oom_kill, s->oom_kill) > 0;
@@ -87,7 +89,15 @@ static void job_report(struct jobs *js, struct job *j, const struct cgroup_job_c
         js->n_ended++;
         js->n_oom_killed += oom;
         units_format_runtime(runtime, rt, sizeof(rt));
-        if (!end)
+        if (sampled) {
+                _cleanup_free_ char *figures = job_figures(s, end, peak_exact);
+
+                action_log_add_fields(js->log, LOG_LEVEL_INFO, JOB_FIELDS(j, "end"),
+                                      "Job %" PRIu64 " (%s) of class %s: ended after %s; %s (as read %" PRIu64
+                                      " s before its end: systemd removed its cgroup first)",
+                                      j->id, j->name, j->class, rt, figures ?: "(out of memory)",
+                                      counter_since(now, j->last_usec) / 1000000);
+        } else if (!end)
                 action_log_add_fields(js->log, LOG_LEVEL_INFO, JOB_FIELDS(j, "end"),
                                       "Job %" PRIu64
                                       " (%s) of class %s: ran %s (its cgroup was gone before its counters "
@@ -123,7 +133,13 @@ static void job_report(struct jobs *js, struct job *j, const struct cgroup_job_c
         json_object_object_add(o, "started", json_object_new_uint64(j->started_usec / 1000000));
         json_object_object_add(o, "ended", json_object_new_uint64(now / 1000000));
         json_object_object_add(o, "runtime", json_object_new_uint64(runtime));
-        json_object_object_add(o, "how", json_object_new_string(!end ? "ended" : oom ? "oom-killed" : "exited"));
+        json_object_object_add(o, "how",
+                               json_object_new_string(!end || sampled ? "ended"
+                                                      : oom           ? "oom-killed"
+                                                                      : "exited"));
+        /* When its figures were read: its end, or the last read before systemd removed its cgroup. */
+        json_object_object_add(o, "counted_until",
+                               end ? json_object_new_uint64((sampled ? j->last_usec : now) / 1000000) : NULL);
         json_object_object_add(o, "counted_from", json_object_new_string(j->adopted ? "adoption" : "start"));
         json_object_object_add(o, "memory_peak", u64_or_null(end && end->have_peak, end ? end->memory_peak : 0));
         json_object_object_add(o, "memory_peak_exact", json_object_new_boolean(peak_exact));
@@ -177,6 +193,8 @@ static void job_report_now(struct jobs *js, struct job *j) {
 
 /* How often a job inotify cannot watch is looked at. */
 #define JOBS_POLL_USEC (UINT64_C(2) * 1000000)
+/* How often a unit job's counters are read while it runs (struct job). */
+#define JOBS_UNIT_SAMPLE_USEC (UINT64_C(5) * 1000000)
 /* A unit's cgroup is empty for a moment between its commands (ExecStart= done, ExecStartPost= not yet
  * forked): its job ends when it stays empty this long, or when systemd removes the cgroup. */
 #define JOBS_UNIT_GAP_USEC (UINT64_C(1) * 1000000)
@@ -232,6 +250,7 @@ static struct job *job_free(struct job *j) {
         sd_event_source_disable_unref(j->watch);
         sd_event_source_disable_unref(j->first_check);
         sd_event_source_disable_unref(j->gap);
+        sd_event_source_disable_unref(j->sample);
         free(j->path);
         free(j->unit);
         free(j->apps);
@@ -357,6 +376,27 @@ static void job_start_release(struct jobs *js, struct job *j) {
 
 static void job_check(struct jobs *js, struct job *j);
 
+/* A unit job's counters now, kept for its report (see struct job). */
+static void unit_sample(struct jobs *js, struct job *j) {
+        struct cgroup_job_counters c;
+
+        cgroup_job_counters(js->backend->engine, j->path, &c);
+        if (!c.have_io && !c.have_events && !c.have_psi && !c.have_peak)
+                return; /* gone, or nothing counted */
+        j->last = c;
+        j->last_usec = now_usec(CLOCK_REALTIME);
+        j->have_last = true;
+}
+
+static int on_sample(sd_event_source *s, uint64_t usec, void *userdata) {
+        struct job *j = userdata;
+
+        unit_sample(j->jobs, j);
+        (void) sd_event_source_set_time_relative(s, JOBS_UNIT_SAMPLE_USEC);
+        (void) sd_event_source_set_enabled(s, SD_EVENT_ON);
+        return 0;
+}
+
 static int on_gap(sd_event_source *s, uint64_t usec, void *userdata) {
         struct job *j = userdata;
 
@@ -393,7 +433,9 @@ static void job_check(struct jobs *js, struct job *j) {
                         action_log_add_fields(js->log, LOG_LEVEL_INFO, JOB_FIELDS(j, "end"),
                                               "Job %" PRIu64 " (%s) of class %s ended; systemd removed /%s", j->id,
                                               j->name, j->class, j->path);
-                job_report(js, j, NULL);
+                /* Never read after its start (it ran less than a sample's period, and systemd removed its cgroup
+                 * first): not measured, rather than 0. */
+                job_report(js, j, j->have_last ? &j->last : NULL);
                 job_end(js, j);
                 return;
         }
@@ -408,6 +450,8 @@ static void job_check(struct jobs *js, struct job *j) {
                 j->gap_passed = false;
                 return;
         }
+        if (j->unit && !j->gap)
+                unit_sample(js, j); /* first seen empty: these are its final figures */
         if (unit_between_commands(js, j))
                 return;
         job_report_now(js, j);
@@ -823,6 +867,9 @@ int jobs_add_unit(struct jobs *js, const struct pw_job_class *c, const char *uni
                 jobs_forget(js, j);
                 return -ENOMEM;
         }
+        if (js->event && sd_event_add_time_relative(js->event, &j->sample, CLOCK_MONOTONIC, JOBS_UNIT_SAMPLE_USEC, 0,
+                                                    on_sample, j) >= 0)
+                (void) sd_event_source_set_description(j->sample, "job-unit-sample");
         action_log_add_fields(js->log, LOG_LEVEL_INFO, JOB_FIELDS(j, "start"),
                               "Job %" PRIu64 " (%s) of class %s: unit %s runs in /%s, placed by %s", j->id, j->name,
                               j->class, unit, j->path, j->by);

@@ -42,6 +42,13 @@ struct job {
         sd_event_source *first_check; /* a job that ended before it was watched */
         sd_event_source *gap;         /* a unit's cgroup is empty: it ends unless a process comes back */
         bool gap_passed;              /* ... and it stayed empty for JOBS_UNIT_GAP_USEC */
+        /* A unit's counters, read every JOBS_UNIT_SAMPLE_USEC and when its cgroup is first seen empty:
+         * systemd removes the cgroup as soon as it is empty, often before the daemon can read it, and the
+         * report then has these, as of last_usec (CLOCK_REALTIME), rather than nothing. */
+        sd_event_source *sample;
+        struct cgroup_job_counters last;
+        uint64_t last_usec;
+        bool have_last;
         bool releasing;
         bool reported;                    /* its end-of-job report is made */
         bool adopted;                     /* from an earlier daemon: its counters start at adoption */

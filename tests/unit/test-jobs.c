@@ -99,6 +99,48 @@ START_TEST(test_jobs_unit_between_commands) {
         run_for(event, 100);
         ck_assert_uint_eq(seen.ended, 2);
 
+        /* Empty, then removed by systemd before the gap passed: the report has the counters read when it was
+         * first seen empty (systemd logs the same unit's "read 2.5G, written 2.5G"; it used to say nothing). */
+        free(write_file(dir, "system.slice/third.service/cgroup.events", "populated 1\nfrozen 0\n"));
+        free(write_file(dir, "system.slice/third.service/io.stat", "8:0 rbytes=1000 wbytes=2000 rios=1 wios=1\n"));
+        ck_assert_int_eq(jobs_add_unit(&js, &class, "third.service", "system.slice/third.service", "", &j), 0);
+        run_for(event, 50);
+        free(write_file(dir, "system.slice/third.service/io.stat", "8:0 rbytes=1000 wbytes=3147728 rios=1 wios=9\n"));
+        free(write_file(dir, "system.slice/third.service/cgroup.events", "populated 0\nfrozen 0\n"));
+        run_for(event, 100);
+        ck_assert_uint_eq(seen.ended, 2); /* between two commands, perhaps */
+        free(events);
+        events = path_join(dir, "system.slice/third.service/cgroup.events");
+        ck_assert_int_eq(unlink(events), 0);
+        run_for(event, 100);
+        ck_assert_uint_eq(seen.ended, 3);
+        report = NULL;
+        for (unsigned i = 0; i < log.n && i < ACTION_LOG_SIZE; i++)
+                if (strstr(log.ring[i].message, "Job 3 (third) of class backup: ended after"))
+                        report = log.ring[i].message;
+        ck_assert_msg(report && strstr(report, "read 0 B, wrote 3 MiB; not measured: peak memory") &&
+                              strstr(report, "(as read 0 s before its end: systemd removed its cgroup first)"),
+                      "%s", strempty(report));
+
+        /* Removed before the daemon saw it empty (systemd is quicker, often): its figures as last read, every
+         * JOBS_UNIT_SAMPLE_USEC (5 s) while it ran. */
+        free(write_file(dir, "system.slice/fourth.service/cgroup.events", "populated 1\nfrozen 0\n"));
+        free(write_file(dir, "system.slice/fourth.service/io.stat", "8:0 rbytes=0 wbytes=0\n"));
+        ck_assert_int_eq(jobs_add_unit(&js, &class, "fourth.service", "system.slice/fourth.service", "", &j), 0);
+        free(write_file(dir, "system.slice/fourth.service/io.stat", "8:0 rbytes=0 wbytes=5242880\n"));
+        run_for(event, 5300);
+        free(write_file(dir, "system.slice/fourth.service/io.stat", "8:0 rbytes=0 wbytes=10485760\n"));
+        free(events);
+        events = path_join(dir, "system.slice/fourth.service/cgroup.events");
+        ck_assert_int_eq(unlink(events), 0);
+        run_for(event, 100);
+        ck_assert_uint_eq(seen.ended, 4);
+        report = NULL;
+        for (unsigned i = 0; i < log.n && i < ACTION_LOG_SIZE; i++)
+                if (strstr(log.ring[i].message, "Job 4 (fourth) of class backup: ended after"))
+                        report = log.ring[i].message;
+        ck_assert_msg(report && strstr(report, "wrote 5 MiB"), "%s", strempty(report));
+
         jobs_done(&js);
         action_log_done(&log);
         cgroup_engine_free(b.engine);

@@ -61,7 +61,6 @@ wait_for 60 test -s /run/backup-first
 expect_eq "its first instruction already runs under memory.high" "$(head -1 /run/backup-first)" 268435456
 expect_eq "and under io.max" "$(sed -n 2p /run/backup-first)" "$PW_DATA_MAJMIN rbps=max wbps=83886080 riops=max wiops=max"
 wait_for 60 unit_is_not backup.service activating
-
 # Run it again, held, to see it as a job.
 PW_BACKUP_MIB=0
 mkdir -p /run/systemd/system/backup.service.d
@@ -87,6 +86,15 @@ expect_eq "its job ends with it" "$(unit_jobs)" 0
 expect_le "within 10 s (ms)" "$ms" 10000
 expect_eq "one job for the whole run: the gap before ExecStartPost= did not end it" \
 	"$(journalctl -u pagewarden.service -q --no-pager | grep -c 'unit backup.service runs in')" 2
+# Its end-of-job report has what its cgroup counted as last read (every 5 s
+# while it runs, and when it is first seen empty: systemd removes the cgroup
+# right after, often first), not "not measured": it ran 8 s.
+last_report() { pagewardenctl list --all --json | jq -c '[(.ended // [])[] | select(.unit == "backup.service")] | max_by(.id)'; }
+report=$(last_report)
+diag "its report: $(echo "$report" | jq -c '{how, counted_until, ended, io_read_bytes, io_written_bytes, memory_peak}')"
+check "the unit's report has its I/O and peak memory (numbers, not null: 'not measured')" \
+	sh -c "echo '$report' | jq -e '(.io_written_bytes | type == \"number\") and (.memory_peak | type == \"number\")' >/dev/null"
+check "read at most 10 s before its end (5 s samples)" sh -c "echo '$report' | jq -e '.ended - .counted_until <= 10' >/dev/null"
 rm -r /run/systemd/system/backup.service.d
 systemctl daemon-reload
 
