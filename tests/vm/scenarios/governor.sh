@@ -208,7 +208,7 @@ else
 fi
 
 # Idle cost: no job runs; over 60 s the daemon wakes up for observation's
-# 10 s windows and at most twice besides (a window preempted counts twice).
+# 10 s windows and at most twice besides (the watchdog).
 # Measured once, on the first kernel (it does not depend on the kernel).
 if [ "$PW_KERNEL" != 6.1 ]; then
 	done_testing
@@ -235,7 +235,10 @@ s1=$(wakeups $DAEMON)
 c1=$(awk '{ print $14 + $15 }' /proc/$DAEMON/stat)
 o1=$(pagewardenctl status --json | jq .observation.windows)
 diag "idle daemon over 60 s: $((s1 - s0)) wake-ups, $((c1 - c0)) clock ticks of CPU, $((o1 - o0)) observation windows"
-expect_le "the idle daemon wakes up only for observation's windows, and at most twice besides" $((s1 - s0)) $((o1 - o0 + 2))
+# A window is one wake-up on the busybox guest, about two with systemd as
+# PID 1 (11 in 60 s, in CI's run that first measured it).
+expect_le "the idle daemon wakes up only for observation's windows (two each at most), and twice besides" \
+	$((s1 - s0)) $((2 * (o1 - o0) + 2))
 stop_daemon
 grep -E '<[0-3]>' /tmp/daemon.log | head -10 | sed 's/^/# daemon: /'
 done_testing
