@@ -405,7 +405,11 @@ START_TEST(test_policy_extend) {
 
         /* The floor the first file set stays, and must still fit the new memory.high. */
         free(write_file(dir, "90-local.yaml", "extend:\n  backup:\n    memory: {high: 50M}\n"));
-        unlink(path_join(dir, "95-more.yaml"));
+        {
+                _cleanup_free_ char *more = path_join(dir, "95-more.yaml");
+
+                ck_assert_int_eq(unlink(more), 0);
+        }
         p = (struct pw_policy){};
         d = (struct diag_list){};
         ck_assert_int_eq(policy_load_path(&ctx, dir, &p, &d), -EINVAL);
