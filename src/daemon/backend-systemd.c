@@ -1029,14 +1029,20 @@ static int on_front(sd_bus_message *reply, void *userdata, sd_bus_error *ret_err
         if (type && streq(type, "oneshot") && remain)
                 a->fn(a->userdata, a->unit);
 out:
+        return 0; /* a is freed with the call's slot */
+}
+
+static void front_free(void *userdata) {
+        struct front_ask *a = userdata;
+
         free(a->unit);
         free(a);
-        return 0;
 }
 
 static int sysd_unit_front_async(struct backend *b, const char *unit, void (*fn)(void *userdata, const char *unit),
                                  void *userdata) {
         _cleanup_free_ char *path = NULL;
+        sd_bus_slot *slot = NULL;
         struct front_ask *a;
         int r;
 
@@ -1050,14 +1056,18 @@ static int sysd_unit_front_async(struct backend *b, const char *unit, void (*fn)
         }
         a->fn = fn;
         a->userdata = userdata;
-        /* Floating: dropped with the bus (the backend goes before whoever asked). */
-        r = sd_bus_call_method_async(sysd_data(b)->bus, NULL, SD_DEST, path, "org.freedesktop.DBus.Properties",
+        r = sd_bus_call_method_async(sysd_data(b)->bus, &slot, SD_DEST, path, "org.freedesktop.DBus.Properties",
                                      "GetAll", on_front, a, "s", "org.freedesktop.systemd1.Service");
         if (r < 0) {
-                free(a->unit);
-                free(a);
+                front_free(a);
+                return r;
         }
-        return r;
+        /* Floating: freed when answered, or with the bus if it goes first (the backend goes before whoever
+         * asked, so fn is never called after). */
+        (void) sd_bus_slot_set_destroy_callback(slot, front_free);
+        (void) sd_bus_slot_set_floating(slot, 1);
+        sd_bus_slot_unref(slot);
+        return 0;
 }
 
 static const struct backend_ops systemd_ops = {
