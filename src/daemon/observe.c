@@ -394,7 +394,8 @@ void observe_window(struct observe *o) {
         root = open(cgroup_engine_mount(o->engine), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (root >= 0)
                 (void) walk(o, &w, root, "", 1);
-        qsort(w.found, w.n_found, sizeof(*w.found), by_path);
+        if (w.n_found > 1) /* none found: found is NULL, which qsort() may not be given */
+                qsort(w.found, w.n_found, sizeof(*w.found), by_path);
         /* The first window (at start, or when observation is switched on) only takes the counters. */
         if (o->last_realtime > 0)
                 windows(o, &w);

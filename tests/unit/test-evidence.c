@@ -316,6 +316,30 @@ static void fake_process(struct fake *f) {
         free(write_file(f->dir, "user.slice/user-1002.slice/session-3.scope/cgroup.procs", "4243\n4242\n"));
 }
 
+/* Nothing to look at but the protected application (a host where everything else is pagewarden's): a window
+ * is taken all the same (UBSan once stopped the daemon there: qsort of no cgroups). */
+START_TEST(test_observe_nothing_else) {
+        struct fake f = { .dir = tmpdir_new() };
+        struct cgroup_engine *engine = NULL;
+        struct observe o = {};
+
+        stat_file(&f, "system.slice/db.service", 100 * MIB, 0);
+        stat_file(&f, "pagewarden.slice/backup/slot-0", MIB, 0);
+        ck_assert_int_eq(cgroup_engine_new(f.dir, "pagewarden.slice", NULL, false, &engine), 0);
+        ck_assert_int_eq(observe_init(&o, NULL, engine, fake_scope, &f, NULL, 86400), 0);
+        observe_window(&o);
+        stat_file(&f, "system.slice/db.service", 100 * MIB, 4096);
+        observe_window(&o);
+        ck_assert_uint_eq(o.n_cgroups, 0);
+        ck_assert_uint_eq(o.windows, 2);
+        ck_assert_uint_eq(o.harmful, 1);
+        ck_assert_uint_eq(json_object_array_length(json_object_object_get(o.open, "suspects")), 0);
+        observe_done(&o);
+        cgroup_engine_free(engine);
+        tmpdir_cleanup(f.dir);
+}
+END_TEST
+
 START_TEST(test_observe_window) {
         struct fake f = { .dir = tmpdir_new(), .with_job = true };
         struct cgroup_engine *engine = NULL;
@@ -414,6 +438,7 @@ Suite *evidence_suite(void) {
         tcase_add_test(tc, test_evidence_episode);
         tcase_add_test(tc, test_rules_program_path);
         tcase_add_test(tc, test_observe_window);
+        tcase_add_test(tc, test_observe_nothing_else);
         suite_add_tcase(s, tc);
         return s;
 }
