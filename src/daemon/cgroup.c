@@ -23,8 +23,12 @@
 #define SLOT_PREFIX "slot-"
 /* Below this, what is left charged to a released slot is per-CPU stock, not page cache. */
 #define RECLAIM_DONE_BYTES (UINT64_C(64) << 10)
-#define RECLAIM_ROUNDS 16
-#define RECLAIM_STALLS 5
+/* The worker's reclaim of a released slot: rounds in all, and rounds in a row without progress (dirty pages
+ * being written back cannot go yet) of RECLAIM_STALL_USEC each.  2 s without progress: a busy machine's
+ * emulated disk took longer than the first 250 ms to write a job's 33 MiB back, and 25 MiB stayed charged
+ * (engine-dying@6.1 in CI). */
+#define RECLAIM_ROUNDS 64
+#define RECLAIM_STALLS 40
 #define RECLAIM_STALL_USEC 50000
 
 struct cgroup_engine {
