@@ -975,8 +975,13 @@ int ctl_print_show(FILE *f, json_object *resp) {
         table_add(&t, "processes:");
         table_add(&t, fmt_int(field(j, "pids"), a));
         table_add(&t, "memory:");
-        table_addf(&t, "%s (page cache %s)", fmt_size(field(j, "memory_current"), a),
-                   fmt_size(field(j, "memory_file"), b));
+        if (field(j, "memory_current"))
+                table_addf(&t, "%s (page cache %s)", fmt_size(field(j, "memory_current"), a),
+                           fmt_size(field(j, "memory_file"), b));
+        else if (field(j, "pids")) /* a systemd scope without limits of its own is no memory cgroup */
+                table_add(&t, "not measured here (its cgroup has no memory controller; see its class)");
+        else
+                table_add(&t, "-");
         if (field(j, "memory_high") || field(j, "memory_max")) {
                 table_add(&t, "job limits:");
                 table_addf(&t, "memory.high %s, memory.max %s", fmt_size(field(j, "memory_high"), a),

@@ -879,14 +879,17 @@ int cgroup_job_read(struct cgroup_engine *e, const char *path, struct cgroup_job
                 return r;
         for (const char *p = procs; *p; p++)
                 ret->n_procs += *p == '\n';
-        r = cgroup_read_u64(e, path, "memory.current", &ret->memory_current);
-        if (r < 0)
-                return r;
-        /* Optional: a systemd scope without limits of its own has no memory controller. */
-        (void) cgroup_read_u64(e, path, "memory.high", &ret->memory_high);
-        (void) cgroup_read_u64(e, path, "memory.max", &ret->memory_max);
+        /* Optional: a systemd scope without limits of its own has no memory controller, and none has io. */
         if (cgroup_read_file(e, path, "io.stat", &io) >= 0)
                 ret->have_io = cgv_parse_io_stat(io, &ret->io_read, &ret->io_written) >= 0;
+        r = cgroup_read_u64(e, path, "memory.current", &ret->memory_current);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        ret->have_memory = true;
+        (void) cgroup_read_u64(e, path, "memory.high", &ret->memory_high);
+        (void) cgroup_read_u64(e, path, "memory.max", &ret->memory_max);
         return read_keyed(e, path, "memory.stat", "file", &ret->memory_file);
 }
 

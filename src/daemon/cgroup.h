@@ -130,6 +130,7 @@ int cgroup_job_release(struct cgroup_engine *e, const char *path, struct cgroup_
 struct cgroup_job_state {
         bool populated;
         unsigned n_procs;
+        bool have_memory;                     /* a memory cgroup (a systemd scope without limits is none) */
         uint64_t memory_current, memory_file; /* file: its page cache */
         uint64_t memory_high, memory_max;     /* its own limits (UNITS_MAX: none, or not there) */
         bool have_io;                         /* io.stat was read (the io controller is on) */

@@ -148,6 +148,7 @@ static json_object *job_json(struct manager *m, const struct job *j, struct user
         struct cgroup_job_state s;
         char *cg = NULL;
         bool have = cgroup_job_read(m->backend->engine, j->path, &s) >= 0;
+        bool mem = have && s.have_memory; /* a systemd scope without limits of its own is no memory cgroup */
 
         json_object_object_add(o, "id", json_object_new_uint64(j->id));
         json_object_object_add(o, "name", json_object_new_string(j->name));
@@ -159,10 +160,10 @@ static json_object *job_json(struct manager *m, const struct job *j, struct user
         json_object_object_add(o, "user", user_json(j->uid, last));
         json_object_object_add(o, "started", json_object_new_uint64(j->started_usec / 1000000));
         json_object_object_add(o, "pids", have ? json_object_new_int64(s.n_procs) : NULL);
-        json_object_object_add(o, "memory_current", have ? json_object_new_uint64(s.memory_current) : NULL);
-        json_object_object_add(o, "memory_file", have ? json_object_new_uint64(s.memory_file) : NULL);
-        json_object_object_add(o, "memory_high", have ? limit_json(s.memory_high) : NULL);
-        json_object_object_add(o, "memory_max", have ? limit_json(s.memory_max) : NULL);
+        json_object_object_add(o, "memory_current", mem ? json_object_new_uint64(s.memory_current) : NULL);
+        json_object_object_add(o, "memory_file", mem ? json_object_new_uint64(s.memory_file) : NULL);
+        json_object_object_add(o, "memory_high", mem ? limit_json(s.memory_high) : NULL);
+        json_object_object_add(o, "memory_max", mem ? limit_json(s.memory_max) : NULL);
         json_object_object_add(o, "io_read_bytes", have && s.have_io ? json_object_new_uint64(s.io_read) : NULL);
         json_object_object_add(o, "io_written_bytes", have && s.have_io ? json_object_new_uint64(s.io_written) : NULL);
         json_object_object_add(o, "class_in_policy",

@@ -315,6 +315,42 @@ START_TEST(test_jobs_recheck) {
 }
 END_TEST
 
+/* A job's own figures: a systemd scope without limits has no memory (nor io) controller, so its memory is unknown,
+ * not 0, while its processes still count; a memory cgroup has all of them. */
+START_TEST(test_jobs_read_scope) {
+        _cleanup_(cgroup_engine_freep) struct cgroup_engine *e = NULL;
+        struct cgroup_job_state s;
+        char *dir = tmpdir_new();
+        const char *scope = "pagewarden.slice/pagewarden-backup.slice/pagewarden-backup-3.scope";
+        _cleanup_free_ char *p = NULL;
+
+        ck_assert_int_ge(asprintf(&p, "%s/cgroup.events", scope), 0);
+        free(write_file(dir, p, "populated 1\nfrozen 0\n"));
+        free(p);
+        ck_assert_int_ge(asprintf(&p, "%s/cgroup.procs", scope), 0);
+        free(write_file(dir, p, "12\n34\n"));
+        ck_assert_int_eq(cgroup_engine_new(dir, "pagewarden.slice", NULL, false, &e), 0);
+        ck_assert_int_eq(cgroup_job_read(e, scope, &s), 0);
+        ck_assert(s.populated);
+        ck_assert_uint_eq(s.n_procs, 2);
+        ck_assert(!s.have_memory);
+        ck_assert(!s.have_io);
+
+        free(p);
+        ck_assert_int_ge(asprintf(&p, "%s/memory.current", scope), 0);
+        free(write_file(dir, p, "4096\n"));
+        free(p);
+        ck_assert_int_ge(asprintf(&p, "%s/memory.stat", scope), 0);
+        free(write_file(dir, p, "anon 0\nfile 1024\n"));
+        ck_assert_int_eq(cgroup_job_read(e, scope, &s), 0);
+        ck_assert(s.have_memory);
+        ck_assert_uint_eq(s.memory_current, 4096);
+        ck_assert_uint_eq(s.memory_file, 1024);
+        ck_assert_uint_eq(s.memory_high, UNITS_MAX); /* no file: no limit of its own */
+        tmpdir_cleanup(dir);
+}
+END_TEST
+
 Suite *jobs_suite(void) {
         Suite *s = suite_create("jobs");
         TCase *tc = tcase_create("units");
@@ -323,6 +359,7 @@ Suite *jobs_suite(void) {
         tcase_add_test(tc, test_jobs_unit_between_commands);
         tcase_add_test(tc, test_jobs_place_async);
         tcase_add_test(tc, test_jobs_recheck);
+        tcase_add_test(tc, test_jobs_read_scope);
         suite_add_tcase(s, tc);
         return s;
 }
