@@ -819,8 +819,25 @@ static void app_cost_cell(struct table *t, json_object *app) {
 }
 
 /* The end-of-job report of an ended job, in show. */
+/* Where an ended job's I/O was counted, if not in its own cgroup: " (counted at its class, ...)", or "". */
+#define IO_COUNTED_MAX 96
+static const char *io_counted_text(json_object *j, char buf[static IO_COUNTED_MAX]) {
+        uint64_t from, started;
+
+        if (!str_field(j, "io_counted_at") || !streq(str_field(j, "io_counted_at"), "class"))
+                return "";
+        if (uint_value(field(j, "io_counted_from"), &from) && uint_value(field(j, "started"), &started) &&
+            from > started)
+                snprintf(buf, IO_COUNTED_MAX,
+                         " (counted at its class, where it ran alone from %" PRIu64 " s after its start)",
+                         from - started);
+        else
+                snprintf(buf, IO_COUNTED_MAX, " (counted at its class, where it ran alone)");
+        return buf;
+}
+
 static void report_rows(struct table *t, json_object *j) {
-        char a[VALUE_MAX], b[VALUE_MAX], c[VALUE_MAX];
+        char a[VALUE_MAX], b[VALUE_MAX], c[VALUE_MAX], io[IO_COUNTED_MAX];
 
         table_add(t, "ended:");
         table_addf(t, "%s, %s after %s", fmt_time(field(j, "ended"), true, a),
@@ -837,8 +854,8 @@ static void report_rows(struct table *t, json_object *j) {
                 table_add(t, measured(a));
         table_add(t, "I/O:");
         if (field(j, "io_read_bytes") || field(j, "io_written_bytes"))
-                table_addf(t, "read %s, wrote %s", measured(fmt_size(field(j, "io_read_bytes"), a)),
-                           measured(fmt_size(field(j, "io_written_bytes"), b)));
+                table_addf(t, "read %s, wrote %s%s", measured(fmt_size(field(j, "io_read_bytes"), a)),
+                           measured(fmt_size(field(j, "io_written_bytes"), b)), io_counted_text(j, io));
         else
                 table_add(t, "not measured");
         table_add(t, "throttled:");

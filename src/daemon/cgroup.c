@@ -866,8 +866,15 @@ int cgroup_job_release(struct cgroup_engine *e, const char *path, struct cgroup_
         return 0;
 }
 
+int cgroup_io_read(struct cgroup_engine *e, const char *path, uint64_t *ret_read, uint64_t *ret_written) {
+        _cleanup_free_ char *io = NULL;
+        int r = cgroup_read_file(e, path, "io.stat", &io);
+
+        return r < 0 ? r : cgv_parse_io_stat(io, ret_read, ret_written);
+}
+
 int cgroup_job_read(struct cgroup_engine *e, const char *path, struct cgroup_job_state *ret) {
-        _cleanup_free_ char *procs = NULL, *io = NULL;
+        _cleanup_free_ char *procs = NULL;
         int r;
 
         *ret = (struct cgroup_job_state){ .memory_high = UNITS_MAX, .memory_max = UNITS_MAX };
@@ -880,8 +887,7 @@ int cgroup_job_read(struct cgroup_engine *e, const char *path, struct cgroup_job
         for (const char *p = procs; *p; p++)
                 ret->n_procs += *p == '\n';
         /* Optional: a systemd scope without limits of its own has no memory controller, and none has io. */
-        if (cgroup_read_file(e, path, "io.stat", &io) >= 0)
-                ret->have_io = cgv_parse_io_stat(io, &ret->io_read, &ret->io_written) >= 0;
+        ret->have_io = cgroup_io_read(e, path, &ret->io_read, &ret->io_written) >= 0;
         r = cgroup_read_u64(e, path, "memory.current", &ret->memory_current);
         if (r == -ENOENT)
                 return 0;
@@ -894,12 +900,11 @@ int cgroup_job_read(struct cgroup_engine *e, const char *path, struct cgroup_job
 }
 
 void cgroup_job_counters(struct cgroup_engine *e, const char *path, struct cgroup_job_counters *ret) {
-        _cleanup_free_ char *io = NULL, *events = NULL, *mp = NULL, *ip = NULL;
+        _cleanup_free_ char *events = NULL, *mp = NULL, *ip = NULL;
         struct cgv_psi psi;
 
         *ret = (struct cgroup_job_counters){};
-        if (cgroup_read_file(e, path, "io.stat", &io) >= 0)
-                ret->have_io = cgv_parse_io_stat(io, &ret->io_read, &ret->io_written) >= 0;
+        ret->have_io = cgroup_io_read(e, path, &ret->io_read, &ret->io_written) >= 0;
         if (cgroup_read_file(e, path, "memory.events", &events) >= 0)
                 ret->have_events = cgv_parse_keyed(events, "high", &ret->high) >= 0 &&
                                    cgv_parse_keyed(events, "max", &ret->max) >= 0 &&

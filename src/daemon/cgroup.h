@@ -153,6 +153,8 @@ struct cgroup_job_counters {
         uint64_t memory_peak, memory_file; /* now: not differences */
 };
 void cgroup_job_counters(struct cgroup_engine *e, const char *path, struct cgroup_job_counters *ret);
+/* The bytes read and written in path's io.stat (all devices, descendants included); -ENOENT: no io controller. */
+int cgroup_io_read(struct cgroup_engine *e, const char *path, uint64_t *ret_read, uint64_t *ret_written);
 
 /* Slots found in the tree: for adoption after a restart. */
 struct cgroup_slot {

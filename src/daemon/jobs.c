@@ -21,11 +21,96 @@ static json_object *u64_or_null(bool have, uint64_t v) {
 }
 
 /*
+ * Where a job's I/O was counted.  A job in a systemd scope has no io
+ * controller of its own (c8ce1ba: no memory cgroup, so no dying one, per
+ * job), so what it reads and writes, writeback included, is charged to its
+ * class's cgroup; while it is the only such job there, that count is its
+ * own (struct job's class_io).  A job that shared its class until its end
+ * has no figure: "not measured", never a share or a guess.
+ */
+struct job_io {
+        const char *at; /* "job", "class", or NULL: not measured */
+        uint64_t read, written;
+        uint64_t from_usec; /* CLOCK_REALTIME: the start of its count */
+};
+
+static bool io_at_class(const struct job *j) {
+        return !j->unit && !j->start.have_io;
+}
+
+/* The length of the part of path that names the cgroup holding it (the class's), 0 if none. */
+static size_t class_dir_len(const char *path) {
+        const char *slash = strrchr(path, '/');
+
+        return slash ? (size_t) (slash - path) : 0;
+}
+
+static bool same_class_dir(const struct job *a, const struct job *b) {
+        size_t n = class_dir_len(a->path);
+
+        return n > 0 && n == class_dir_len(b->path) && memcmp(a->path, b->path, n) == 0;
+}
+
+static int class_io_read(struct jobs *js, const struct job *j, uint64_t *ret_read, uint64_t *ret_written) {
+        _cleanup_free_ char *dir = strndup(j->path, class_dir_len(j->path));
+
+        return dir ? cgroup_io_read(js->backend->engine, dir, ret_read, ret_written) : -ENOMEM;
+}
+
+/* j is alone in its class's cgroup from now: its count there starts (none if the class has no io.stat). */
+static void class_io_start(struct jobs *js, struct job *j) {
+        j->class_io = class_io_read(js, j, &j->class_io_read, &j->class_io_written) >= 0;
+        j->class_io_usec = now_usec(CLOCK_REALTIME);
+}
+
+/* A job j that counts at its class joined it (it is on the list) or left it (it is off): a second one there
+ * ends the count of the first, and the last one left starts its own. */
+static void class_io_changed(struct jobs *js, struct job *j, bool joined) {
+        struct job *other = NULL;
+        unsigned n = 0;
+
+        if (!io_at_class(j) || class_dir_len(j->path) == 0)
+                return;
+        for (struct job *o = js->list; o; o = o->next)
+                if (o != j && io_at_class(o) && same_class_dir(o, j)) {
+                        other = o;
+                        n++;
+                }
+        if (joined && n == 0)
+                class_io_start(js, j);
+        else if (joined) {
+                for (struct job *o = js->list; o; o = o->next)
+                        if (io_at_class(o) && same_class_dir(o, j))
+                                o->class_io = false;
+        } else if (n == 1)
+                class_io_start(js, other);
+}
+
+static struct job_io job_io(struct jobs *js, const struct job *j, const struct cgroup_job_counters *end) {
+        struct job_io io = { .from_usec = j->started_usec };
+        uint64_t rd, wr;
+
+        if (end && end->have_io) {
+                io.at = "job";
+                io.read = counter_since(end->io_read, j->start.io_read);
+                io.written = counter_since(end->io_written, j->start.io_written);
+        } else if (j->class_io && class_io_read(js, j, &rd, &wr) >= 0) {
+                io.at = "class";
+                io.read = counter_since(rd, j->class_io_read);
+                io.written = counter_since(wr, j->class_io_written);
+                io.from_usec = j->class_io_usec;
+        }
+        return io;
+}
+
+/*
  * What an ended job's counters say, for its log line: "peak memory at most 1.2 GiB, read 3 MiB, wrote 0 B, its
  * own memory.high hit 2 times, stalled 0.4 s on memory and 0.0 s on I/O", and what its cgroup could not count
  * ("not measured: I/O" where the job's cgroup has no io controller): a missing figure is never written as 0.
  */
-static char *job_figures(const struct cgroup_job_counters *s, const struct cgroup_job_counters *end, bool peak_exact) {
+static char *job_figures(const struct job *j, const struct cgroup_job_counters *end, const struct job_io *io,
+                         bool peak_exact) {
+        const struct cgroup_job_counters *s = &j->start;
         const char *missing[4], *sep = "";
         char a[32], b[32], *text = NULL;
         size_t n_missing = 0, size = 0;
@@ -39,13 +124,18 @@ static char *job_figures(const struct cgroup_job_counters *s, const struct cgrou
                 sep = ", ";
         } else
                 missing[n_missing++] = "peak memory";
-        if (end->have_io) {
-                units_format_human(counter_since(end->io_read, s->io_read), a, sizeof(a));
-                units_format_human(counter_since(end->io_written, s->io_written), b, sizeof(b));
+        if (io->at) {
+                units_format_human(io->read, a, sizeof(a));
+                units_format_human(io->written, b, sizeof(b));
                 fprintf(f, "%sread %s, wrote %s", sep, a, b);
+                if (streq(io->at, "class") && io->from_usec >= j->started_usec + 1000000)
+                        fprintf(f, " (counted at its class, where it ran alone from %" PRIu64 " s after its start)",
+                                (io->from_usec - j->started_usec) / 1000000);
+                else if (streq(io->at, "class"))
+                        fputs(" (counted at its class, where it ran alone)", f);
                 sep = ", ";
         } else
-                missing[n_missing++] = "I/O";
+                missing[n_missing++] = io_at_class(j) ? "I/O (counted at its class, shared with another job)" : "I/O";
         if (end->have_events) {
                 fprintf(f, "%sits own memory.high hit %" PRIu64 " times", sep, counter_since(end->high, s->high));
                 sep = ", ";
@@ -79,6 +169,8 @@ static void job_report(struct jobs *js, struct job *j, const struct cgroup_job_c
         bool oom = end && end->have_events && counter_since(end->oom_kill, s->oom_kill) > 0;
         /* A cgroup's memory.peak is its life's: exact for this job only if this job raised it. */
         bool peak_exact = end && end->have_peak && s->have_peak && end->memory_peak > s->memory_peak;
+        static const struct cgroup_job_counters none = {};
+        struct job_io io = job_io(js, j, end);
         char rt[32], pwbuf[1024], cgroup[4096];
         struct passwd pw, *pwres = NULL;
         json_object *o;
@@ -90,27 +182,30 @@ static void job_report(struct jobs *js, struct job *j, const struct cgroup_job_c
         js->n_oom_killed += oom;
         units_format_runtime(runtime, rt, sizeof(rt));
         if (sampled) {
-                _cleanup_free_ char *figures = job_figures(s, end, peak_exact);
+                _cleanup_free_ char *figures = job_figures(j, end, &io, peak_exact);
 
                 action_log_add_fields(js->log, LOG_LEVEL_INFO, JOB_FIELDS(j, "end"),
                                       "Job %" PRIu64 " (%s) of class %s: ended after %s; %s (as read %" PRIu64
                                       " s before its end: systemd removed its cgroup first)",
                                       j->id, j->name, j->class, rt, figures ?: "(out of memory)",
                                       counter_since(now, j->last_usec) / 1000000);
-        } else if (!end)
+        } else if (!end && !io_at_class(j))
                 action_log_add_fields(js->log, LOG_LEVEL_INFO, JOB_FIELDS(j, "end"),
                                       "Job %" PRIu64
                                       " (%s) of class %s: ran %s (its cgroup was gone before its counters "
                                       "could be read)",
                                       j->id, j->name, j->class, rt);
         else {
-                _cleanup_free_ char *figures = job_figures(s, end, peak_exact);
+                /* No end: systemd removed its scope first; its class counted its I/O, if it ran alone there. */
+                _cleanup_free_ char *figures = job_figures(j, end ?: &none, &io, peak_exact);
 
                 action_log_add_fields(js->log, oom ? LOG_LEVEL_WARNING : LOG_LEVEL_INFO,
                                       JOB_FIELDS(j, oom ? "oom-kill" : "end"),
                                       "Job %" PRIu64 " (%s) of class %s: %s after %s; %s", j->id, j->name, j->class,
-                                      oom ? "OOM-killed (a memory.max, its own or its class's)" : "exited", rt,
-                                      figures ?: "(out of memory)");
+                                      oom   ? "OOM-killed (a memory.max, its own or its class's)"
+                                      : end ? "exited"
+                                            : "ended",
+                                      rt, figures ?: "(out of memory)");
         }
         if (!js->history)
                 return;
@@ -144,11 +239,10 @@ static void job_report(struct jobs *js, struct job *j, const struct cgroup_job_c
         json_object_object_add(o, "memory_peak", u64_or_null(end && end->have_peak, end ? end->memory_peak : 0));
         json_object_object_add(o, "memory_peak_exact", json_object_new_boolean(peak_exact));
         json_object_object_add(o, "memory_file", u64_or_null(end != NULL, end ? end->memory_file : 0));
-        json_object_object_add(o, "io_read_bytes",
-                               u64_or_null(end && end->have_io, end ? counter_since(end->io_read, s->io_read) : 0));
-        json_object_object_add(o, "io_written_bytes",
-                               u64_or_null(end && end->have_io,
-                                           end ? counter_since(end->io_written, s->io_written) : 0));
+        json_object_object_add(o, "io_read_bytes", u64_or_null(io.at != NULL, io.read));
+        json_object_object_add(o, "io_written_bytes", u64_or_null(io.at != NULL, io.written));
+        json_object_object_add(o, "io_counted_at", io.at ? json_object_new_string(io.at) : NULL);
+        json_object_object_add(o, "io_counted_from", u64_or_null(io.at != NULL, io.from_usec / 1000000));
         json_object_object_add(o, "memory_high_events",
                                u64_or_null(end && end->have_events, end ? counter_since(end->high, s->high) : 0));
         json_object_object_add(o, "memory_max_events",
@@ -268,6 +362,7 @@ static void job_end(struct jobs *js, struct job *j) {
                         js->n--;
                         break;
                 }
+        class_io_changed(js, j, false);
         memcpy(class, j->class, sizeof(class));
         job_free(j);
         js->changed(js->userdata, class, true);
@@ -542,9 +637,10 @@ void jobs_release_done(struct jobs *js, const struct worker_task *t) {
         job_end(js, j);
 }
 
-/* Registers a job in a cgroup that holds it (or held it: then it ends at once). */
+/* Registers a job in a cgroup that holds it (or held it: then it ends at once); unit: a unit placed by rule, whose
+ * cgroup is path (NULL: a job of the daemon's own). */
 static int job_add(struct jobs *js, const struct cgroup_job_label *label, const char *class, const char *path,
-                   struct job **ret) {
+                   const char *unit, struct job **ret) {
         struct job *j = calloc(1, sizeof(*j));
         int r;
 
@@ -555,13 +651,14 @@ static int job_add(struct jobs *js, const struct cgroup_job_label *label, const 
         snprintf(j->class, sizeof(j->class), "%s", class);
         snprintf(j->by, sizeof(j->by), "%s", label->by);
         j->path = strdup(path);
+        j->unit = unit ? strdup(unit) : NULL;
         if (j->path)
                 cgroup_job_counters(js->backend->engine, j->path, &j->start);
         if (js->appcost)
                 appcost_snapshot(js->appcost, &j->apps, &j->n_apps);
         if (js->class_actions)
                 js->class_actions(js->userdata, j->class, &j->tightened, &j->frozen);
-        r = j->path ? watch(js, j) : -ENOMEM;
+        r = j->path && (j->unit || !unit) ? watch(js, j) : -ENOMEM;
         if (r < 0) {
                 job_free(j);
                 return r;
@@ -569,6 +666,7 @@ static int job_add(struct jobs *js, const struct cgroup_job_label *label, const 
         j->next = js->list;
         js->list = j;
         js->n++;
+        class_io_changed(js, j, true);
         if (label->id >= js->next_id)
                 js->next_id = label->id + 1;
         /* It may have ended before the watch was in place: look once, on the next
@@ -744,7 +842,7 @@ static void placing_done(struct job_placing *pl, int r, const char *path) {
         if (r >= 0)
                 (void) jobs_recheck(js, path, pl->pid, pl->pidfd, proc_now_ticks());
         if (r >= 0)
-                r = job_add(js, &pl->label, pl->class, path, &j);
+                r = job_add(js, &pl->label, pl->class, path, NULL, &j);
         if (r >= 0)
                 action_log_add_fields(js->log, LOG_LEVEL_INFO, JOB_FIELDS(j, "start"),
                                       "Job %" PRIu64
@@ -859,14 +957,9 @@ int jobs_add_unit(struct jobs *js, const struct pw_job_class *c, const char *uni
         }
         unit_job_name(unit, label.name, sizeof(label.name));
         snprintf(label.by, sizeof(label.by), "%s", strempty(by));
-        r = job_add(js, &label, c->name, path, &j);
+        r = job_add(js, &label, c->name, path, unit, &j);
         if (r < 0)
                 return r;
-        j->unit = strdup(unit);
-        if (!j->unit) {
-                jobs_forget(js, j);
-                return -ENOMEM;
-        }
         if (js->event && sd_event_add_time_relative(js->event, &j->sample, CLOCK_MONOTONIC, JOBS_UNIT_SAMPLE_USEC, 0,
                                                     on_sample, j) >= 0)
                 (void) sd_event_source_set_description(j->sample, "job-unit-sample");
@@ -900,7 +993,7 @@ int jobs_adopt(struct jobs *js) {
                 }
                 if (jobs_find_id(js, slots[i].label.id))
                         slots[i].label.id = js->next_id; /* a duplicate id: never two jobs with one id */
-                r = job_add(js, &slots[i].label, slots[i].class, slots[i].path, &j);
+                r = job_add(js, &slots[i].label, slots[i].class, slots[i].path, NULL, &j);
                 if (r < 0) {
                         log_warning_errno(r, "Cannot adopt /%s: %m", slots[i].path);
                         continue;

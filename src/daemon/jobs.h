@@ -53,8 +53,13 @@ struct job {
         bool reported;                    /* its end-of-job report is made */
         bool adopted;                     /* from an earlier daemon: its counters start at adoption */
         struct cgroup_job_counters start; /* at its start (or adoption), for the report */
-        struct app_sample *apps;          /* the protected applications at its start */
-        unsigned tightened, frozen;       /* the governor's actions on its class so far, at its start */
+        /* A job in a systemd scope has no io controller of its own: its I/O (writeback too) is charged to its
+         * class's cgroup, which counts it exactly while it is the only such job there.  class_io: that holds
+         * since class_io_usec (CLOCK_REALTIME), when the class had read and written class_io_read/_written. */
+        bool class_io;
+        uint64_t class_io_usec, class_io_read, class_io_written;
+        struct app_sample *apps;    /* the protected applications at its start */
+        unsigned tightened, frozen; /* the governor's actions on its class so far, at its start */
         size_t n_apps;
         struct job *next;
 };

@@ -86,6 +86,8 @@ static const struct {
         /* A job whose scope counted no memory nor I/O (systemd, no controller): "not measured", never 0 B. */
         { "show-unmeasured", ctl_print_show },
         { "report-line-unmeasured", print_report_line, "show-unmeasured" },
+        /* A job in a scope whose I/O its class counted while it ran alone there (from 42 s after its start). */
+        { "show-class-io", ctl_print_show },
         /* A running job in a systemd scope without a memory controller: its processes, its memory "not measured". */
         { "show-scope", ctl_print_show },
         /* A unit whose cgroup systemd removed before its end was read: its figures as last read, and when. */

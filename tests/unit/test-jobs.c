@@ -253,6 +253,93 @@ START_TEST(test_jobs_place_async) {
 }
 END_TEST
 
+/* The report's line for job id (NULL: none). */
+static const char *report_of(const struct action_log *log, uint64_t id) {
+        char head[64];
+        const char *found = NULL;
+
+        snprintf(head, sizeof(head), "Job %" PRIu64 " (dump) of class backup: ", id);
+        for (unsigned i = 0; i < log->n && i < ACTION_LOG_SIZE; i++)
+                if (startswith(log->ring[i].message, head))
+                        found = log->ring[i].message;
+        return found;
+}
+
+/*
+ * Jobs in systemd scopes have no io controller: their I/O is counted at their class's cgroup while one of them is
+ * alone there.  Two at once: neither is counted (the one that ends while sharing says "not measured"); the one left
+ * counts again from the other's end, and says from when; one alone from its start counts all, whether its scope is
+ * read empty or gone.
+ */
+START_TEST(test_jobs_class_io) {
+        _cleanup_(sd_event_unrefp) sd_event *event = NULL;
+        struct pw_job_class class = { .name = (char *) "backup" };
+        struct slow s = { .b.ops = &slow_ops };
+        struct action_log log = {};
+        struct seen seen = {};
+        struct answer a = {}, b = {}, c = {};
+        struct jobs js;
+        char *dir = tmpdir_new();
+        const char *report;
+        _cleanup_free_ char *events_a = NULL, *events_b = NULL;
+
+#define SLICE "pagewarden.slice/pagewarden-backup.slice"
+        free(write_file(dir, SLICE "/io.stat", "8:0 rbytes=1000 wbytes=1000 rios=1 wios=1\n"));
+        events_a = write_file(dir, SLICE "/pagewarden-backup-1.scope/cgroup.events", "populated 1\nfrozen 0\n");
+        events_b = write_file(dir, SLICE "/pagewarden-backup-2.scope/cgroup.events", "populated 1\nfrozen 0\n");
+        free(write_file(dir, SLICE "/pagewarden-backup-3.scope/cgroup.events", "populated 1\nfrozen 0\n"));
+        ck_assert_int_ge(sd_event_new(&event), 0);
+        ck_assert_int_eq(cgroup_engine_new(dir, "pagewarden.slice", NULL, false, &s.b.engine), 0);
+        jobs_init(&js, event, &s.b, &log, on_changed, &seen);
+
+        ck_assert_int_eq(jobs_place_async(&js, &class, NULL, "dump", 0, "run", 4242, -1, on_placed, &a), 0);
+        s.done(s.done_userdata, 0, SLICE "/pagewarden-backup-1.scope");
+        free(write_file(dir, SLICE "/io.stat", "8:0 rbytes=1049576 wbytes=1000 rios=1 wios=1\n"));
+        ck_assert_int_eq(jobs_place_async(&js, &class, NULL, "dump", 0, "run", 4243, -1, on_placed, &b), 0);
+        s.done(s.done_userdata, 0, SLICE "/pagewarden-backup-2.scope");
+        ck_assert_uint_eq(js.n, 2);
+        run_for(event, 1100);
+
+        /* The second ends while the first runs: its I/O is not known. */
+        ck_assert_int_eq(unlink(events_b), 0);
+        run_for(event, 50);
+        report = report_of(&log, b.id);
+        ck_assert_msg(report && strstr(report,
+                                       "not measured: peak memory, I/O (counted at its class, shared with "
+                                       "another job), memory.high events, stalls"),
+                      "%s", strempty(report));
+
+        /* The first, alone from then on, counts from then: not the 1 MiB read while it was alone before. */
+        free(write_file(dir, SLICE "/io.stat", "8:0 rbytes=1049576 wbytes=2098152 rios=1 wios=1\n"));
+        ck_assert_int_eq(unlink(events_a), 0);
+        run_for(event, 50);
+        report = report_of(&log, a.id);
+        ck_assert_msg(report && strstr(report, ": ended after ") &&
+                              strstr(report,
+                                     "read 0 B, wrote 2 MiB (counted at its class, where it ran alone from 1 "
+                                     "s after its start); not measured: peak memory, memory.high events"),
+                      "%s", strempty(report));
+
+        /* Alone from its start, read empty (its scope still there): all of it. */
+        ck_assert_int_eq(jobs_place_async(&js, &class, NULL, "dump", 0, "run", 4244, -1, on_placed, &c), 0);
+        s.done(s.done_userdata, 0, SLICE "/pagewarden-backup-3.scope");
+        free(write_file(dir, SLICE "/io.stat", "8:0 rbytes=4195304 wbytes=2098152 rios=1 wios=1\n"));
+        free(write_file(dir, SLICE "/pagewarden-backup-3.scope/cgroup.events", "populated 0\nfrozen 0\n"));
+        run_for(event, 50);
+        report = report_of(&log, c.id);
+        ck_assert_msg(report && strstr(report, ": exited after ") &&
+                              strstr(report, "read 3 MiB, wrote 0 B (counted at its class, where it ran alone);"),
+                      "%s", strempty(report));
+        ck_assert_uint_eq(js.n, 0);
+#undef SLICE
+
+        jobs_done(&js);
+        action_log_done(&log);
+        cgroup_engine_free(s.b.engine);
+        tmpdir_cleanup(dir);
+}
+END_TEST
+
 static char moved_back[64];
 
 static int record_move_back(struct jobs *js, const char *cgroup, pid_t pid) {
@@ -360,6 +447,7 @@ Suite *jobs_suite(void) {
         tcase_add_test(tc, test_jobs_place_async);
         tcase_add_test(tc, test_jobs_recheck);
         tcase_add_test(tc, test_jobs_read_scope);
+        tcase_add_test(tc, test_jobs_class_io);
         suite_add_tcase(s, tc);
         return s;
 }
