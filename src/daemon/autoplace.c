@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "autoplace.h"
+#include "cgroup-values.h"
 #include "log.h"
 #include "proc.h"
 #include "rules.h"
@@ -554,13 +555,31 @@ static void unit_forget(struct autoplace *a, struct autoplace_unit *u) {
         *u = a->units[--a->n_units];
 }
 
-/* A unit that runs is a job of its class (a unit that stopped ends its job by itself). */
+/* Whether the unit's cgroup holds a process now. */
+static bool unit_populated(struct autoplace *a, const char *path) {
+        _cleanup_free_ char *events = NULL;
+        bool populated = false;
+
+        return cgroup_read_file(a->backend->engine, path, "cgroup.events", &events) >= 0 &&
+               cgv_parse_events(events, &populated, NULL) >= 0 && populated;
+}
+
+/*
+ * A unit that runs is a job of its class (a unit that stopped ends its job by
+ * itself).  Active with an empty cgroup is no job: its processes left it (an
+ * exe: rule moved its main program into a scope before a reload added the
+ * unit's units: rule), and a job there would end a second later, a phantom.
+ * The unit's next change of state (started, active, stopped) brings it here
+ * again with systemd's event; a oneshot caught at a reload in the
+ * milliseconds between two of its commands is no job until then.
+ */
 static void unit_check(struct autoplace *a, const char *unit, const struct rules_match *m) {
         _cleanup_free_ char *path = NULL;
         char by[CGROUP_JOB_BY_MAX + 1];
         int r;
 
-        if (jobs_find_unit(a->jobs, unit) || a->backend->ops->unit_path(a->backend, unit, &path) < 0)
+        if (jobs_find_unit(a->jobs, unit) || a->backend->ops->unit_path(a->backend, unit, &path) < 0 ||
+            !unit_populated(a, path))
                 return;
         (void) rules_describe(m, by, sizeof(by));
         r = jobs_add_unit(a->jobs, m->class, unit, path, by, NULL);

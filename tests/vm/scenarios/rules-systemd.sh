@@ -178,6 +178,44 @@ wait_for 30 memory_high_is backup.service infinity
 expect_eq "backup.service's own MemoryHigh is back" "$(systemctl show -P MemoryHigh backup.service)" infinity
 check "and its own IOWriteBandwidthMax (none)" test -z "$(systemctl show -P IOWriteBandwidthMax backup.service)"
 
+# Rules switched by reloads (issue 30): no job for a unit that does not run, and nothing that makes
+# systemctl ask the operator for a daemon-reload, also for a unit with a drop-in of its own.
+mkdir -p /etc/systemd/system/backup.service.d
+printf '[Service]\nEnvironment=PW_OVERRIDE=1\n' >/etc/systemd/system/backup.service.d/override.conf
+systemctl daemon-reload
+unit_jobs() { pagewardenctl list --all --json | jq '[(.jobs // [])[], (.ended // [])[] | select(.unit == "backup.service")] | length'; }
+n0=$(unit_jobs)
+expect_eq "after the restore, systemd needs no daemon-reload for backup.service" \
+	"$(systemctl show -P NeedDaemonReload backup.service)" no
+sed -i 's/^    match:$/    match:\n      units: [backup.service]/' $RULES
+check "reload with the units rule again" pagewardenctl reload
+wait_for 30 memory_high_is backup.service 268435456
+check "reload once more (unchanged)" pagewardenctl reload
+sleep 3
+expect_eq "the reloads made no job of the inactive backup.service" "$(unit_jobs)" "$n0"
+expect_eq "systemd needs no daemon-reload for it" "$(systemctl show -P NeedDaemonReload backup.service)" no
+systemctl start backup.service 2>/run/start.err
+expect_eq "systemctl start backup.service succeeds" $? 0
+expect_eq "and warns of nothing (no 'changed on disk')" "$(cat /run/start.err)" ""
+wait_for 60 unit_is backup.service inactive
+more_unit_jobs() { [ "$(unit_jobs)" -gt "$n0" ]; }
+wait_for 30 more_unit_jobs
+expect_eq "the run is one job" "$(unit_jobs)" $((n0 + 1))
+pagewardenctl list --all --json | jq -c '[(.ended // [])[] | select(.unit == "backup.service") | {id, runtime, placed_by}]' | sed 's/^/# /'
+
+# A unit whose main program an exe: rule moved into a scope, named by a units: rule a reload adds: its
+# cgroup is empty, so it is no job (it was a job that ended a second later, a phantom).
+systemd-run --unit=pw-dump.service -p Type=simple /usr/local/bin/dump-tool sleep 300 >/dev/null 2>&1
+wait_for 30 dump_placed
+sed -i 's/units: \[backup.service\]/units: [backup.service, pw-dump.service]/' $RULES
+check "reload with a units: rule for pw-dump.service" pagewardenctl reload
+sleep 3
+expect_eq "the unit, emptied by the exe: rule, is no job" \
+	"$(pagewardenctl list --all --json | jq '[(.jobs // [])[], (.ended // [])[] | select(.unit == "pw-dump.service")] | length')" 0
+check "dump-tool's job in its scope goes on" dump_placed
+systemctl stop pw-dump.service
+wait_for 30 no_dump_job
+
 check "pagewarden.service stops" systemctl stop pagewarden.service
 journalctl -u pagewarden.service -p warning --no-pager -q | head -10 | sed 's/^/# journal: /'
 rm -f "$PW_DATA_MNT"/*.dat
