@@ -4,28 +4,152 @@
  * of anonymous memory and of file data read through the page cache, touches
  * both at random with low locality (one access every few milliseconds: the
  * "now and then" pattern whose pages the LRU gives away), and reports how
- * many operations it completed each second.
+ * many operations it completed each second, and what each one cost.
  *
  *   pwapp ANON_MIB FILE MODEFILE
  *
  * FILE is read once at start (its pages are then charged to this cgroup).
- * MODEFILE holds "busy", "light", "idle" or "stop"; it is read every 100 ms.
- * Light: the same accesses 25 times less often (one every 50 ms), the
- * rarely but regularly used buffers whose pages an LRU gives away.  Each
- * second pwapp prints "t=SECONDS mode=MODE ops=N" on stdout.
+ * MODEFILE holds "MODE" or "MODE PHASE"; it is read every 100 ms.  MODE is
+ * "busy", "light", "idle" or "stop".  Light: the same accesses 25 times less
+ * often (one every 50 ms), the rarely but regularly used buffers whose pages
+ * an LRU gives away.  PHASE is a label of at most 31 characters [a-z0-9_-]
+ * ("-" without one, or with an invalid one) under which the operations are
+ * counted, so that a scenario can write "light before", "light during",
+ * "light after" and get each part's figures; the first 16 labels are kept,
+ * later ones are counted in the 16th.
+ *
+ * An operation is one anonymous-page touch and one 64-byte read of a file
+ * page, timed with CLOCK_MONOTONIC (the pause between operations is not part
+ * of it).  The read first tries preadv2(RWF_NOWAIT), which fails with EAGAIN
+ * when the page is not in the page cache: that is a cache miss, counted
+ * exactly, and the ordinary read that follows is part of the operation's
+ * time.  Where RWF_NOWAIT is not supported pwapp says so on stderr and
+ * reports misses=-1.
+ *
+ * Each second pwapp prints on stdout
+ *
+ *   t=SECONDS mode=MODE ops=N misses=N majflt=N p99_us=X
+ *
+ * that second's operations, cache misses, major faults of the process
+ * (getrusage) and 99th-percentile operation time ("-" without operations).
+ * On "stop", or SIGTERM, it prints one line per phase, in the order they
+ * first appeared, and exits 0:
+ *
+ *   phase=NAME ops=N p50_us=X p99_us=Y p999_us=Z max_us=M misses=K majflt=F
+ *
+ * (percentiles, maximum in µs: "-" for a phase without operations).
  */
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
 #define PAGE 4096
 #define PAUSE_NS 2000000 /* one access every 2 ms, plus the access itself */
+
+/*
+ * Operation times in ns, in a log-linear histogram (as HDR histograms do):
+ * below 64 ns one bucket per ns, then each power of two split into 32 equal
+ * buckets, so that a bucket is at most 1/32 of its lower bound wide, up to
+ * 2^34 ns (17 s).  A fixed array: recording an operation allocates nothing.
+ */
+#define HIST_SUB_BITS 5
+#define HIST_SUB (1 << HIST_SUB_BITS)
+#define HIST_LINEAR (2 * HIST_SUB)
+#define HIST_MAX_EXP 34
+#define HIST_BUCKETS (HIST_LINEAR + (HIST_MAX_EXP - HIST_SUB_BITS - 1) * HIST_SUB)
+
+struct hist {
+        uint64_t count[HIST_BUCKETS];
+        uint64_t n, max_ns;
+};
+
+static unsigned hist_index(uint64_t ns) {
+        if (ns < HIST_LINEAR)
+                return (unsigned) ns;
+        if (ns >= UINT64_C(1) << HIST_MAX_EXP)
+                return HIST_BUCKETS - 1;
+        unsigned e = 63 - (unsigned) __builtin_clzll(ns);
+
+        return HIST_LINEAR + (e - HIST_SUB_BITS - 1) * HIST_SUB + (unsigned) ((ns >> (e - HIST_SUB_BITS)) % HIST_SUB);
+}
+
+/* The largest value bucket I holds; the last one holds all beyond too. */
+static uint64_t hist_upper(unsigned i) {
+        if (i < HIST_LINEAR)
+                return i;
+        if (i == HIST_BUCKETS - 1)
+                return UINT64_MAX;
+        unsigned e = (i - HIST_LINEAR) / HIST_SUB + HIST_SUB_BITS + 1, sub = (i - HIST_LINEAR) % HIST_SUB;
+
+        return (UINT64_C(1) << e) + (uint64_t) (sub + 1) * (UINT64_C(1) << (e - HIST_SUB_BITS)) - 1;
+}
+
+static void hist_add(struct hist *h, uint64_t ns) {
+        h->count[hist_index(ns)]++;
+        h->n++;
+        if (ns > h->max_ns)
+                h->max_ns = ns;
+}
+
+/* Prints V ns as whole µs, rounded up: a figure never below the time it stands for. */
+static const char *us(char *s, size_t len, uint64_t v) {
+        snprintf(s, len, "%llu", (unsigned long long) ((v + 999) / 1000));
+        return s;
+}
+
+/*
+ * The PERMILLE-th permille of H, in µs, or "-" without values: the upper
+ * bound of the bucket it falls in, but not beyond the largest value seen,
+ * which is known exactly (so that p50 <= p99 <= p999 <= max always holds).
+ */
+static const char *hist_quantile(char *s, size_t len, const struct hist *h, unsigned permille) {
+        uint64_t rank = (h->n * permille + 999) / 1000, seen = 0;
+
+        if (h->n == 0)
+                return "-";
+        if (rank == 0)
+                rank = 1;
+        for (unsigned i = 0; i < HIST_BUCKETS; i++) {
+                seen += h->count[i];
+                if (seen >= rank) {
+                        uint64_t v = hist_upper(i);
+
+                        return us(s, len, v < h->max_ns ? v : h->max_ns);
+                }
+        }
+        return us(s, len, h->max_ns);
+}
+
+#define MAX_PHASES 16
+#define LABEL_LEN 32
+
+struct phase {
+        char name[LABEL_LEN];
+        struct hist lat;
+        uint64_t misses;
+        long majflt;
+};
+
+/* Static: 16 histograms of 7.5 KiB would crowd the stack. */
+static struct phase phases[MAX_PHASES];
+static unsigned nphases;
+static struct hist second;
+static bool nowait = true; /* RWF_NOWAIT works: misses are counted */
+static volatile sig_atomic_t terminated;
+
+static void on_sigterm(int sig) {
+        terminated = 1;
+}
 
 static double now(void) {
         struct timespec ts;
@@ -34,23 +158,136 @@ static double now(void) {
         return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
 }
 
-static void read_mode(const char *path, char *mode, size_t len) {
+static uint64_t now_ns(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000000 + (uint64_t) ts.tv_nsec;
+}
+
+static long majflt(void) {
+        struct rusage ru;
+
+        return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_majflt : 0;
+}
+
+static bool valid_label(const char *s, size_t len) {
+        if (len == 0 || len >= LABEL_LEN)
+                return false;
+        for (size_t i = 0; i < len; i++)
+                if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_' || s[i] == '-'))
+                        return false;
+        return true;
+}
+
+/*
+ * Reads MODEFILE's "MODE [PHASE]" into MODE and LABEL.  A missing or empty
+ * file changes neither: whoever writes it truncates it first, and a read in
+ * between must not switch the application to idle, nor to phase "-".
+ */
+static void read_mode(const char *path, char *mode, size_t mode_len, char label[LABEL_LEN]) {
+        static char complained[128];
+        char line[128];
         FILE *f = fopen(path, "re");
+        bool got;
 
         if (!f)
                 return;
-        if (fgets(mode, (int) len, f))
-                mode[strcspn(mode, "\n")] = '\0';
+        got = fgets(line, sizeof(line), f) != NULL;
         fclose(f);
+        if (!got)
+                return;
+        line[strcspn(line, "\n")] = '\0';
+
+        /* As before phases: MODE is the line's first 15 characters at most. */
+        size_t n = strcspn(line, " \t");
+        const char *p = line + n + strspn(line + n, " \t");
+        size_t m = strcspn(p, " \t");
+        const char *rest = p + m + strspn(p + m, " \t");
+
+        memcpy(mode, line, n < mode_len ? n : mode_len - 1);
+        mode[n < mode_len ? n : mode_len - 1] = '\0';
+        if (m == 0) {
+                strcpy(label, "-");
+        } else if (valid_label(p, m) && *rest == '\0') {
+                memcpy(label, p, m);
+                label[m] = '\0';
+                complained[0] = '\0';
+        } else {
+                /* Once per content of the file, not every 100 ms. */
+                if (strcmp(line, complained) != 0)
+                        fprintf(stderr,
+                                "pwapp: %s: \"%s\": a phase is at most %d characters [a-z0-9_-]; counted as \"-\"\n",
+                                path, line, LABEL_LEN - 1);
+                snprintf(complained, sizeof(complained), "%s", line);
+                strcpy(label, "-");
+        }
+}
+
+/* The phase named LABEL, a new one if there is room, else the last one. */
+static struct phase *phase_of(const char *label) {
+        for (unsigned i = 0; i < nphases; i++)
+                if (strcmp(phases[i].name, label) == 0)
+                        return &phases[i];
+        if (nphases == MAX_PHASES) {
+                fprintf(stderr, "pwapp: more than %d phases: \"%s\" is counted in \"%s\"\n", MAX_PHASES, label,
+                        phases[MAX_PHASES - 1].name);
+                return &phases[MAX_PHASES - 1];
+        }
+        snprintf(phases[nphases].name, LABEL_LEN, "%s", label);
+        return &phases[nphases++];
+}
+
+/*
+ * Reads LEN bytes at OFF, setting *MISS when the page was not in the page
+ * cache.  RWF_NOWAIT reads only from the cache and fails with EAGAIN rather
+ * than wait for the disk: an exact miss count, where the process's own major
+ * faults would not see reads at all.
+ */
+static ssize_t read_file(int fd, void *buf, size_t len, off_t off, bool *miss) {
+        if (nowait) {
+                struct iovec iov = { .iov_base = buf, .iov_len = len };
+                ssize_t r = preadv2(fd, &iov, 1, off, RWF_NOWAIT);
+
+                if (r >= 0)
+                        return r;
+                if (errno == EAGAIN) {
+                        *miss = true;
+                } else if (errno == EOPNOTSUPP || errno == EINVAL || errno == ENOSYS) {
+                        fprintf(stderr,
+                                "pwapp: preadv2 with RWF_NOWAIT: %s; cache misses are not counted (misses=-1)\n",
+                                strerror(errno));
+                        nowait = false;
+                } else
+                        return -1;
+        }
+        return pread(fd, buf, len, off);
+}
+
+static void print_phases(void) {
+        for (unsigned i = 0; i < nphases; i++) {
+                const struct phase *p = &phases[i];
+                char p50[24], p99[24], p999[24], max[24];
+
+                printf("phase=%s ops=%llu p50_us=%s p99_us=%s p999_us=%s max_us=%s misses=%lld majflt=%ld\n", p->name,
+                       (unsigned long long) p->lat.n, hist_quantile(p50, sizeof(p50), &p->lat, 500),
+                       hist_quantile(p99, sizeof(p99), &p->lat, 990), hist_quantile(p999, sizeof(p999), &p->lat, 999),
+                       p->lat.n ? us(max, sizeof(max), p->lat.max_ns) : "-", nowait ? (long long) p->misses : -1LL,
+                       p->majflt);
+        }
+        fflush(stdout);
 }
 
 int main(int argc, char *argv[]) {
         size_t anon_pages, file_pages;
         unsigned char *anon, buf[PAGE];
         struct stat st;
-        char mode[16] = "busy";
+        char mode[16] = "busy", label[LABEL_LEN] = "-", current[LABEL_LEN] = "";
+        struct phase *phase = NULL;
         double start, next_report, next_mode = 0;
         unsigned long ops = 0, seed = 12345;
+        uint64_t misses = 0;
+        long majflt_second, majflt_phase;
         int fd;
 
         if (argc != 4) {
@@ -64,6 +301,8 @@ int main(int argc, char *argv[]) {
                 perror("pwapp");
                 return 1;
         }
+        /* SIGTERM ends a run as "stop" does, with the phases' figures. */
+        sigaction(SIGTERM, &(struct sigaction){ .sa_handler = on_sigterm }, NULL);
         file_pages = (size_t) st.st_size / PAGE;
         for (size_t i = 0; i < anon_pages; i++)
                 memset(anon + i * PAGE, (int) (i & 0xff) | 1, PAGE); /* not zero pages: real memory */
@@ -75,34 +314,73 @@ int main(int argc, char *argv[]) {
 
         start = now();
         next_report = start + 1;
+        majflt_second = majflt_phase = majflt(); /* not the faults of the setup above */
         for (;;) {
                 double t = now();
 
                 if (t >= next_mode) {
-                        read_mode(argv[3], mode, sizeof(mode));
+                        read_mode(argv[3], mode, sizeof(mode), label);
                         next_mode = t + 0.1;
                         if (strcmp(mode, "stop") == 0)
                                 break;
+                        if (!phase || strcmp(label, current) != 0) {
+                                long f = majflt();
+
+                                if (phase)
+                                        phase->majflt += f - majflt_phase;
+                                majflt_phase = f;
+                                phase = phase_of(label);
+                                snprintf(current, sizeof(current), "%s", label);
+                        }
                 }
+                if (terminated)
+                        break;
                 if (t >= next_report) {
-                        printf("t=%.0f mode=%s ops=%lu\n", t - start, mode, ops);
+                        long f = majflt();
+                        char p99[24];
+
+                        printf("t=%.0f mode=%s ops=%lu misses=%lld majflt=%ld p99_us=%s\n", t - start, mode, ops,
+                               nowait ? (long long) misses : -1LL, f - majflt_second,
+                               hist_quantile(p99, sizeof(p99), &second, 990));
                         fflush(stdout);
                         ops = 0;
+                        misses = 0;
+                        majflt_second = f;
+                        memset(&second, 0, sizeof(second));
                         next_report += 1;
                 }
                 bool light = strcmp(mode, "light") == 0;
 
                 if (light || strcmp(mode, "busy") == 0) {
-                        /* Low locality: a random anonymous page and a random file page. */
+                        bool miss = false;
+                        uint64_t t0 = now_ns();
+
+                        /*
+                         * Low locality: a random anonymous page and a random file page.
+                         * Volatile: the compiler may neither drop the touch nor move it
+                         * out of the timed span.
+                         */
                         seed = seed * 6364136223846793005UL + 1442695040888963407UL;
-                        anon[((seed >> 17) % anon_pages) * PAGE + (seed & (PAGE - 1))]++;
+                        ((volatile unsigned char *) anon)[((seed >> 17) % anon_pages) * PAGE + (seed & (PAGE - 1))]++;
                         seed = seed * 6364136223846793005UL + 1442695040888963407UL;
-                        if (pread(fd, buf, 64, (off_t) (((seed >> 17) % file_pages) * PAGE)) < 0)
+                        if (read_file(fd, buf, 64, (off_t) (((seed >> 17) % file_pages) * PAGE), &miss) < 0)
                                 return 1;
+
+                        uint64_t ns = now_ns() - t0;
+
+                        hist_add(&second, ns);
+                        hist_add(&phase->lat, ns);
+                        if (miss) {
+                                misses++;
+                                phase->misses++;
+                        }
                         ops++;
                         nanosleep(&(struct timespec){ .tv_nsec = light ? 25 * PAUSE_NS : PAUSE_NS }, NULL);
                 } else
                         nanosleep(&(struct timespec){ .tv_nsec = 100000000 }, NULL);
         }
+        if (phase)
+                phase->majflt += majflt() - majflt_phase;
+        print_phases();
         return 0;
 }

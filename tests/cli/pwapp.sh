@@ -1,0 +1,121 @@
+#!/bin/bash
+# tests/vm/pwapp, the benchmark's application: its per-second lines as
+# tests/bench parses them, and on "stop" each phase's operation times and
+# page-cache misses, the misses counted exactly (RWF_NOWAIT) once its file is
+# evicted from the page cache.
+. "$top_srcdir/tests/cli/lib.sh"
+APP="$top_builddir/tests/vm/pwapp"
+# The file on a disk file system, not under $TMP: /tmp is often a tmpfs,
+# whose pages are the file itself (nothing to evict) and which may not
+# support RWF_NOWAIT.
+DATA=$(mktemp -d /var/tmp/pagewarden-pwapp.XXXXXX)
+APP_PID=
+trap '[ -z "$APP_PID" ] || kill "$APP_PID" 2>/dev/null; fake_stop; rm -rf "$TMP" "$DATA"' EXIT
+F=$DATA/app.dat
+M=$DATA/mode
+
+# skip_or_fail DESCRIPTION REASON: as need_root, for a host that lacks what the assertion needs.
+skip_or_fail() {
+        if [ "${CI:-}" = true ]; then
+                ok 1 "$1: $2"
+        else
+                TAP_N=$((TAP_N + 1))
+                echo "ok $TAP_N - $1 # SKIP $2"
+        fi
+}
+start_app() { # start_app: pwapp 4 MiB of anonymous memory, $F, $M; waits for its "ready"
+        "$APP" 4 "$F" "$M" >"$TMP/out" 2>"$TMP/err" &
+        APP_PID=$!
+        for _ in $(seq 50); do grep -q ready "$TMP/out" && return; sleep 0.1; done
+        echo "Bail out! pwapp did not start: $(cat "$TMP/err")"
+        exit 1
+}
+wait_app() { # wait_app: waits for pwapp's end, keeping its status, stdout and stderr as run does
+        wait "$APP_PID"
+        STATUS=$?
+        APP_PID=
+        OUT=$(cat "$TMP/out")
+        ERR=$(cat "$TMP/err")
+}
+field() { # field PHASE KEY: the value of KEY on PHASE's line
+        echo "$OUT" | awk -v p="phase=$1" -v k="$2" '$1 == p {
+                for (i = 2; i <= NF; i++) if (index($i, k "=") == 1) print substr($i, length(k) + 2) }'
+}
+
+# 16 MiB, written back to the disk: the eviction below cannot drop dirty pages.
+dd if=/dev/urandom of="$F" bs=1M count=16 iflag=fullblock conv=fsync status=none
+echo "busy before" >"$M"
+start_app
+sleep 1.5
+# The phase first, then the eviction: pwapp reads its mode file every 100 ms,
+# and a miss counted in "before" would be the test's doing.
+echo "busy during" >"$M"
+sleep 0.3
+dd if="$F" iflag=nocache count=0 status=none # POSIX_FADV_DONTNEED on the whole file (GNU dd)
+sleep 1.2
+echo stop >"$M"
+wait_app
+echo "$OUT" | grep '^phase=' | sed 's/^/# /'
+
+expect_status 0 "pwapp exits 0 on stop"
+expect_eq "one line per phase, in the order they came" "$(echo "$OUT" | grep '^phase=' | cut -d' ' -f1 | tr '\n' ' ')" \
+        "phase=before phase=during "
+bad=$(echo "$OUT" | grep '^phase=' |
+        grep -Ev '^phase=[a-z]+ ops=[0-9]+ p50_us=[0-9]+ p99_us=[0-9]+ p999_us=[0-9]+ max_us=[0-9]+ misses=-?[0-9]+ majflt=[0-9]+$')
+expect_empty "$bad" "each phase line: operations, integer percentiles and maximum, misses, major faults"
+for p in before during; do
+        s=0
+        [ "$(field $p ops)" -gt 0 ] 2>/dev/null || s=1
+        ok $s "$p: operations counted ($(field $p ops))"
+        s=0
+        { [ "$(field $p p50_us)" -le "$(field $p p99_us)" ] && [ "$(field $p p99_us)" -le "$(field $p p999_us)" ] &&
+                [ "$(field $p p999_us)" -le "$(field $p max_us)" ]; } 2>/dev/null || s=1
+        ok $s "$p: p50 <= p99 <= p999 <= max ($(field $p p50_us) $(field $p p99_us) $(field $p p999_us) $(field $p max_us))"
+done
+
+case "$ERR" in
+*RWF_NOWAIT*)
+        skip_or_fail "misses counted" "no RWF_NOWAIT for $(stat -f -c %T "$DATA") here: $ERR"
+        expect_eq "without RWF_NOWAIT the misses are unknown" "$(field during misses)" -1
+        ;;
+*)
+        expect_empty "$ERR" "nothing on stderr"
+        expect_eq "before: no miss, the file was read at start" "$(field before misses)" 0
+        s=0
+        [ "$(field during misses)" -gt 0 ] 2>/dev/null || s=1
+        ok $s "during: the evicted pages' misses are counted ($(field during misses) of $(field during ops))"
+        # The blocking read is part of the operation: most of "during" are
+        # misses, which go to the disk, and "before" are page-cache hits.
+        s=0
+        [ "$(field during p50_us)" -gt "$(field before p50_us)" ] 2>/dev/null || s=1
+        ok $s "during: the misses' reads are in the operation times (p50 $(field before p50_us) -> $(field during p50_us) us)"
+        ;;
+esac
+
+# The per-second lines as tests/bench/compare and report parse them, the
+# new figures after.
+sec=$(echo "$OUT" | grep '^t=')
+expect_eq "the first line says it is ready" "$(echo "$OUT" | head -1)" "ready anon_mib=4 file_mib=16"
+s=0
+[ "$(echo "$sec" | wc -l)" -ge 2 ] || s=1
+ok $s "a line each second ($(echo "$sec" | wc -l))"
+bad=$(echo "$sec" | grep -Ev '^t=[0-9]+ mode=busy ops=[1-9][0-9]* misses=-?[0-9]+ majflt=[0-9]+ p99_us=[0-9]+$')
+expect_empty "$bad" "each second: t=N mode=busy ops=N, then misses=, majflt=, p99_us="
+expect_eq "seconds counted from 1" "$(echo "$sec" | cut -d' ' -f1 | head -2 | tr '\n' ' ')" "t=1 t=2 "
+per_second=$(echo "$sec" | awk -F'ops=' '{ s += $2 } END { print s + 0 }')
+per_phase=$(echo "$OUT" | awk -F'ops=' '/^phase=/ { s += $2 } END { print s + 0 }')
+s=0
+[ "$per_second" -le "$per_phase" ] || s=1
+ok $s "the phases count every operation of the seconds reported ($per_second <= $per_phase)"
+
+# SIGTERM ends a run as stop does; a phase without operations, or without a
+# label in the mode file, is "-".
+echo idle >"$M"
+start_app
+sleep 0.3
+kill -TERM "$APP_PID"
+wait_app
+expect_status 0 "pwapp exits 0 on SIGTERM"
+expect_eq "and prints its phase: no label is \"-\", no operation \"-\" figures" "$(echo "$OUT" | grep '^phase=')" \
+        "phase=- ops=0 p50_us=- p99_us=- p999_us=- max_us=- misses=0 majflt=0"
+done_testing
