@@ -17,8 +17,15 @@ void govern_init(struct govern *g) {
         g->sys_fd = -1;
 }
 
+static void watch_close(struct govern_watch *w);
+
 void govern_done(struct govern *g) {
         assert(!g->active);
+        for (size_t i = 0; i < g->n_parked; i++)
+                watch_close(&g->parked[i]);
+        g->parked = mfree(g->parked);
+        g->n_parked = 0;
+        pressure_trigger_close(&g->sys_fd, &g->sys_src);
         g->tallies = mfree(g->tallies);
         g->n_tallies = g->allocated_tallies = 0;
 }
@@ -285,7 +292,7 @@ static int on_trigger(sd_event_source *s, int fd, uint32_t revents, void *userda
                                 continue;
                         if (revents & EPOLLERR) { /* the cgroup is gone */
                                 log_info("Governor: %s (/%s) is gone, not watched any more", w->name, w->path);
-                                pressure_trigger_close(&w->fd[k], &w->src[k]);
+                                pressure_trigger_release(g->backend->worker, &w->fd[k], &w->src[k]);
                                 return 0;
                         }
                         snprintf(g->why, sizeof(g->why), "PSI trigger: %s (/%s) %s", w->name, w->path,
@@ -351,6 +358,49 @@ static int arm(struct govern *g, const char *path, const char *resource, const c
                                      g, fd, src);
 }
 
+static void watch_close(struct govern_watch *w) {
+        pressure_trigger_close(&w->fd[0], &w->src[0]);
+        pressure_trigger_close(&w->fd[1], &w->src[1]);
+        w->name = mfree(w->name);
+        w->path = mfree(w->path);
+}
+
+/* Closes w's triggers off the loop. */
+static void watch_release(struct govern *g, struct govern_watch *w) {
+        pressure_trigger_release(g->backend->worker, &w->fd[0], &w->src[0]);
+        pressure_trigger_release(g->backend->worker, &w->fd[1], &w->src[1]);
+        w->name = mfree(w->name);
+        w->path = mfree(w->path);
+}
+
+/* w (its name and path set) takes the triggers of a parked watch of the same application and cgroup, turned
+ * on again; false if there is none. */
+static bool watch_unpark(struct govern *g, struct govern_watch *w) {
+        for (size_t i = 0; i < g->n_parked; i++) {
+                struct govern_watch *p = &g->parked[i];
+
+                bool alive = true;
+
+                if (!p->name || !streq(p->name, w->name) || !streq(p->path, w->path))
+                        continue;
+                for (int k = 0; k < 2; k++)
+                        alive = alive && p->fd[k] >= 0 && pressure_trigger_enable(p->fd[k], p->src[k], true);
+                if (!alive) { /* the cgroup went while the governor slept: new triggers */
+                        watch_release(g, p);
+                        return false;
+                }
+                for (int k = 0; k < 2; k++) {
+                        w->fd[k] = p->fd[k];
+                        w->src[k] = p->src[k];
+                        p->fd[k] = -1;
+                        p->src[k] = NULL;
+                }
+                watch_close(p); /* its strings; its triggers are w's now */
+                return true;
+        }
+        return false;
+}
+
 /* Finds a protected application's cgroup and arms its triggers; false if it is not there (yet). */
 static bool watch_open(struct govern *g, const struct pw_protect *pr, struct govern_watch *w) {
         struct backend_protect bp = { .name = pr->name,
@@ -370,7 +420,7 @@ static bool watch_open(struct govern *g, const struct pw_protect *pr, struct gov
                 return false;
         }
         w->auto_size = pr->min.mode == PW_PROTECT_AUTO || pr->low.mode == PW_PROTECT_AUTO;
-        if (!g->mount->psi)
+        if (!g->mount->psi || watch_unpark(g, w))
                 return true;
         r = arm(g, w->path, "memory", "some", &w->fd[0], &w->src[0]);
         if (r >= 0)
@@ -379,13 +429,6 @@ static bool watch_open(struct govern *g, const struct pw_protect *pr, struct gov
                 log_warning_errno(r, "Governor: no PSI trigger on %s (/%s): %m; its memory counters are still read",
                                   w->name, w->path);
         return true;
-}
-
-static void watch_close(struct govern_watch *w) {
-        pressure_trigger_close(&w->fd[0], &w->src[0]);
-        pressure_trigger_close(&w->fd[1], &w->src[1]);
-        w->name = mfree(w->name);
-        w->path = mfree(w->path);
 }
 
 static void govern_start(struct govern *g) {
@@ -407,11 +450,21 @@ static void govern_start(struct govern *g) {
                         log_error("Governor: out of memory; class %s is not governed", g->policy->classes[i].name);
         for (size_t i = 0; i < g->policy->n_protects; i++)
                 g->n_watches += watch_open(g, &g->policy->protects[i], &g->watches[g->n_watches]);
+        /* What the last run watched and this one does not (a reload changed it): closed off the loop. */
+        for (size_t i = 0; i < g->n_parked; i++)
+                watch_release(g, &g->parked[i]);
+        g->parked = mfree(g->parked);
+        g->n_parked = 0;
         if (g->mount->psi && govern_needs_machine_trigger(g)) {
-                r = arm(g, NULL, "memory", "full", &g->sys_fd, &g->sys_src);
-                if (r < 0)
-                        log_warning_errno(r, "Governor: no PSI trigger on /proc/pressure/memory: %m");
-        }
+                if (g->sys_fd >= 0)
+                        pressure_trigger_enable(g->sys_fd, g->sys_src, true);
+                else {
+                        r = arm(g, NULL, "memory", "full", &g->sys_fd, &g->sys_src);
+                        if (r < 0)
+                                log_warning_errno(r, "Governor: no PSI trigger on /proc/pressure/memory: %m");
+                }
+        } else
+                pressure_trigger_release(g->backend->worker, &g->sys_fd, &g->sys_src);
         r = sd_event_add_time_relative(g->event, &g->tick, CLOCK_MONOTONIC, g->gov.window_usec, 0, on_tick, g);
         if (r < 0)
                 log_error_errno(r, "Governor: cannot start its timer: %m");
@@ -472,12 +525,23 @@ void govern_stop(struct govern *g) {
                 return;
         g->active = false;
         g->tick = sd_event_source_disable_unref(g->tick);
-        pressure_trigger_close(&g->sys_fd, &g->sys_src);
-        for (size_t i = 0; i < g->n_watches; i++) {
+        for (size_t i = 0; i < g->n_watches; i++)
                 had_auto = had_auto || g->watches[i].auto_bytes;
-                watch_close(&g->watches[i]);
+        /* Closing a trigger waits in the kernel: kept for the next run (off), or closed off the loop. */
+        assert(g->n_parked == 0);
+        if (g->stopping) {
+                pressure_trigger_release(g->backend->worker, &g->sys_fd, &g->sys_src);
+                for (size_t i = 0; i < g->n_watches; i++)
+                        watch_release(g, &g->watches[i]);
+                g->watches = mfree(g->watches);
+        } else {
+                pressure_trigger_enable(g->sys_fd, g->sys_src, false);
+                for (size_t i = 0; i < g->n_watches; i++)
+                        for (int k = 0; k < 2; k++)
+                                pressure_trigger_enable(g->watches[i].fd[k], g->watches[i].src[k], false);
+                g->parked = TAKE_PTR(g->watches);
+                g->n_parked = g->n_watches;
         }
-        g->watches = mfree(g->watches);
         g->n_watches = 0;
         for (size_t i = 0; i < g->gov.n_classes; i++) {
                 class_reset(g, &g->gov.classes[i]);
@@ -490,7 +554,7 @@ void govern_stop(struct govern *g) {
         protect_clear_auto(g->protect);
         if (had_auto && !g->stopping)
                 (void) protect_apply(g->protect, g->policy);
-        log_info("Governor: idle (no job runs or nothing is protected): no timer, no trigger");
+        log_info("Governor: idle (no job runs or nothing is protected): no timer, its triggers off");
 }
 
 void govern_update(struct govern *g) {

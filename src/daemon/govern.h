@@ -67,6 +67,10 @@ struct govern {
         sd_event_source *tick;
         struct govern_watch *watches;
         size_t n_watches;
+        /* The watches of its last run, their triggers open but off: the next start (the next job, a reload)
+         * takes those whose application and cgroup are the same, and closes the others off the loop. */
+        struct govern_watch *parked;
+        size_t n_parked;
         int sys_fd; /* the machine's memory "full" trigger */
         sd_event_source *sys_src;
         bool triggered; /* a trigger fired since the last step */

@@ -208,7 +208,7 @@ static void on_worker_done(void *userdata, const struct worker_task *t) {
 
         if (t->kind == WORKER_RELEASE)
                 jobs_release_done(&m->jobs, t);
-        else
+        else if (t->kind == WORKER_WRITE)
                 govern_write_done(&m->govern, t);
 }
 

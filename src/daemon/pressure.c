@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <assert.h>
 #include <inttypes.h>
+#include <poll.h>
 
 #include "cgroup-values.h"
 #include "pressure.h"
 #include "util.h"
+#include "worker.h"
 
 int pressure_trigger_open(sd_event *event, struct cgroup_engine *e, const char *path, const char *resource,
                           const char *kind, uint64_t stall_usec, uint64_t window_usec, sd_event_io_handler_t handler,
@@ -30,6 +32,28 @@ void pressure_trigger_close(int *fd, sd_event_source **source) {
         *source = sd_event_source_disable_unref(*source);
         closep(fd);
         *fd = -1;
+}
+
+void pressure_trigger_release(struct worker *w, int *fd, sd_event_source **source) {
+        *source = sd_event_source_disable_unref(*source);
+        if (*fd >= 0 && w)
+                (void) worker_close(w, *fd);
+        else
+                closep(fd);
+        *fd = -1;
+}
+
+bool pressure_trigger_enable(int fd, sd_event_source *source, bool enabled) {
+        struct pollfd p = { .fd = fd, .events = POLLPRI };
+
+        if (fd < 0 || !source)
+                return false;
+        /* A trigger keeps its event until it is polled (psi_trigger_poll): one that fired while its source
+         * was off would wake the loop at once with stale news.  One whose cgroup went polls POLLERR. */
+        if (enabled && poll(&p, 1, 0) > 0 && (p.revents & (POLLERR | POLLNVAL)))
+                return false;
+        (void) sd_event_source_set_enabled(source, enabled ? SD_EVENT_ON : SD_EVENT_OFF);
+        return true;
 }
 
 static uint64_t keyed(const char *text, const char *key) {

@@ -17,6 +17,8 @@
 #include "cgroup.h"
 #include "governor.h"
 
+struct worker;
+
 /*
  * Arms a trigger on path's resource file ("memory" or "io": path/memory.pressure),
  * or with path NULL on the whole machine's (/proc/pressure/memory): it
@@ -27,6 +29,12 @@ int pressure_trigger_open(sd_event *event, struct cgroup_engine *e, const char *
                           const char *kind, uint64_t stall_usec, uint64_t window_usec, sd_event_io_handler_t handler,
                           void *userdata, int *ret_fd, sd_event_source **ret_source);
 void pressure_trigger_close(int *fd, sd_event_source **source);
+/* The same, the close on the worker's thread: closing a trigger waits in the kernel (psi_trigger_destroy's
+ * synchronize_rcu: 12 ms natively, far more under emulation), which the loop must not. */
+void pressure_trigger_release(struct worker *w, int *fd, sd_event_source **source);
+/* Stops (enabled false) or resumes its events; a resumed trigger first forgets what fired while it slept.
+ * false: resumed, it is dead (its cgroup was removed meanwhile, perhaps made again under the same path). */
+bool pressure_trigger_enable(int fd, sd_event_source *source, bool enabled);
 
 /* The counters of a cgroup's memory.stat, memory.events, memory.pressure
  * and memory.swap.current / memory.current contents (any text may be NULL). */

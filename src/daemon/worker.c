@@ -52,6 +52,8 @@ static void *worker_main(void *arg) {
                 t->start_usec = now_usec(CLOCK_MONOTONIC);
                 if (t->kind == WORKER_RELEASE)
                         t->r = cgroup_job_release(w->engine, t->path, &t->rel);
+                else if (t->kind == WORKER_CLOSE)
+                        t->r = close(t->fd) < 0 ? -errno : 0;
                 else
                         t->r = cgroup_write_file(w->engine, t->path, t->file, t->value);
                 t->end_usec = now_usec(CLOCK_MONOTONIC);
@@ -145,6 +147,19 @@ int worker_write(struct worker *w, const char *path, const char *file, const cha
                 task_free(t);
                 return -ENOMEM;
         }
+        queue(w, t);
+        return 0;
+}
+
+int worker_close(struct worker *w, int fd) {
+        struct worker_task *t = calloc(1, sizeof(*t));
+
+        if (!t) {
+                close(fd);
+                return -ENOMEM;
+        }
+        t->kind = WORKER_CLOSE;
+        t->fd = fd;
         queue(w, t);
         return 0;
 }

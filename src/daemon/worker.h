@@ -17,11 +17,13 @@
 enum worker_kind {
         WORKER_RELEASE, /* cgroup_job_release(path) */
         WORKER_WRITE,   /* cgroup_write_file(path, file, value) */
+        WORKER_CLOSE,   /* close(fd): a PSI trigger's close waits for an RCU grace period */
 };
 
 struct worker_task {
         enum worker_kind kind;
         uint64_t job_id; /* RELEASE */
+        int fd;          /* CLOSE */
         char *path, *file, *value;
         uint64_t wake_usec;            /* WRITE: when the reason for it woke the daemon (0: none) */
         uint64_t start_usec, end_usec; /* CLOCK_MONOTONIC, around the work */
@@ -38,6 +40,8 @@ typedef void (*worker_done_fn)(void *userdata, const struct worker_task *t);
 int worker_new(sd_event *event, struct cgroup_engine *engine, worker_done_fn done, void *userdata, struct worker **ret);
 int worker_release(struct worker *w, uint64_t job_id, const char *path);
 int worker_write(struct worker *w, const char *path, const char *file, const char *value, uint64_t wake_usec);
+/* Closes fd on the thread (it is the worker's from now, even on error: then closed here). */
+int worker_close(struct worker *w, int fd);
 /* Stops the thread after its current task; queued tasks are dropped (the
  * next start adopts the slots and releases them then). */
 struct worker *worker_free(struct worker *w);

@@ -225,6 +225,21 @@ quiet() {
 	[ "$(wakeups $DAEMON)" = "$_w" ]
 }
 wait_for 60 quiet
+# The protected application's PSI triggers outlive the job, off, and the next job's governor takes them again:
+# closing one waits in the kernel (an RCU grace period), and that was on the loop at every last job's end
+# (issue 27).  The busybox guest keeps the application's cgroup; with systemd its service is gone.
+if [ -z "$SYSTEMD" ]; then
+	trig_fds() {
+		for f in /proc/$DAEMON/fd/*; do
+			case "$(readlink "$f")" in *.pressure) echo "${f##*/}" ;; esac
+		done | sort -n | tr '\n' ' '
+	}
+	t1=$(trig_fds)
+	expect_eq "after the job, the application's two PSI triggers stay open ($t1)" "$(echo $t1 | wc -w)" 2
+	pagewardenctl run --job backup -- true
+	wait_for 60 quiet
+	expect_eq "the next job's governor took the same ones again" "$(trig_fds)" "$t1"
+fi
 # Something is protected, so observation reads the tree every 10 s
 # (pagewardend(8), Observation): those windows are its only wake-ups.
 o0=$(pagewardenctl status --json | jq .observation.windows)
