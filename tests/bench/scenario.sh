@@ -4,6 +4,12 @@
 # variants an operator could pick.  Figures, not pass/fail: the last line is
 # "result key=value ...", and every second of the application's rate is a
 # "series SECOND PHASE OPS" line (SECOND counted from the backup's start).
+# The application's own view comes from pwapp's phases: its operation times
+# (p50/p99/p99.9, us) and exact cache misses before (busy), during the backup
+# and after it (whole seconds 2-11 after its end, busy); with its PSI "some"
+# stall (memory, io, cpu: cpu is the two vCPUs' contention), its refaults and
+# the lowest of its resident file and anonymous memory, each second, during
+# the backup.
 #
 # Environment (vm-run --env):
 #   BENCH_VARIANT   none swappiness0 nocache min high high-io pagewarden pagewarden-nohigh rule
@@ -15,6 +21,7 @@
 #   BENCH_MGLRU     on, off, or empty (the kernel's default)
 #   BENCH_LABEL     the kernel's name in the table (6.1, 6.12, 6.12-nomglru)
 #   BENCH_IO_BPS    the high-io variant's io.max rbps and wbps, bytes/s (default 40 MiB/s)
+#   BENCH_DISK      the storage profile vm-run throttles the disks to (ram, ssd, disk): recorded
 . /lib.sh
 VARIANT=${BENCH_VARIANT:-none}
 MODE=${BENCH_MODE:-light}
@@ -34,6 +41,8 @@ APP_FILE=$((RAM_MIB / 4))
 BIG=$((RAM_MIB * 3))
 INDEX=$((RAM_MIB * 30 / 100))
 
+# The kernel's own choice, before the run forces one (Debian's 6.12 boots with MGLRU on).
+MGLRU_BOOT=$(cat /sys/kernel/mm/lru_gen/enabled 2>/dev/null || echo none)
 case "$BENCH_MGLRU" in
 on) [ -w /sys/kernel/mm/lru_gen/enabled ] && echo y >/sys/kernel/mm/lru_gen/enabled ;;
 off) [ -w /sys/kernel/mm/lru_gen/enabled ] && echo n >/sys/kernel/mm/lru_gen/enabled ;;
@@ -98,7 +107,8 @@ if [ "$VARIANT" != "${VARIANT#pagewarden}" ] || [ "$VARIANT" = rule ]; then
 	wait_daemon
 fi
 
-echo busy >/tmp/mode
+# "MODE PHASE": pwapp keeps each phase's operation times and cache misses (its "phase=" lines at stop).
+echo "busy before" >/tmp/mode
 sh -c "echo \$\$ >$APPCG/cgroup.procs; exec pwapp $APP_ANON $PW_DATA_MNT/app.dat /tmp/mode" >/tmp/app.log &
 APP=$!
 while ! grep -q ready /tmp/app.log 2>/dev/null; do sleep 0.2; done
@@ -116,12 +126,14 @@ l=$(lines)
 before=$(ops $((l - 4)) "$l" | mean) # busy, the last 5 s
 before_mode=$before
 if [ "$MODE" != busy ]; then
-	echo "$MODE" >/tmp/mode
+	echo "$MODE before-mode" >/tmp/mode
 	sleep 4
 	l=$(lines)
 	[ "$MODE" = light ] && before_mode=$(ops $((l - 2)) "$l" | mean)
 fi
 stat0=$(cat $APPCG/memory.stat)
+psi_total() { awk -F'total=' '/^some/ { print $2 + 0 }' "$1"; } # psi_total FILE: "some" stall, us
+psi0=$(for r in memory io cpu; do psi_total $APPCG/$r.pressure; done | tr "\n" " ")
 st() { echo "$1" | awk -v k="$2" '$1 == k { print $2 }'; }
 file0=$(st "$stat0" file) anon0=$(st "$stat0" anon)
 swap0=$(cat $APPCG/memory.swap.current)
@@ -135,6 +147,15 @@ if [ "$WORKLOAD" = stall ]; then
 		kill $BURST
 	) &
 fi
+# The application's resident memory each second of the backup: its lowest is what the backup cost it.
+(
+	while :; do
+		awk '$1 == "file" { f = $2 } $1 == "anon" { a = $2 } END { print f, a }' $APPCG/memory.stat
+		sleep 1
+	done
+) >/tmp/resident &
+SAMPLER=$!
+echo "$MODE during" >/tmp/mode
 t0=$(uptime_ms)
 case "$VARIANT" in
 pagewarden | pagewarden-nohigh)
@@ -146,12 +167,19 @@ pagewarden | pagewarden-nohigh)
 esac
 rc=$?
 t1=$(uptime_ms)
+kill $SAMPLER
 l1=$(lines)
 stat1=$(cat $APPCG/memory.stat)
+psi1=$(for r in memory io cpu; do psi_total $APPCG/$r.pressure; done | tr "\n" " ")
 file1=$(st "$stat1" file) anon1=$(st "$stat1" anon)
 swap1=$(cat $APPCG/memory.swap.current)
-echo busy >/tmp/mode
-sleep 20
+# After: whole seconds 2-11 (the first second is the switch, partly still the backup's).
+echo "busy settle" >/tmp/mode
+sleep 1
+echo "busy after" >/tmp/mode
+sleep 10
+echo "busy late" >/tmp/mode
+sleep 9
 l2=$(lines)
 maj2=$(keyed $APPCG/memory.stat pgmajfault)
 maj1=$(st "$stat1" pgmajfault)
@@ -187,10 +215,28 @@ if [ -n "${DAEMON:-}" ]; then
 fi
 echo stop >/tmp/mode
 wait $APP
+# phase_field PHASE KEY: a figure of pwapp's "phase=" line ("-" if none)
+phase_field() { awk -v p="phase=$1" -v k="$2" '$1 == p { for (i = 2; i <= NF; i++) { split($i, a, "="); if (a[1] == k) v = a[2] } }
+	END { print v == "" ? "-" : v }' /tmp/app.log; }
+lat=
+for ph in before during after; do
+	for k in p50_us p99_us p999_us misses; do
+		lat="$lat ${ph}_$k=$(phase_field $ph $k)"
+	done
+done
+# PSI "some" totals of the application during the backup (s), and its refaults (pages).
+psi="$(echo "$psi0 $psi1" | awk '{ printf "psi_memory_s=%.2f psi_io_s=%.2f psi_cpu_s=%.2f", ($4 - $1) / 1e6, ($5 - $2) / 1e6, ($6 - $3) / 1e6 }')"
+refaults="refaults_file=$(($(st "$stat1" workingset_refault_file) - $(st "$stat0" workingset_refault_file)))"
+refaults="$refaults refaults_anon=$(($(st "$stat1" workingset_refault_anon) - $(st "$stat0" workingset_refault_anon)))"
+resident_min=$(awk -v f0="$file0" -v a0="$anon0" 'NF == 2 { if (!n++ || $1 < mf) mf = $1; if (n == 1 || $2 < ma) ma = $2 }
+	END { if (n) printf "file_min_kept=%.1f anon_min_kept=%.1f", f0 ? 100 * mf / f0 : 0, a0 ? 100 * ma / a0 : 0
+	      else printf "file_min_kept=- anon_min_kept=-" }' /tmp/resident)
 echo "result label=${BENCH_LABEL:-$PW_KERNEL} kernel=$PW_KERNEL mglru=$MGLRU workload=$WORKLOAD mode=$MODE variant=$VARIANT ram_mib=$RAM_MIB" \
+	"disk=${BENCH_DISK:-ram} mglru_boot=$MGLRU_BOOT" \
 	"backup_rc=$rc backup_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", (b - a) / 1000 }')" \
 	"file_kept=$(awk -v a="$file0" -v b="$file1" 'BEGIN { printf "%.1f", a ? 100 * b / a : 0 }')" \
 	"anon_kept=$(awk -v a="$anon0" -v b="$anon1" 'BEGIN { printf "%.1f", a ? 100 * b / a : 0 }')" \
 	"swapped_mib=$(awk -v a="$swap0" -v b="$swap1" 'BEGIN { printf "%.1f", (b - a) / 1048576 }')" \
 	"majflt_after=$((maj2 - maj1)) ops_before=$before ops_before_mode=$before_mode" \
-	"during_mean=$during_mean during_worst=$during_worst after_mean=$after_mean recover_s=$recover $gov"
+	"during_mean=$during_mean during_worst=$during_worst after_mean=$after_mean recover_s=$recover $gov" \
+	"$lat $psi $refaults $resident_min"

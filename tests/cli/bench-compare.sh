@@ -24,6 +24,10 @@ expect_in "$ERR" "BENCH_MEM: '512M' is not a size in MiB" "and says what it want
 [ -e "$TMP/bench-out" ]
 ok $((1 - $?)) "nothing was written for a refused run"
 
+run env BENCH_DISK=nvme "$COMPARE"
+expect_status 2 "an unknown storage profile is refused"
+expect_in "$ERR" "BENCH_DISK: unknown profile 'nvme' (ram, ssd, disk)" "and named, with the known ones"
+
 for c in BENCH_TIMEOUT BENCH_TRIES; do
         run env $c=0 "$COMPARE"
         expect_status 2 "$c=0 is refused"
@@ -73,6 +77,9 @@ expect_in "$(cat "$R/raw/6.1-plain-busy-pagewarden-1.txt")" "result label=6.1" "
 expect_in "$(grep '^| busy | pagewarden |' "$R/results.md")" "| busy | pagewarden | 1 | 100 |" "the table has the retried run"
 expect_not_in "$(grep '^| busy |' "$R/results.md")" "| min |" "and not the failed one"
 expect_in "$(head -n 1 "$TMP/fake/args")" "--timeout 300 " "a boot's limit is 300 s by default"
+expect_in "$(head -n 1 "$TMP/fake/args")" "--disk-profile disk " "the disks cost what a disk's cost by default"
+expect_in "$(head -n 1 "$TMP/fake/args")" "BENCH_DISK=disk " "and the scenario is told"
+expect_in "$(cat "$R/results.md")" "Storage (vm-run --disk-profile): ram (" "the table says what storage its runs had"
 expect_not_in "$(cat "$TMP/fake/args")" "nocache" "nocache is not needed without its variant"
 rm -rf "$R" "$TMP/fake"/*
 fake BENCH_TRIES=1 BENCH_VARIANTS=pagewarden

@@ -34,9 +34,23 @@ for r in 1 2 3; do
 done
 raw 6.1-plain-idle-none-1 $common mode=idle variant=none backup_s=18.0 file_kept=1.0 anon_kept=50.0 swapped_mib=99.0 \
         majflt_after=9000 during_mean=- during_worst=- after_mean=5.0 recover_s=12
+# Runs with the application's own view (pwapp's phases), on the disk profile.
+lat="before_p50_us=2 before_p99_us=100 before_p999_us=400 before_misses=0 during_p50_us=9 during_p99_us=900"
+lat="$lat during_p999_us=2000 during_misses=500 psi_memory_s=1.25 psi_io_s=4.0 psi_cpu_s=0.5 file_min_kept=40.0"
+v="${common/workload=plain/workload=verify} mode=light backup_s=20.0 file_kept=50.0 anon_kept=90.0 swapped_mib=0.0"
+v="$v majflt_after=0 during_mean=90.0 during_worst=80.0 after_mean=90.0 recover_s=0 disk=disk"
+raw 6.1-verify-light-none-1 $v variant=none $lat after_p99_us=300 after_misses=90
+raw 6.1-verify-light-pagewarden-1 $v variant=pagewarden $lat after_p99_us=110 after_misses=0
 
 run "$REPORT" "$D"
 expect_status 0 "report succeeds"
+expect_in "$OUT" "Storage (vm-run --disk-profile): ram, disk (" "the storage profiles of its runs (ram: runs without one)"
+lat_row() { echo "$OUT" | sed -n '/^| mode | variant | n | p99 before us/,/^$/p' | grep "^| $1 | $2 |"; }
+expect_eq "the application's operations: p99 before, during, after, after/before, misses, file kept at its lowest, PSI" \
+        "$(lat_row light none)" "| light | none | 1 | 100 | 900 | 300 | 3.00 | 500 | 90 | 40 | 1.2 | 4.0 | 0.5 |"
+expect_in "$(lat_row light pagewarden)" "| 110 | 1.10 | 500 | 0 |" "per variant"
+ok "$([ "$(echo "$OUT" | grep -c '^| mode | variant | n | p99 before us')" = 1 ] && echo 0 || echo 1)" \
+        "that table only where the runs have those figures (not for the older plain runs)"
 row() { echo "$OUT" | grep "^| $1 | $2 |"; }
 expect_in "$OUT" "### kernel 6.1, workload plain" "one table per kernel and workload"
 expect_in "$(row busy none)" "| busy | none | 3 | 12 [10-20] | 82 [80-90] | 34 [30-40] | 3200 [3000-3400] | 54 [50-58] | 22 [20-24] | 32 [30-34] |" \
@@ -45,12 +59,21 @@ expect_in "$(row busy none)" "| 9 [8->20] | 1.00 [0.91-1.36] |" \
         "a recovery beyond the window is marked '>', and the backup time is relative to the median unprotected run"
 expect_in "$(row busy pagewarden)" "| 100 | 100 | 0 | 0 | 95 | 92 [91-93] | 99 | 0 | 1.09 [1.05-1.14] | 2 [1-3] | 2.0 [1.0-3.0] | 3.0 |" \
         "pagewarden's row: equal values without a range, its governor actions, reaction median (ms) and RSS (MiB)"
+ci=$(row busy pagewarden | awk -F' [|] ' '{ print $(NF - 1) }' | tr -d ' |')
+check_ci() { # lo-hi around the ratio of the medians, 24/22
+        awk -v ci="$ci" 'BEGIN { split(ci, r, "-"); exit !(ci ~ /^[0-9]+[.][0-9][0-9]-[0-9]+[.][0-9][0-9]$/ && r[1] <= 1.09 && r[2] >= 1.09 && r[1] < r[2]) }'
+}
+check_ci
+ok $? "pagewarden's backup time: a bootstrap 95% interval of the ratio of medians around 1.09 ($ci)"
+expect_eq "the same raw data give the same interval" "$("$REPORT" "$D" | grep '^| busy | pagewarden |' | awk -F' [|] ' '{ print $(NF - 1) }' | tr -d ' |')" "$ci"
+expect_in "$(row busy none)" " | - | - |" "none against itself: no interval, and no daemon"
+expect_in "$(row busy pagewarden)" " | 0.4 |" "the daemon's CPU time (40 ticks of 100/s)"
 expect_in "$(row idle none)" "| 1 | 50 | 99 | 9000 | - | - | 5 | 12 | 1.00 | - | - | - |" \
         "idle: no during figures; columns a variant does not have are '-'"
 ok "$([ "$(echo "$OUT" | grep -c '^| busy')" = 2 ] && echo 0 || echo 1)" "one row per mode and variant"
 ok "$(head -n "$(wc -l <"$D/results.md")" "$TMP/out" | cmp -s "$D/results.md" - && echo 0 || echo 1)" "results.md holds the table it printed"
 expect_in "$OUT" "plot: $D/ops-6.1-plain.png" "and it names the plot"
-expect_eq "runs.tsv: a header and one line per run" "$(wc -l <"$D/runs.tsv")" 8
+expect_eq "runs.tsv: a header and one line per run" "$(wc -l <"$D/runs.tsv")" 10
 expect_in "$(head -1 "$D/runs.tsv")" "backup_s" "runs.tsv's header names the figures"
 expect_eq "the series of the first repetition" "$(cat "$D/series/6.1-plain-busy-pagewarden.dat")" "$(printf -- '-1 400\n0 300\n1 100\n2 390')"
 expect_eq "the plot is a PNG" "$(head -c 4 "$D/ops-6.1-plain.png" | tail -c 3)" PNG
