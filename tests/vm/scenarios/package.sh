@@ -33,6 +33,11 @@ expect_eq "pagewarden.socket is enabled" "$(systemctl is-enabled pagewarden.sock
 i=0
 while [ $i -lt 150 ] && ! pw_answers 2>/dev/null; do sleep 0.2; i=$((i + 1)); done
 expect_eq "pagewarden.service is active" "$(systemctl is-active pagewarden.service 2>&1)" active
+# Issue 30: the socket was started after its service and refused ("Socket service pagewarden.service already
+# active, refusing"), and the install printed "Could not execute systemctl".
+expect_eq "pagewarden.socket is active (listening)" "$(systemctl is-active pagewarden.socket 2>&1)" active
+bad_lines() { echo "$1" | grep -E 'Could not execute|[Ff]ailed|refusing|[Ee]rror' | head -n 5; }
+expect_eq "the install printed no error" "$(bad_lines "$out${out2:+ $out2}")" ""
 expect_eq "the metrics timer is shipped disabled" "$(systemctl is-enabled pagewarden-metrics.timer 2>&1)" disabled
 conffiles=$(dpkg-query -W -f='${Conffiles}' pagewarden | awk '{ print $1 }' | sort | tr '\n' ' ')
 expect_eq "the configuration files are conffiles" "$conffiles" \
@@ -99,6 +104,8 @@ check "keeps the operator's edited conffile" grep -q '^# edited by the operator'
 i=0
 while [ $i -lt 100 ] && ! pw_answers; do sleep 0.2; i=$((i + 1)); done
 check "and the service answers after it" pw_answers
+expect_eq "the reinstall printed no error" "$(bad_lines "$(cat /tmp/reinstall.log)")" ""
+expect_eq "and its socket is still active" "$(systemctl is-active pagewarden.socket 2>&1)" active
 
 # --- remove, then purge ------------------------------------------------------------
 
