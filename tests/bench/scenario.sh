@@ -12,7 +12,11 @@
 # the backup.
 #
 # Environment (vm-run --env):
-#   BENCH_VARIANT   none swappiness0 nocache min high high-io pagewarden pagewarden-nohigh rule
+#   BENCH_VARIANT   none swappiness0 nocache min high high-io min-high low pagewarden pagewarden-nohigh rule
+#                   min: memory.min = the application's size; high: the backup's memory.high sized as an
+#                   operator would for this RAM (RAM - the application - 64 MiB); high-256: the shipped
+#                   class's 256M; min-high: both (pagewarden's static equivalent); low: memory.low = the
+#                   application's size
 #   BENCH_MODE      busy light idle (what the application does during the backup)
 #   BENCH_WORKLOAD  plain (write 3x RAM, read it back), verify (read it twice),
 #                   dedup (plus a 30%-of-RAM anonymous index the tool keeps busy),
@@ -74,12 +78,17 @@ PRELOAD=
 [ "$VARIANT" = nocache ] && PRELOAD=/usr/lib/nocache/nocache.so
 
 CONF=/etc/pagewarden/pagewarden.yaml
+# What an operator sizing memory.high by hand gives the backup: what the application leaves, less 64 MiB for
+# the rest of the machine (at least 64 MiB).
+HIGH_MIB=$((RAM_MIB - APP_ANON - APP_FILE - 64))
+[ $HIGH_MIB -ge 64 ] || HIGH_MIB=64
 case "$VARIANT" in
-none | nocache | min) ;;
+none | nocache | min | low) ;;
 swappiness0) echo 0 >/proc/sys/vm/swappiness ;;
-high) echo 256M >$JOBCG/memory.high ;; # the shipped backup class's memory.high
+high | min-high) echo ${HIGH_MIB}M >$JOBCG/memory.high ;;
+high-256) echo 256M >$JOBCG/memory.high ;; # the shipped backup class's memory.high
 high-io)
-	echo 256M >$JOBCG/memory.high
+	echo ${HIGH_MIB}M >$JOBCG/memory.high
 	echo "$PW_DATA_MAJMIN rbps=${BENCH_IO_BPS:-41943040} wbps=${BENCH_IO_BPS:-41943040}" >$JOBCG/io.max
 	;;
 pagewarden | rule | pagewarden-nohigh)
@@ -114,10 +123,16 @@ APP=$!
 while ! grep -q ready /tmp/app.log 2>/dev/null; do sleep 0.2; done
 # Sized by the operator, and on the parent too: a cgroup's protection is
 # bounded by its parent's (written there alone it protects nothing).
-if [ "$VARIANT" = min ]; then
+case "$VARIANT" in
+min | min-high)
 	echo $(((APP_ANON + APP_FILE) * MIB)) >$CG/apps/memory.min
 	echo $(((APP_ANON + APP_FILE) * MIB)) >$APPCG/memory.min
-fi
+	;;
+low)
+	echo $(((APP_ANON + APP_FILE) * MIB)) >$CG/apps/memory.low
+	echo $(((APP_ANON + APP_FILE) * MIB)) >$APPCG/memory.low
+	;;
+esac
 sleep 7
 lines() { wc -l </tmp/app.log; }
 ops() { sed -n "$1,$2p" /tmp/app.log | awk -F'ops=' '/ops=/ { print $2 + 0 }'; }
@@ -232,7 +247,7 @@ resident_min=$(awk -v f0="$file0" -v a0="$anon0" 'NF == 2 { if (!n++ || $1 < mf)
 	END { if (n) printf "file_min_kept=%.1f anon_min_kept=%.1f", f0 ? 100 * mf / f0 : 0, a0 ? 100 * ma / a0 : 0
 	      else printf "file_min_kept=- anon_min_kept=-" }' /tmp/resident)
 echo "result label=${BENCH_LABEL:-$PW_KERNEL} kernel=$PW_KERNEL mglru=$MGLRU workload=$WORKLOAD mode=$MODE variant=$VARIANT ram_mib=$RAM_MIB" \
-	"disk=${BENCH_DISK:-ram} mglru_boot=$MGLRU_BOOT" \
+	"disk=${BENCH_DISK:-ram} mglru_boot=$MGLRU_BOOT high_mib=$HIGH_MIB" \
 	"backup_rc=$rc backup_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", (b - a) / 1000 }')" \
 	"file_kept=$(awk -v a="$file0" -v b="$file1" 'BEGIN { printf "%.1f", a ? 100 * b / a : 0 }')" \
 	"anon_kept=$(awk -v a="$anon0" -v b="$anon1" 'BEGIN { printf "%.1f", a ? 100 * b / a : 0 }')" \
