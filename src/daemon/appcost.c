@@ -38,7 +38,12 @@ void appcost_snapshot(struct appcost *a, struct app_sample **ret, size_t *ret_n)
         if (!s)
                 return;
         *ret_n = a->sample(a->userdata, s, PW_MAX_PROTECTS);
-        *ret = s;
+        if (*ret_n == 0) {
+                free(s);
+                return;
+        }
+        /* Kept for the job's life: its size, not room for every application there could be (24 KiB per job). */
+        *ret = realloc(s, *ret_n * sizeof(*s)) ?: s;
 }
 
 /* Adds what each application did since the idle time began to its idle totals. */
