@@ -288,7 +288,7 @@ int main(int argc, char *argv[]) {
         unsigned long ops = 0, seed = 12345;
         uint64_t misses = 0;
         long majflt_second, majflt_phase;
-        int fd;
+        int fd, r = 0;
 
         if (argc != 4) {
                 fprintf(stderr, "usage: pwapp ANON_MIB FILE MODEFILE\n");
@@ -299,6 +299,9 @@ int main(int argc, char *argv[]) {
         fd = open(argv[2], O_RDONLY | O_CLOEXEC);
         if (!anon || fd < 0 || fstat(fd, &st) < 0) {
                 perror("pwapp");
+                free(anon);
+                if (fd >= 0)
+                        close(fd);
                 return 1;
         }
         /* SIGTERM ends a run as "stop" does, with the phases' figures. */
@@ -363,8 +366,11 @@ int main(int argc, char *argv[]) {
                         seed = seed * 6364136223846793005UL + 1442695040888963407UL;
                         ((volatile unsigned char *) anon)[((seed >> 17) % anon_pages) * PAGE + (seed & (PAGE - 1))]++;
                         seed = seed * 6364136223846793005UL + 1442695040888963407UL;
-                        if (read_file(fd, buf, 64, (off_t) (((seed >> 17) % file_pages) * PAGE), &miss) < 0)
-                                return 1;
+                        if (read_file(fd, buf, 64, (off_t) (((seed >> 17) % file_pages) * PAGE), &miss) < 0) {
+                                perror("pwapp: read");
+                                r = 1;
+                                break;
+                        }
 
                         uint64_t ns = now_ns() - t0;
 
@@ -382,5 +388,8 @@ int main(int argc, char *argv[]) {
         if (phase)
                 phase->majflt += majflt() - majflt_phase;
         print_phases();
-        return 0;
+        /* Freed, not left to exit: the sanitizer pass runs this program too. */
+        free(anon);
+        close(fd);
+        return r;
 }
