@@ -76,6 +76,16 @@ esac
 # A shell of its own, so that LD_PRELOAD (nocache) reaches the tool and only it.
 PRELOAD=
 [ "$VARIANT" = nocache ] && PRELOAD=/usr/lib/nocache/nocache.so
+# Whether LD_PRELOAD reaches the tool at all (the guest's sh is busybox, static; the tool is not): the
+# variant's figures mean nothing if it does not.
+NOCACHE_LOADED=-
+if [ -n "$PRELOAD" ]; then
+	env LD_PRELOAD=$PRELOAD $TOOL sleep 2 &
+	p=$!
+	sleep 1
+	grep -q nocache "/proc/$p/maps" && NOCACHE_LOADED=yes || NOCACHE_LOADED=no
+	wait $p
+fi
 
 CONF=/etc/pagewarden/pagewarden.yaml
 # What an operator sizing memory.high by hand gives the backup: what the application leaves, less 64 MiB for
@@ -247,7 +257,7 @@ resident_min=$(awk -v f0="$file0" -v a0="$anon0" 'NF == 2 { if (!n++ || $1 < mf)
 	END { if (n) printf "file_min_kept=%.1f anon_min_kept=%.1f", f0 ? 100 * mf / f0 : 0, a0 ? 100 * ma / a0 : 0
 	      else printf "file_min_kept=- anon_min_kept=-" }' /tmp/resident)
 echo "result label=${BENCH_LABEL:-$PW_KERNEL} kernel=$PW_KERNEL mglru=$MGLRU workload=$WORKLOAD mode=$MODE variant=$VARIANT ram_mib=$RAM_MIB" \
-	"disk=${BENCH_DISK:-ram} mglru_boot=$MGLRU_BOOT high_mib=$HIGH_MIB" \
+	"disk=${BENCH_DISK:-ram} mglru_boot=$MGLRU_BOOT high_mib=$HIGH_MIB nocache_loaded=$NOCACHE_LOADED" \
 	"backup_rc=$rc backup_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", (b - a) / 1000 }')" \
 	"file_kept=$(awk -v a="$file0" -v b="$file1" 'BEGIN { printf "%.1f", a ? 100 * b / a : 0 }')" \
 	"anon_kept=$(awk -v a="$anon0" -v b="$anon1" 'BEGIN { printf "%.1f", a ? 100 * b / a : 0 }')" \

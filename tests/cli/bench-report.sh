@@ -32,6 +32,8 @@ for r in 1 2 3; do
                 anon_kept=100.0 swapped_mib=0.0 majflt_after=0 during_mean=95.0 during_worst=9$r.0 after_mean=99.0 \
                 recover_s=0 actions=$r latency_med_us=$((r * 1000)) latency_max_us=9000 rss_kib=3072 cpu_ticks=40
 done
+raw 6.1-plain-idle-nocache-1 $common mode=idle variant=nocache backup_s=18.0 file_kept=1.0 anon_kept=50.0 \
+        swapped_mib=99.0 majflt_after=9000 during_mean=- during_worst=- after_mean=5.0 recover_s=12 nocache_loaded=no
 raw 6.1-plain-idle-none-1 $common mode=idle variant=none backup_s=18.0 file_kept=1.0 anon_kept=50.0 swapped_mib=99.0 \
         majflt_after=9000 during_mean=- during_worst=- after_mean=5.0 recover_s=12
 # Runs with the application's own view (pwapp's phases), on the disk profile.
@@ -53,6 +55,7 @@ ok "$([ "$(echo "$OUT" | grep -c '^| mode | variant | n | p99 before us')" = 1 ]
         "that table only where the runs have those figures (not for the older plain runs)"
 row() { echo "$OUT" | grep "^| $1 | $2 |"; }
 expect_in "$OUT" "### kernel 6.1, workload plain" "one table per kernel and workload"
+expect_in "$OUT" "WARNING: nocache was not loaded into the backup in 1 run(s)" "a nocache run without nocache is named"
 expect_in "$(row busy none)" "| busy | none | 3 | 12 [10-20] | 82 [80-90] | 34 [30-40] | 3200 [3000-3400] | 54 [50-58] | 22 [20-24] | 32 [30-34] |" \
         "the unprotected row: median [min-max] of each figure"
 expect_in "$(row busy none)" "| 9 [8->20] | 1.00 [0.91-1.36] |" \
@@ -73,7 +76,7 @@ expect_in "$(row idle none)" "| 1 | 50 | 99 | 9000 | - | - | 5 | 12 | 1.00 | - |
 ok "$([ "$(echo "$OUT" | grep -c '^| busy')" = 2 ] && echo 0 || echo 1)" "one row per mode and variant"
 ok "$(head -n "$(wc -l <"$D/results.md")" "$TMP/out" | cmp -s "$D/results.md" - && echo 0 || echo 1)" "results.md holds the table it printed"
 expect_in "$OUT" "plot: $D/ops-6.1-plain.png" "and it names the plot"
-expect_eq "runs.tsv: a header and one line per run" "$(wc -l <"$D/runs.tsv")" 10
+expect_eq "runs.tsv: a header and one line per run" "$(wc -l <"$D/runs.tsv")" 11
 expect_in "$(head -1 "$D/runs.tsv")" "backup_s" "runs.tsv's header names the figures"
 expect_eq "the series of the first repetition" "$(cat "$D/series/6.1-plain-busy-pagewarden.dat")" "$(printf -- '-1 400\n0 300\n1 100\n2 390')"
 expect_eq "the plot is a PNG" "$(head -c 4 "$D/ops-6.1-plain.png" | tail -c 3)" PNG
