@@ -27,6 +27,12 @@
  *                                  thread, how often it was running or runnable (R), asleep (S), in
  *                                  an uninterruptible wait (D, with the kernel function: /proc's
  *                                  stack), and its CPU time; for where a daemon's time goes
+ *   pwload tree-write DIR MIB KIB  write MIB MiB as files of KIB KiB each (DIR/NNN/NNNNN), through the
+ *                                  page cache, each file opened and closed on its own (a tree of small
+ *                                  files: where nocache, which drops a file's pages at close, can work)
+ *   pwload tree-read DIR           read every file tree-write wrote under DIR, one after another
+ *   pwload resident FILE           print "resident_kib=R size_kib=S": FILE's pages in the page cache
+ *                                  (mincore), whoever they are charged to
  *   pwload rename COUNT             rename this process (PR_SET_NAME) COUNT times: a proc connector
  *                                  event each, with no fork, so a flood at system-call speed;
  *                                  print "renames=N seconds=S"
@@ -37,7 +43,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +53,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -290,6 +299,94 @@ static int watch_cmd(int argc, char *argv[]) {
         return 0;
 }
 
+/* tree-write and tree-read: DIR/NNN/NNNNN, 1000 files a directory. */
+static int tree_cmd(bool write_it, const char *dir, long mib, long kib, void *chunk) {
+        long long total = 0;
+        double start = now();
+        long files = write_it ? mib * 1024 / (kib > 0 ? kib : 1) : LONG_MAX;
+        char path[PATH_MAX];
+
+        if (write_it && mkdir(dir, 0755) < 0 && errno != EEXIST) {
+                perror(dir);
+                return 1;
+        }
+        for (long i = 0; i < files; i++) {
+                int fd;
+
+                if (i % 1000 == 0) {
+                        snprintf(path, sizeof(path), "%s/%03ld", dir, i / 1000);
+                        if (write_it && mkdir(path, 0755) < 0 && errno != EEXIST) {
+                                perror(path);
+                                return 1;
+                        }
+                }
+                snprintf(path, sizeof(path), "%s/%03ld/%05ld", dir, i / 1000, i);
+                fd = open(path, write_it ? O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC : O_RDONLY | O_CLOEXEC, 0644);
+                if (fd < 0) {
+                        if (!write_it && errno == ENOENT)
+                                break; /* the end of the tree */
+                        perror(path);
+                        return 1;
+                }
+                if (write_it) {
+                        if (write(fd, chunk, (size_t) kib * 1024) != kib * 1024) {
+                                perror("write");
+                                close(fd);
+                                return 1;
+                        }
+                        total += kib * 1024;
+                } else {
+                        ssize_t n;
+
+                        while ((n = read(fd, chunk, CHUNK)) > 0)
+                                total += n;
+                        if (n < 0) {
+                                perror("read");
+                                close(fd);
+                                return 1;
+                        }
+                }
+                if (close(fd) < 0) {
+                        perror("close");
+                        return 1;
+                }
+        }
+        return report(total, start);
+}
+
+static int resident_cmd(const char *file) {
+        struct stat st;
+        size_t pages, resident = 0;
+        unsigned char *vec;
+        void *map;
+        int fd = open(file, O_RDONLY | O_CLOEXEC);
+
+        if (fd < 0 || fstat(fd, &st) < 0) {
+                perror(file);
+                return 1;
+        }
+        pages = ((size_t) st.st_size + 4095) / 4096;
+        if (pages == 0) {
+                close(fd);
+                printf("resident_kib=0 size_kib=0\n");
+                return 0;
+        }
+        map = mmap(NULL, (size_t) st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+        close(fd);
+        vec = malloc(pages);
+        if (map == MAP_FAILED || !vec || mincore(map, (size_t) st.st_size, vec) < 0) {
+                perror("mincore");
+                free(vec);
+                return 1;
+        }
+        for (size_t i = 0; i < pages; i++)
+                resident += vec[i] & 1;
+        printf("resident_kib=%zu size_kib=%zu\n", resident * 4, pages * 4);
+        free(vec);
+        munmap(map, (size_t) st.st_size);
+        return 0;
+}
+
 /* The I/O buffer lives as long as the process: a global, so that LeakSanitizer sees it reachable. */
 static void *buf;
 
@@ -342,6 +439,8 @@ int main(int argc, char *argv[]) {
                         ;
                 return 0;
         }
+        if (strcmp(argv[1], "resident") == 0)
+                return resident_cmd(argv[2]);
         if (strcmp(argv[1], "escape") == 0)
                 return escape_cmd(argv[2]);
         if (strcmp(argv[1], "churn") == 0) {
@@ -396,6 +495,10 @@ int main(int argc, char *argv[]) {
         if (posix_memalign(&buf, 4096, CHUNK) != 0)
                 return 1;
         memset(buf, 0x5a, CHUNK);
+        if (strcmp(argv[1], "tree-write") == 0 && argc >= 5)
+                return tree_cmd(true, argv[2], atol(argv[3]), atol(argv[4]), buf);
+        if (strcmp(argv[1], "tree-read") == 0)
+                return tree_cmd(false, argv[2], 0, 0, buf);
         if (strcmp(argv[1], "read") == 0) {
                 ssize_t n;
 
