@@ -12,7 +12,7 @@
 # the backup.
 #
 # Environment (vm-run --env):
-#   BENCH_VARIANT   none swappiness0 nocache min high high-io min-high low pagewarden pagewarden-nohigh rule
+#   BENCH_VARIANT   none none-aa swappiness0 nocache min high high-io min-high low pagewarden pagewarden-nohigh rule
 #                   min: memory.min = the application's size; high: the backup's memory.high sized as an
 #                   operator would for this RAM (RAM - the application - 64 MiB); high-256: the shipped
 #                   class's 256M; min-high: both (pagewarden's static equivalent); low: memory.low = the
@@ -21,7 +21,13 @@
 #   BENCH_WORKLOAD  plain (write 3x RAM, read it back), verify (read it twice),
 #                   dedup (plus a 30%-of-RAM anonymous index the tool keeps busy),
 #                   stall (plain, and a second protected application stalls in
-#                   the backup's first 5 s, so that pagewarden's governor reacts)
+#                   the backup's first 5 s, so that pagewarden's governor reacts),
+#                   smallfiles (plain's volume as a tree of 64 KiB files: where
+#                   nocache can work), bighot (the application's cgroup holds
+#                   ~80% of RAM, most of it a cold file read once, as a
+#                   database's does after days of uptime; its hot set is 20% of
+#                   RAM; a third, unprotected service with a small working set
+#                   is measured beside it: svc_* figures)
 #   BENCH_MGLRU     on, off, or empty (the kernel's default)
 #   BENCH_LABEL     the kernel's name in the table (6.1, 6.12, 6.12-nomglru)
 #   BENCH_IO_BPS    the high-io variant's io.max rbps and wbps, bytes/s (default 40 MiB/s)
@@ -42,6 +48,15 @@ TOOL=/usr/local/bin/backup-tool # a copy of pwload: the rule variant names it
 RAM_MIB=$(awk '$1 == "MemTotal:" { print int($2 / 1024) }' /proc/meminfo)
 APP_ANON=$((RAM_MIB * 36 / 100))
 APP_FILE=$((RAM_MIB / 4))
+# bighot: the application's hot set (what it keeps using) is 10% + 10% of RAM, beside 60% of RAM of a file it
+# read once; the third service uses 3% + 3%.
+COLD=0
+SVCCG=$CG/svc
+if [ "$WORKLOAD" = bighot ]; then
+	APP_ANON=$((RAM_MIB / 10))
+	APP_FILE=$((RAM_MIB / 10))
+	COLD=$((RAM_MIB * 60 / 100))
+fi
 BIG=$((RAM_MIB * 3))
 INDEX=$((RAM_MIB * 30 / 100))
 
@@ -71,6 +86,8 @@ stall)
 	mkdir -p $BURSTCG
 	echo 40M >$BURSTCG/memory.high
 	;;
+smallfiles) BACKUP="$TOOL tree-write $PW_DATA_MNT/tree $BIG 64 && $TOOL tree-read $PW_DATA_MNT/tree" ;;
+bighot) BACKUP=$S ;;
 *) echo "result error=unknown-workload"; exit 1 ;;
 esac
 # A shell of its own, so that LD_PRELOAD (nocache) reaches the tool and only it.
@@ -93,7 +110,7 @@ CONF=/etc/pagewarden/pagewarden.yaml
 HIGH_MIB=$((RAM_MIB - APP_ANON - APP_FILE - 64))
 [ $HIGH_MIB -ge 64 ] || HIGH_MIB=64
 case "$VARIANT" in
-none | nocache | min | low) ;;
+none | none-aa | nocache | min | low) ;; # none-aa: none, named apart (the A/A pair)
 swappiness0) echo 0 >/proc/sys/vm/swappiness ;;
 high | min-high) echo ${HIGH_MIB}M >$JOBCG/memory.high ;;
 high-256) echo 256M >$JOBCG/memory.high ;; # the shipped backup class's memory.high
@@ -118,8 +135,10 @@ pagewarden | rule | pagewarden-nohigh)
 esac
 
 pwload write "$PW_DATA_MNT/app.dat" $APP_FILE >/dev/null
+[ $COLD -gt 0 ] && pwload write "$PW_DATA_MNT/cold.dat" $COLD >/dev/null && pwload write "$PW_DATA_MNT/svc.dat" $((RAM_MIB * 3 / 100)) >/dev/null
 sync
 echo 3 >/proc/sys/vm/drop_caches
+oom0=$(keyed /proc/vmstat oom_kill)
 if [ "$VARIANT" != "${VARIANT#pagewarden}" ] || [ "$VARIANT" = rule ]; then
 	pagewardend --config $CONF 2>>/tmp/daemon.log &
 	DAEMON=$!
@@ -128,9 +147,21 @@ fi
 
 # "MODE PHASE": pwapp keeps each phase's operation times and cache misses (its "phase=" lines at stop).
 echo "busy before" >/tmp/mode
+# bighot: the cold file, read once by the application (its cgroup is charged with it), before its hot set.
+[ $COLD -gt 0 ] && sh -c "echo \$\$ >$APPCG/cgroup.procs; exec pwload read $PW_DATA_MNT/cold.dat" >/dev/null
 sh -c "echo \$\$ >$APPCG/cgroup.procs; exec pwapp $APP_ANON $PW_DATA_MNT/app.dat /tmp/mode" >/tmp/app.log &
 APP=$!
 while ! grep -q ready /tmp/app.log 2>/dev/null; do sleep 0.2; done
+SVC=
+if [ $COLD -gt 0 ]; then
+	mkdir -p $SVCCG
+	sh -c "echo \$\$ >$SVCCG/cgroup.procs; exec pwapp $((RAM_MIB * 3 / 100)) $PW_DATA_MNT/svc.dat /tmp/mode" >/tmp/svc.log &
+	SVC=$!
+	while ! grep -q ready /tmp/svc.log 2>/dev/null; do sleep 0.2; done
+fi
+# The application's file data in the page cache, whoever it is charged to (mincore: bighot's cold file is
+# charged to the same cgroup, and is not what the application needs).
+hot_file() { pwload resident $PW_DATA_MNT/app.dat | awk -F'[= ]' '{ print $2 * 1024 }'; }
 # Sized by the operator, and on the parent too: a cgroup's protection is
 # bounded by its parent's (written there alone it protects nothing).
 case "$VARIANT" in
@@ -157,10 +188,11 @@ if [ "$MODE" != busy ]; then
 	[ "$MODE" = light ] && before_mode=$(ops $((l - 2)) "$l" | mean)
 fi
 stat0=$(cat $APPCG/memory.stat)
+echo "$stat0" | sed 's/^/appstat /' # the application's memory.stat as the backup starts: what "auto" sees
 psi_total() { awk -F'total=' '/^some/ { print $2 + 0 }' "$1"; } # psi_total FILE: "some" stall, us
 psi0=$(for r in memory io cpu; do psi_total $APPCG/$r.pressure; done | tr "\n" " ")
 st() { echo "$1" | awk -v k="$2" '$1 == k { print $2 }'; }
-file0=$(st "$stat0" file) anon0=$(st "$stat0" anon)
+file0=$(hot_file) anon0=$(st "$stat0" anon)
 swap0=$(cat $APPCG/memory.swap.current)
 l0=$(lines)
 
@@ -175,7 +207,7 @@ fi
 # The application's resident memory each second of the backup: its lowest is what the backup cost it.
 (
 	while :; do
-		awk '$1 == "file" { f = $2 } $1 == "anon" { a = $2 } END { print f, a }' $APPCG/memory.stat
+		echo "$(hot_file) $(awk '$1 == "anon" { print $2 }' $APPCG/memory.stat)"
 		sleep 1
 	done
 ) >/tmp/resident &
@@ -196,7 +228,7 @@ kill $SAMPLER
 l1=$(lines)
 stat1=$(cat $APPCG/memory.stat)
 psi1=$(for r in memory io cpu; do psi_total $APPCG/$r.pressure; done | tr "\n" " ")
-file1=$(st "$stat1" file) anon1=$(st "$stat1" anon)
+file1=$(hot_file) anon1=$(st "$stat1" anon)
 swap1=$(cat $APPCG/memory.swap.current)
 # After: whole seconds 2-11 (the first second is the switch, partly still the backup's).
 echo "busy settle" >/tmp/mode
@@ -240,15 +272,18 @@ if [ -n "${DAEMON:-}" ]; then
 fi
 echo stop >/tmp/mode
 wait $APP
-# phase_field PHASE KEY: a figure of pwapp's "phase=" line ("-" if none)
-phase_field() { awk -v p="phase=$1" -v k="$2" '$1 == p { for (i = 2; i <= NF; i++) { split($i, a, "="); if (a[1] == k) v = a[2] } }
-	END { print v == "" ? "-" : v }' /tmp/app.log; }
+[ -n "$SVC" ] && wait $SVC
+# phase_field LOG PHASE KEY: a figure of pwapp's "phase=" line ("-" if none)
+phase_field() { awk -v p="phase=$2" -v k="$3" '$1 == p { for (i = 2; i <= NF; i++) { split($i, a, "="); if (a[1] == k) v = a[2] } }
+	END { print v == "" ? "-" : v }' "$1"; }
 lat=
 for ph in before during after; do
 	for k in p50_us p99_us p999_us misses; do
-		lat="$lat ${ph}_$k=$(phase_field $ph $k)"
+		lat="$lat ${ph}_$k=$(phase_field /tmp/app.log $ph $k)"
+		[ -n "$SVC" ] && lat="$lat svc_${ph}_$k=$(phase_field /tmp/svc.log $ph $k)"
 	done
 done
+lat="$lat oom_kills=$(($(keyed /proc/vmstat oom_kill) - oom0))"
 # PSI "some" totals of the application during the backup (s), and its refaults (pages).
 psi="$(echo "$psi0 $psi1" | awk '{ printf "psi_memory_s=%.2f psi_io_s=%.2f psi_cpu_s=%.2f", ($4 - $1) / 1e6, ($5 - $2) / 1e6, ($6 - $3) / 1e6 }')"
 refaults="refaults_file=$(($(st "$stat1" workingset_refault_file) - $(st "$stat0" workingset_refault_file)))"
