@@ -459,6 +459,7 @@ static int print_protected(FILE *f, json_object *prots, bool jobs_run) {
                                               "SWAP", "SWAP USED", "PRESSURE 10s/60s", "STATE" };
         _cleanup_(table_done) struct table t = { .cut = { 8, 5, 4, 2, 9 } }; /* PRESSURE, LOW, MIN, TARGET, STATE */
         size_t n = array_length(prots);
+        int r;
 
         if (n == 0) {
                 fputs("  none\n", f);
@@ -488,7 +489,28 @@ static int print_protected(FILE *f, json_object *prots, bool jobs_run) {
                         table_color(&t, COLOR_RED);
                 }
         }
-        return table_print(f, &t, "  ");
+        r = table_print(f, &t, "  ");
+        if (r < 0)
+                return r;
+        /* What "auto" believes each application needs while jobs run, and why; what it gets if less. */
+        for (size_t i = 0; i < n; i++) {
+                json_object *au = field(object_at(prots, i), "auto");
+                char a[VALUE_MAX], b[VALUE_MAX], c[VALUE_MAX];
+                uint64_t needs = json_object_get_uint64(field(au, "needs")),
+                         gets = json_object_get_uint64(field(au, "gets"));
+
+                if (!json_object_is_type(au, json_type_object))
+                        continue;
+                fprintf(f, "  auto %s: needs %s, ", dash(str_field(object_at(prots, i), "name")),
+                        fmt_size(field(au, "needs"), a));
+                if (gets < needs)
+                        fprintf(f, "gets %s (reserve %s, jobs' floors)\n", fmt_size(field(au, "gets"), b),
+                                fmt_size(field(au, "reserve"), c));
+                else
+                        fputs("gets it all\n", f);
+                fprintf(f, "    estimated from: %s\n", dash(str_field(au, "source")));
+        }
+        return 0;
 }
 
 static int print_actions(FILE *f, json_object *actions) {

@@ -201,9 +201,8 @@ static void update_class_readings(struct govern *g) {
         }
 }
 
-/* Samples one application: true if it shows an early signal (why says which); its "auto" size follows. */
-static bool sample_watch(struct govern *g, struct govern_watch *w, char *why, size_t len, double *avg10,
-                         bool *auto_changed) {
+/* Samples one application: true if it shows an early signal (why says which); its "auto" estimate follows. */
+static bool sample_watch(struct govern *g, struct govern_watch *w, char *why, size_t len, double *avg10) {
         struct governor_sample s;
         char what[128];
         bool fired;
@@ -215,53 +214,90 @@ static bool sample_watch(struct govern *g, struct govern_watch *w, char *why, si
         fired = w->sampled && governor_early_signal(&w->last, &s, what, sizeof(what));
         if (fired)
                 snprintf(why, len, "%s (/%s): %s", w->name, w->path, what);
+        if (w->auto_size)
+                (void) governor_auto_estimate(&w->est, w->sampled ? &w->last : NULL, &s, g->lists_age);
         w->last = s;
         w->sampled = true;
-        if (w->auto_size) {
-                uint64_t size = governor_auto_size(s.current, w->auto_bytes, g->ram_bytes);
-
-                if (size != w->auto_bytes) {
-                        w->auto_bytes = size;
-                        *auto_changed = true;
-                }
-        }
         return fired;
 }
 
-/* "auto": protect what each application uses while jobs run. */
+/* What protection may take now: RAM less the reserve, the floors of the classes running jobs, and the fixed
+ * memory.min of the policy's entries; *floors says the floors' part. */
+static uint64_t auto_available(const struct govern *g, uint64_t *floors) {
+        uint64_t fixed = 0;
+
+        *floors = 0;
+        for (size_t i = 0; i < g->gov.n_classes; i++) {
+                const struct governor_class *c = &g->gov.classes[i];
+
+                if (c->jobs > 0 && c->floor_high != UNITS_MAX) /* the least the governor leaves them */
+                        *floors += c->floor_high;
+        }
+        for (size_t i = 0; i < g->policy->n_protects; i++)
+                if (g->policy->protects[i].min.mode == PW_PROTECT_BYTES)
+                        fixed += g->policy->protects[i].min.bytes;
+        return governor_auto_available(g->ram_bytes, g->reserve, *floors, fixed);
+}
+
+/* "auto": protect what each application needs while jobs run, within what the reserve leaves. */
 static void apply_auto(struct govern *g) {
+        _cleanup_free_ struct governor_auto **autos = calloc(g->n_watches + 1, sizeof(*autos));
+        uint64_t floors, available = auto_available(g, &floors);
+        bool changed = false;
+        size_t n = 0;
+
+        if (!autos) {
+                log_error("Governor: out of memory; auto protection is not sized");
+                return;
+        }
+        for (size_t i = 0; i < g->n_watches; i++)
+                if (g->watches[i].auto_size && g->watches[i].est.source != GOVERNOR_AUTO_NONE)
+                        autos[n++] = &g->watches[i].est;
+        (void) governor_auto_share(autos, n, available);
         for (size_t i = 0; i < g->n_watches; i++) {
                 struct govern_watch *w = &g->watches[i];
-                char v[32];
+                char v[32], want[32], reserve[32], fl[32];
 
-                if (!w->auto_size)
+                if (!w->auto_size || w->est.source == GOVERNOR_AUTO_NONE || w->est.gets == w->applied)
                         continue;
-                units_format_human(w->auto_bytes, v, sizeof(v));
-                action_log_add(g->log, LOG_LEVEL_NOTICE,
-                               "Governor: protect %s (/%s) with %s while jobs run (auto: its usage)", w->name, w->path,
-                               v);
+                w->applied = w->est.gets;
+                changed = true;
+                units_format_human(w->est.gets, v, sizeof(v));
+                if (w->est.gets < w->est.want) {
+                        units_format_human(w->est.want, want, sizeof(want));
+                        units_format_human(g->reserve, reserve, sizeof(reserve));
+                        units_format_human(floors, fl, sizeof(fl));
+                        action_log_add(g->log, LOG_LEVEL_WARNING,
+                                       "Governor: protect %s (/%s) with %s of the %s it needs while jobs run (auto: "
+                                       "%s; the reserve, %s, and the running jobs' floors, %s, keep the rest)",
+                                       w->name, w->path, v, want, governor_auto_source_name(w->est.source), reserve,
+                                       fl);
+                } else
+                        action_log_add(g->log, LOG_LEVEL_NOTICE,
+                                       "Governor: protect %s (/%s) with %s while jobs run (auto: %s)", w->name, w->path,
+                                       v, governor_auto_source_name(w->est.source));
                 g->actions++;
-                if (protect_set_auto(g->protect, w->name, w->auto_bytes) < 0)
+                if (protect_set_auto(g->protect, w->name, w->est.gets) < 0)
                         log_error("Governor: out of memory");
         }
-        (void) protect_apply(g->protect, g->policy);
+        if (changed)
+                (void) protect_apply(g->protect, g->policy);
 }
 
 static void govern_run(struct govern *g, uint64_t wake_usec) {
         struct governor_action actions[GOVERNOR_MAX_ACTIONS];
         struct governor_reading r = { .now_usec = now_usec(CLOCK_MONOTONIC) };
-        bool auto_changed = false;
         char why[160] = "";
         size_t n;
 
+        update_class_readings(g); /* first: which classes run jobs (their floors) sizes "auto" */
         for (size_t i = 0; i < g->n_watches; i++) {
                 char w[160];
 
-                if (sample_watch(g, &g->watches[i], w, sizeof(w), &r.psi_avg10, &auto_changed) && !why[0])
+                if (sample_watch(g, &g->watches[i], w, sizeof(w), &r.psi_avg10) && !why[0])
                         snprintf(why, sizeof(why), "%s", w);
         }
-        if (auto_changed)
-                apply_auto(g);
+        apply_auto(g);
         if (g->triggered) {
                 r.pressure = true;
                 r.why = g->why;
@@ -270,7 +306,6 @@ static void govern_run(struct govern *g, uint64_t wake_usec) {
                 r.pressure = true;
                 r.why = why;
         }
-        update_class_readings(g);
         n = governor_step(&g->gov, &r, actions, ELEMENTSOF(actions));
         apply_actions(g, actions, n, wake_usec);
         /* Nothing runs any more and every limit is back: the governor sleeps. */
@@ -431,10 +466,20 @@ static bool watch_open(struct govern *g, const struct pw_protect *pr, struct gov
         return true;
 }
 
+/* Whether the multi-generational LRU is on (/sys/kernel/mm/lru_gen/enabled, a bit mask: bit 0 is the LRU's). */
+static bool mglru_enabled(void) {
+        _cleanup_fclose_ FILE *f = fopen("/sys/kernel/mm/lru_gen/enabled", "re");
+        unsigned long v = 0;
+
+        return f && fscanf(f, "%lx", &v) == 1 && (v & 1);
+}
+
 static void govern_start(struct govern *g) {
         int r;
 
         governor_init(&g->gov, g->settings, g->ram_bytes);
+        g->reserve = governor_reserve(g->settings->reserve, g->ram_bytes);
+        g->lists_age = !mglru_enabled();
         g->gov.classes = calloc(g->policy->n_classes + 1, sizeof(struct governor_class));
         g->watches = calloc(g->policy->n_protects + 1, sizeof(struct govern_watch));
         if (!g->gov.classes || !g->watches) {
@@ -526,7 +571,7 @@ void govern_stop(struct govern *g) {
         g->active = false;
         g->tick = sd_event_source_disable_unref(g->tick);
         for (size_t i = 0; i < g->n_watches; i++)
-                had_auto = had_auto || g->watches[i].auto_bytes;
+                had_auto = had_auto || g->watches[i].applied;
         /* Closing a trigger waits in the kernel: kept for the next run (off), or closed off the loop. */
         assert(g->n_parked == 0);
         if (g->stopping) {
@@ -646,6 +691,13 @@ json_object *govern_json(const struct govern *g) {
                 json_object_array_add(classes, class_json(&g->gov.classes[i]));
         json_object_object_add(o, "classes", classes);
         return o;
+}
+
+const struct governor_auto *govern_auto_of(const struct govern *g, const char *name) {
+        for (size_t i = 0; g->active && i < g->n_watches; i++)
+                if (g->watches[i].auto_size && streq(g->watches[i].name, name))
+                        return &g->watches[i].est;
+        return NULL;
 }
 
 void govern_class_counts(const struct govern *g, const char *class, struct govern_counts *ret) {

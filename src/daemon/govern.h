@@ -40,10 +40,11 @@ struct govern_counts {
 /* A protected application watched while the governor runs. */
 struct govern_watch {
         char *name;
-        char *path;          /* relative to the mount */
-        bool auto_size;      /* min: or low: auto */
-        uint64_t auto_bytes; /* what "auto" protects now */
-        int fd[2];           /* PSI triggers: memory.pressure, io.pressure */
+        char *path;               /* relative to the mount */
+        bool auto_size;           /* min: or low: auto */
+        struct governor_auto est; /* what "auto" estimates it needs, and gives it */
+        uint64_t applied;         /* the "auto" size last set (est.gets when it was applied) */
+        int fd[2];                /* PSI triggers: memory.pressure, io.pressure */
         sd_event_source *src[2];
         bool sampled;
         struct governor_sample last;
@@ -57,6 +58,8 @@ struct govern {
         const struct pw_policy *policy;
         const struct pw_settings *settings;
         uint64_t ram_bytes;
+        uint64_t reserve; /* what "auto" leaves to everything unprotected (settings: reserve) */
+        bool lists_age;   /* the LRU lists say what is in use (no multi-generational LRU) */
         struct jobs *jobs;
         struct protect *protect;
         struct action_log *log;
@@ -110,5 +113,8 @@ json_object *govern_json(const struct govern *g);
  * was in distress, slowing them for nothing.
  */
 bool govern_needs_machine_trigger(const struct govern *g);
+/* What "auto" estimates the protected application name needs and gives it, while the governor runs; NULL
+ * otherwise (or for an entry that is not auto). */
+const struct governor_auto *govern_auto_of(const struct govern *g, const char *name);
 /* What the governor did to class since the daemon started (zeros for a class it never governed). */
 void govern_class_counts(const struct govern *g, const char *class, struct govern_counts *ret);

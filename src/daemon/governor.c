@@ -280,12 +280,73 @@ bool governor_early_signal(const struct governor_sample *prev, const struct gove
         return true;
 }
 
-uint64_t governor_auto_size(uint64_t usage, uint64_t now, uint64_t ram_bytes) {
-        uint64_t cap = ram_bytes / 100 * GOVERNOR_AUTO_CAP_PERCENT;
+/* ---- "auto" ---- */
 
-        if (usage > cap)
-                usage = cap;
-        if (usage > now && (now == 0 || usage - now > GOVERNOR_AUTO_STEP))
-                return usage;
-        return now;
+const char *governor_auto_source_name(enum governor_auto_source s) {
+        switch (s) {
+        case GOVERNOR_AUTO_NONE:
+                return "not sampled yet";
+        case GOVERNOR_AUTO_WORKING_SET:
+                return "working set: anonymous + active file";
+        case GOVERNOR_AUTO_USAGE:
+                return "usage: the kernel's lists do not age read pages (MGLRU)";
+        case GOVERNOR_AUTO_REFAULTS:
+                return "usage: it refaulted pages it had lost";
+        }
+        return "?";
+}
+
+bool governor_auto_estimate(struct governor_auto *a, const struct governor_sample *prev,
+                            const struct governor_sample *cur, bool lists_age) {
+        enum governor_auto_source source = GOVERNOR_AUTO_WORKING_SET;
+        uint64_t est = cur->anon + cur->active_file + cur->unevictable;
+
+        assert(a && cur);
+        if (prev && a->source != GOVERNOR_AUTO_NONE && grew(prev->refaults, cur->refaults) >= GOVERNOR_SIGNAL_PAGES) {
+                source = GOVERNOR_AUTO_REFAULTS;
+                est = cur->current;
+        } else if (!lists_age) {
+                source = GOVERNOR_AUTO_USAGE;
+                est = cur->current;
+        }
+        if (est > cur->current) /* the counters are read one after another */
+                est = cur->current;
+        if (a->source != GOVERNOR_AUTO_NONE && (est <= a->want || est - a->want <= GOVERNOR_AUTO_STEP))
+                return false;
+        a->want = est;
+        a->source = source;
+        return true;
+}
+
+uint64_t governor_auto_available(uint64_t ram_bytes, uint64_t reserve, uint64_t floors, uint64_t fixed) {
+        uint64_t taken = reserve;
+
+        taken = taken + floors < taken ? UINT64_MAX : taken + floors;
+        taken = taken + fixed < taken ? UINT64_MAX : taken + fixed;
+        return ram_bytes > taken ? ram_bytes - taken : 0;
+}
+
+bool governor_auto_share(struct governor_auto *const *autos, size_t n, uint64_t available) {
+        unsigned __int128 total = 0;
+        bool changed = false;
+
+        for (size_t i = 0; i < n; i++)
+                total += autos[i]->want;
+        for (size_t i = 0; i < n; i++) {
+                uint64_t gets = autos[i]->want;
+
+                if (total > available)
+                        gets = (uint64_t) ((unsigned __int128) autos[i]->want * available / total);
+                changed = changed || gets != autos[i]->gets;
+                autos[i]->gets = gets;
+        }
+        return changed;
+}
+
+uint64_t governor_reserve(uint64_t configured, uint64_t ram_bytes) {
+        uint64_t r = ram_bytes / 10;
+
+        if (configured != UNITS_MAX)
+                return configured;
+        return r > GOVERNOR_RESERVE_MIN ? r : GOVERNOR_RESERVE_MIN;
 }

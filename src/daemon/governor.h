@@ -25,7 +25,7 @@
  * What counts as pressure is decided here too: a PSI trigger, or an early
  * signal in two samples of a protected application's memory counters
  * (governor_early_signal); and how large an "auto" protection is
- * (governor_auto_size).  The daemon only reads the counters and applies
+ * (governor_auto_estimate, governor_auto_share).  The daemon only reads the counters and applies
  * the actions (govern.c).
  */
 
@@ -112,13 +112,12 @@ struct governor_action {
 /* Swap growing by 1 MiB in a window: its anonymous memory is being swapped
  * out (smaller changes are swap slots freed and reused). */
 #define GOVERNOR_SIGNAL_SWAP_BYTES (UINT64_C(1) << 20)
-/* "auto" never protects more than 90% of RAM: the jobs, the kernel and the
- * daemon need the rest, or memory.min would drive them into the OOM killer. */
-#define GOVERNOR_AUTO_CAP_PERCENT 90
 /* "auto" follows the application's growth in 4 MiB steps: each change
  * rewrites memory.min on it and every ancestor (a bus call per unit on a
  * systemd host), so it does not chase every page. */
 #define GOVERNOR_AUTO_STEP (UINT64_C(4) << 20)
+/* The reserve's default: a tenth of RAM, and at least this. */
+#define GOVERNOR_RESERVE_MIN (UINT64_C(64) << 20)
 
 /* A protected application's counters, as the kernel has them (cumulative). */
 struct governor_sample {
@@ -130,6 +129,9 @@ struct governor_sample {
         uint64_t current;    /* memory.current */
         double some_avg10;   /* memory.pressure some avg10, in % */
         uint64_t some_total; /* memory.pressure some total: microseconds its tasks stalled */
+        /* What it uses (memory.stat, bytes): anonymous and shared memory (active_anon + inactive_anon: the
+         * anonymous lists hold shmem too), file pages used more than once (active_file), and mlocked ones. */
+        uint64_t anon, active_file, unevictable;
 };
 
 /*
@@ -141,12 +143,47 @@ bool governor_early_signal(const struct governor_sample *prev, const struct gove
                            size_t len);
 
 /*
- * The size an "auto" protection has, given the application's usage now and
- * the size it has: its usage while jobs run, capped at
- * GOVERNOR_AUTO_CAP_PERCENT of RAM, growing in GOVERNOR_AUTO_STEP steps,
- * never shrinking while jobs run.
+ * "auto": how much an application needs, estimated while jobs run.  Without
+ * the multi-generational LRU the kernel's own lists say it: a file page
+ * read once (a scan, a report run once, a backup's read) stays on the
+ * inactive list, a page used again is moved to the active one; so the
+ * estimate is the application's anonymous memory plus its active file
+ * pages (its working set), not all that is charged to it (after days of
+ * uptime, mostly what it read once).  With MGLRU (lists_age false) a page
+ * read with read() stays in its generation however often it is used, and
+ * the lists say nothing: the estimate is all it has.  Either way, when it
+ * refaults (it needed again pages it had lost: GOVERNOR_SIGNAL_PAGES in a
+ * window) the estimate was too small, and becomes all it has.  The
+ * estimate grows in GOVERNOR_AUTO_STEP steps and never shrinks while jobs
+ * run; it is made anew when the governor starts again.
  */
-uint64_t governor_auto_size(uint64_t usage, uint64_t now, uint64_t ram_bytes);
+enum governor_auto_source {
+        GOVERNOR_AUTO_NONE,        /* not sampled yet */
+        GOVERNOR_AUTO_WORKING_SET, /* anonymous + active file + unevictable */
+        GOVERNOR_AUTO_USAGE,       /* memory.current: the LRU lists say nothing (MGLRU) */
+        GOVERNOR_AUTO_REFAULTS,    /* memory.current: it refaulted, the working set was too small */
+};
+
+struct governor_auto {
+        uint64_t want; /* the estimate */
+        uint64_t gets; /* what it is given: want, or its share of what the reserve leaves (governor_auto_share) */
+        enum governor_auto_source source;
+};
+
+/* One window: the estimate from the application's counters now (cur) and one window before (prev, NULL at
+ * the first sample).  True when want changed. */
+bool governor_auto_estimate(struct governor_auto *a, const struct governor_sample *prev,
+                            const struct governor_sample *cur, bool lists_age);
+/* What protection may take: RAM less the reserve (for everything unprotected: the kernel, sshd, journald),
+ * the floors of the classes that run jobs, and the fixed memory.min of the other entries; 0 if nothing. */
+uint64_t governor_auto_available(uint64_t ram_bytes, uint64_t reserve, uint64_t floors, uint64_t fixed);
+/* Each entry gets its want; when together they want more than available, each gets a share of available in
+ * proportion to its want.  True when any gets changed. */
+bool governor_auto_share(struct governor_auto *const *autos, size_t n, uint64_t available);
+/* The reserve of a machine with ram_bytes of RAM: configured (not UNITS_MAX), or a tenth of RAM, at least
+ * GOVERNOR_RESERVE_MIN. */
+uint64_t governor_reserve(uint64_t configured, uint64_t ram_bytes);
+const char *governor_auto_source_name(enum governor_auto_source s);
 
 void governor_init(struct governor *g, const struct pw_settings *s, uint64_t ram_bytes);
 /* A class at its configured limits (thawed), from the policy: -ENOMEM, or 0. */

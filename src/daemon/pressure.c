@@ -82,6 +82,9 @@ void pressure_sample_parse(const char *stat, const char *events, const char *psi
                 .current = number(current),
                 .some_avg10 = have_psi ? p.some_avg10 : 0,
                 .some_total = have_psi ? p.some_total : 0,
+                .anon = keyed(stat, "active_anon") + keyed(stat, "inactive_anon"),
+                .active_file = keyed(stat, "active_file"),
+                .unevictable = keyed(stat, "unevictable"),
         };
 }
 

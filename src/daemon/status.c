@@ -212,6 +212,22 @@ static json_object *not_in_force(const struct protect *p, const struct pw_protec
         return json_object_new_string(text);
 }
 
+/* What "auto" estimates the application needs, where that comes from, and what it gets; null while no job
+ * runs (or for an entry that is not auto). */
+static json_object *auto_json(const struct govern *g, const char *name) {
+        const struct governor_auto *a = govern_auto_of(g, name);
+        json_object *o;
+
+        if (!a || a->source == GOVERNOR_AUTO_NONE)
+                return NULL;
+        o = json_object_new_object();
+        json_object_object_add(o, "needs", json_object_new_uint64(a->want));
+        json_object_object_add(o, "gets", json_object_new_uint64(a->gets));
+        json_object_object_add(o, "source", json_object_new_string(governor_auto_source_name(a->source)));
+        json_object_object_add(o, "reserve", json_object_new_uint64(g->reserve));
+        return o;
+}
+
 static json_object *protect_json(struct manager *m, const struct pw_protect *pr) {
         json_object *o = json_object_new_object(), *min = json_object_new_object(), *low = json_object_new_object();
         struct backend_protect bp = { .name = pr->name,
@@ -238,6 +254,7 @@ static json_object *protect_json(struct manager *m, const struct pw_protect *pr)
         }
         json_object_object_add(o, "memory_min", min);
         json_object_object_add(o, "memory_low", low);
+        json_object_object_add(o, "auto", auto_json(&m->govern, pr->name));
         json_object_object_add(o, "memory_current",
                                exists && cgroup_read_u64(m->backend->engine, path, "memory.current", &v) >= 0
                                        ? json_object_new_uint64(v)

@@ -203,7 +203,7 @@ static unsigned edit_distance(const char *a, const char *b) {
 static const char *misplaced_hint(const char *key) {
         static const char *const settings_keys[] = { "policy_dir",   "socket",          "socket_group", "cgroup_root",
                                                      "backend",      "restore_on_stop", "run_fallback", "history_jobs",
-                                                     "history_days", "log_level",       "pressure" };
+                                                     "history_days", "log_level",       "pressure",     "reserve" };
 
         for (size_t i = 0; i < ELEMENTSOF(settings_keys); i++)
                 if (streq(key, settings_keys[i]))

@@ -173,6 +173,11 @@ void settings_print(const struct pw_settings *s, FILE *f) {
         fprintf(f, "history_days: %" PRIu64 "\n", s->history_days);
         print_string(f, "", "history_file", s->history_file);
         fprintf(f, "log_level: %s\n", pw_log_level_to_string(s->log_level));
+        if (s->reserve != UNITS_MAX) {
+                units_format_size(s->reserve, buf, sizeof(buf));
+                fprintf(f, "reserve: %s\n", buf);
+        } else
+                fputs("# reserve: a tenth of the RAM, at least 64 MiB (the default)\n", f);
         fputs("pressure:\n", f);
         units_format_percent(s->pressure.threshold, buf, sizeof(buf));
         fprintf(f, "  threshold: %s\n", buf);

@@ -71,6 +71,22 @@ static void p_history_file(struct pstate *st, const struct ynode *val, void *tar
                 field_string(st, val, target);
 }
 
+static void p_reserve(struct pstate *st, const struct ynode *val, void *target) {
+        uint64_t *reserve = target, v;
+        const char *e;
+        char ram[32];
+
+        if (units_parse_size(val->value, st->ctx->ram_bytes, &v, &e) < 0)
+                pstate_error(st, val, "reserve '%s': %s", val->value, e);
+        else if (v == UNITS_MAX)
+                pstate_error(st, val, "reserve cannot be max: it is what auto protection leaves to the rest");
+        else if (st->ctx->ram_bytes && v >= st->ctx->ram_bytes) {
+                units_format_human(st->ctx->ram_bytes, ram, sizeof(ram));
+                pstate_error(st, val, "reserve '%s' is not below the RAM (%s)", val->value, ram);
+        } else
+                *reserve = v;
+}
+
 static void p_socket(struct pstate *st, const struct ynode *val, void *target) {
         if (val->value[0] != '/')
                 pstate_error(st, val, "socket '%s': must be an absolute path", val->value);
@@ -162,6 +178,7 @@ static const struct field settings_fields[] = {
         { "history_days", YNODE_SCALAR, p_history_days, offsetof(struct pw_settings, history_days) },
         { "history_file", YNODE_SCALAR, p_history_file, offsetof(struct pw_settings, history_file) },
         { "log_level", YNODE_SCALAR, p_log_level, offsetof(struct pw_settings, log_level) },
+        { "reserve", YNODE_SCALAR, p_reserve, offsetof(struct pw_settings, reserve) },
         { "pressure", YNODE_MAP, NULL, 0, pressure_fields },
         {},
 };
@@ -177,6 +194,7 @@ int settings_init(struct pw_settings *s) {
                 .log_level = PW_LOG_INFO,
                 .history_jobs = 100,
                 .history_days = 7,
+                .reserve = UNITS_MAX,
                 .pressure = {
                         .threshold = 10 * UNITS_PERCENT_ONE,
                         .window_usec = UINT64_C(500000),

@@ -52,6 +52,9 @@ struct pw_settings {
         uint64_t history_jobs, history_days; /* ended jobs kept: at most this many, this many days */
         char *history_file;                  /* where they are kept */
         enum pw_log_level log_level;
+        /* What "auto" protection leaves to everything unprotected (the kernel, sshd, journald, the jobs' own
+         * floors come on top), bytes; UNITS_MAX: the default, a tenth of RAM and at least 64 MiB. */
+        uint64_t reserve;
         struct {
                 uint32_t threshold; /* stall share of the window, hundredths of % */
                 uint64_t window_usec;

@@ -375,30 +375,125 @@ START_TEST(test_governor_signal_thresholds) {
 }
 END_TEST
 
-START_TEST(test_governor_auto_size) {
-        const uint64_t ram = 1024 * MIB;
+/* A sample of an application charged with current bytes: anon, active_file of it in use. */
+static struct governor_sample usage(uint64_t current, uint64_t anon, uint64_t active_file, uint64_t refaults) {
+        return (struct governor_sample){
+                .current = current, .anon = anon, .active_file = active_file, .refaults = refaults
+        };
+}
 
-        /* The first sample sets it. */
-        ck_assert_uint_eq(governor_auto_size(650 * MIB, 0, ram), 650 * MIB);
+START_TEST(test_governor_auto_working_set) {
+        struct governor_auto a = {};
+        /* A database after days of uptime: 700 MiB charged, of which 560 MiB a file read once (inactive). */
+        struct governor_sample s = usage(700 * MIB, 100 * MIB, 40 * MIB, 0), t;
+
+        /* The first sample sets it: what it uses, not what is charged to it. */
+        ck_assert(governor_auto_estimate(&a, NULL, &s, true));
+        ck_assert_uint_eq(a.want, 140 * MIB);
+        ck_assert_int_eq(a.source, GOVERNOR_AUTO_WORKING_SET);
         /* Growth within a step: unchanged; beyond: follows. */
-        ck_assert_uint_eq(governor_auto_size(650 * MIB + GOVERNOR_AUTO_STEP, 650 * MIB, ram), 650 * MIB);
-        ck_assert_uint_eq(governor_auto_size(660 * MIB, 650 * MIB, ram), 660 * MIB);
-        /* Never shrinks while jobs run (the backup itself pushes usage down). */
-        ck_assert_uint_eq(governor_auto_size(100 * MIB, 650 * MIB, ram), 650 * MIB);
-        /* Capped at 90% of RAM, so that jobs and the kernel keep room. */
-        ck_assert_uint_eq(governor_auto_size(1000 * MIB, 650 * MIB, ram), ram / 100 * GOVERNOR_AUTO_CAP_PERCENT);
-        ck_assert_uint_eq(governor_auto_size(0, 0, ram), 0);
+        t = usage(700 * MIB, 100 * MIB, 40 * MIB + GOVERNOR_AUTO_STEP, 0);
+        ck_assert(!governor_auto_estimate(&a, &s, &t, true));
+        ck_assert_uint_eq(a.want, 140 * MIB);
+        t = usage(700 * MIB, 110 * MIB, 40 * MIB, 0);
+        ck_assert(governor_auto_estimate(&a, &s, &t, true));
+        ck_assert_uint_eq(a.want, 150 * MIB);
+        /* Never shrinks while jobs run (the backup's reclaim deactivates pages). */
+        s = t;
+        t = usage(400 * MIB, 100 * MIB, 5 * MIB, 0);
+        ck_assert(!governor_auto_estimate(&a, &s, &t, true));
+        ck_assert_uint_eq(a.want, 150 * MIB);
+        /* It refaulted a MiB in a window: the working set was too small; all it has now. */
+        s = t;
+        t = usage(420 * MIB, 100 * MIB, 5 * MIB, GOVERNOR_SIGNAL_PAGES);
+        ck_assert(governor_auto_estimate(&a, &s, &t, true));
+        ck_assert_uint_eq(a.want, 420 * MIB);
+        ck_assert_int_eq(a.source, GOVERNOR_AUTO_REFAULTS);
+        /* Fewer refaults are no signal. */
+        a = (struct governor_auto){};
+        s = usage(700 * MIB, 100 * MIB, 40 * MIB, 0);
+        ck_assert(governor_auto_estimate(&a, NULL, &s, true));
+        t = usage(700 * MIB, 100 * MIB, 40 * MIB, GOVERNOR_SIGNAL_PAGES - 1);
+        ck_assert(!governor_auto_estimate(&a, &s, &t, true));
+        ck_assert_int_eq(a.source, GOVERNOR_AUTO_WORKING_SET);
+}
+END_TEST
+
+START_TEST(test_governor_auto_mglru) {
+        struct governor_auto a = {};
+        struct governor_sample s = usage(700 * MIB, 100 * MIB, 0, 0);
+
+        /* The lists say nothing about read pages: all it has. */
+        ck_assert(governor_auto_estimate(&a, NULL, &s, false));
+        ck_assert_uint_eq(a.want, 700 * MIB);
+        ck_assert_int_eq(a.source, GOVERNOR_AUTO_USAGE);
+        ck_assert_str_eq(governor_auto_source_name(a.source),
+                         "usage: the kernel's lists do not age read pages (MGLRU)");
+}
+END_TEST
+
+START_TEST(test_governor_auto_bounded_by_usage) {
+        struct governor_auto a = {};
+        /* Read one after another, the counters may add up to more than memory.current. */
+        struct governor_sample s = usage(100 * MIB, 80 * MIB, 30 * MIB, 0);
+
+        ck_assert(governor_auto_estimate(&a, NULL, &s, true));
+        ck_assert_uint_eq(a.want, 100 * MIB);
+        /* Nothing charged yet (an application not started): an estimate of 0, made. */
+        a = (struct governor_auto){};
+        s = usage(0, 0, 0, 0);
+        ck_assert(governor_auto_estimate(&a, NULL, &s, true));
+        ck_assert_uint_eq(a.want, 0);
+        ck_assert_int_eq(a.source, GOVERNOR_AUTO_WORKING_SET);
+}
+END_TEST
+
+START_TEST(test_governor_auto_share) {
+        struct governor_auto db = { .want = 300 * MIB }, web = { .want = 100 * MIB };
+        struct governor_auto *const both[] = { &db, &web };
+
+        /* Room for both: each gets what it needs. */
+        ck_assert(governor_auto_share(both, 2, 500 * MIB));
+        ck_assert_uint_eq(db.gets, 300 * MIB);
+        ck_assert_uint_eq(web.gets, 100 * MIB);
+        ck_assert(!governor_auto_share(both, 2, 400 * MIB));
+        /* Not enough: shares in proportion to the needs. */
+        ck_assert(governor_auto_share(both, 2, 200 * MIB));
+        ck_assert_uint_eq(db.gets, 150 * MIB);
+        ck_assert_uint_eq(web.gets, 50 * MIB);
+        ck_assert(governor_auto_share(both, 2, 0));
+        ck_assert_uint_eq(db.gets + web.gets, 0);
+        ck_assert(!governor_auto_share(NULL, 0, 100 * MIB));
+}
+END_TEST
+
+START_TEST(test_governor_auto_available) {
+        /* 1 GiB: the reserve, the running jobs' floors and the fixed protections are kept out. */
+        ck_assert_uint_eq(governor_auto_available(1024 * MIB, 100 * MIB, 64 * MIB, 200 * MIB), 660 * MIB);
+        ck_assert_uint_eq(governor_auto_available(1024 * MIB, 1000 * MIB, 64 * MIB, 0), 0);
+        ck_assert_uint_eq(governor_auto_available(1024 * MIB, UINT64_MAX, UINT64_MAX, UINT64_MAX), 0);
+        /* The reserve's default: a tenth of RAM, at least 64 MiB; a configured one as it is. */
+        ck_assert_uint_eq(governor_reserve(UNITS_MAX, 457 * MIB), GOVERNOR_RESERVE_MIN);
+        ck_assert_uint_eq(governor_reserve(UNITS_MAX, 16384 * MIB), 16384 * MIB / 10);
+        ck_assert_uint_eq(governor_reserve(300 * MIB, 16384 * MIB), 300 * MIB);
 }
 END_TEST
 
 START_TEST(test_governor_auto_follows_a_trace) {
         static const char *const names[] = { "0-rest", "1-rest", "2-reclaimed", "3-refaults", "4-swapped" };
-        uint64_t size = 0;
+        struct governor_sample prev = {}, cur;
+        struct governor_auto a = {};
 
-        for (size_t i = 0; i < ELEMENTSOF(names); i++)
-                size = governor_auto_size(sample(names[i]).current, size, 1024 * MIB);
-        /* What it used at rest; the reclaimed pages do not lower it. */
-        ck_assert_uint_eq(size, sample("0-rest").current);
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                cur = sample(names[i]);
+                (void) governor_auto_estimate(&a, i ? &prev : NULL, &cur, true);
+                if (i == 0) /* at rest: its anonymous memory and active file pages */
+                        ck_assert_uint_eq(a.want, cur.anon + cur.active_file);
+                prev = cur;
+        }
+        /* 3-refaults refaulted 900 pages: all it had then. */
+        ck_assert_int_eq(a.source, GOVERNOR_AUTO_REFAULTS);
+        ck_assert_uint_eq(a.want, sample("3-refaults").current);
 }
 END_TEST
 
@@ -420,7 +515,11 @@ Suite *governor_suite(void) {
         tcase_add_test(tc, test_governor_sample_parse);
         tcase_add_test(tc, test_governor_early_signals_on_a_trace);
         tcase_add_test(tc, test_governor_signal_thresholds);
-        tcase_add_test(tc, test_governor_auto_size);
+        tcase_add_test(tc, test_governor_auto_working_set);
+        tcase_add_test(tc, test_governor_auto_mglru);
+        tcase_add_test(tc, test_governor_auto_bounded_by_usage);
+        tcase_add_test(tc, test_governor_auto_share);
+        tcase_add_test(tc, test_governor_auto_available);
         tcase_add_test(tc, test_governor_auto_follows_a_trace);
         suite_add_tcase(s, tc);
         return s;

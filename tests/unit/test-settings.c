@@ -20,6 +20,7 @@ START_TEST(test_settings_defaults) {
         ck_assert_uint_eq(r.s.pressure.window_usec, 500000);
         ck_assert_uint_eq(r.s.pressure.release, 100);
         ck_assert_uint_eq(r.s.pressure.cooldown_usec, 30000000);
+        ck_assert_uint_eq(r.s.reserve, UNITS_MAX); /* a tenth of RAM, at least 64 MiB: governor_reserve() */
         settings_result_done(&r);
 }
 END_TEST
@@ -34,6 +35,7 @@ START_TEST(test_settings_values) {
                 "restore_on_stop: true\n"
                 "run_fallback: true\n"
                 "log_level: debug\n"
+                "reserve: 512M\n"
                 "pressure: {threshold: 20%, window: 2s, release: 2.5%, cooldown: 1m}\n";
         struct settings_result r;
 
@@ -51,6 +53,12 @@ START_TEST(test_settings_values) {
         ck_assert_uint_eq(r.s.pressure.window_usec, 2000000);
         ck_assert_uint_eq(r.s.pressure.release, 250);
         ck_assert_uint_eq(r.s.pressure.cooldown_usec, 60000000);
+        ck_assert_uint_eq(r.s.reserve, 512 * 1048576);
+        settings_result_done(&r);
+        /* A share of RAM (the test context has 16 GiB). */
+        parse_settings("/srv/conf/pw.yaml", "reserve: 25%\n", &r);
+        ck_assert_msg(r.r == 0, "%s", r.errors);
+        ck_assert_uint_eq(r.s.reserve, UINT64_C(4) << 30);
         settings_result_done(&r);
 }
 END_TEST
@@ -78,6 +86,10 @@ static const struct {
         { "pressure: {cooldown: 0s}\n", 1, 22, "between 1s and 60m" },
         { "pressure: {stall: 1s}\n", 1, 12, "unknown key 'stall'" },
         { "jobs: {}\n", 1, 1, "policies belong in files in the policy directory" },
+        { "reserve: max\n", 1, 10, "reserve cannot be max" },
+        { "reserve: 17G\n", 1, 10, "is not below the RAM (16 GiB)" },
+        { "reserve: 100%\n", 1, 10, "is not below the RAM" },
+        { "reserve: lots\n", 1, 10, "expected a number" },
         { "[1]\n", 1, 1, "the settings file must be a mapping" },
 };
 
