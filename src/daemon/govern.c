@@ -211,7 +211,8 @@ static bool sample_watch(struct govern *g, struct govern_watch *w, char *why, si
                 return false; /* gone: its triggers report that */
         if (s.some_avg10 > *avg10)
                 *avg10 = s.some_avg10;
-        fired = w->sampled && governor_early_signal(&w->last, &s, what, sizeof(what));
+        fired = w->sampled && governor_early_signal_auto(&w->last, &s, w->auto_size && w->applied ? &w->est : NULL,
+                                                         what, sizeof(what));
         if (fired)
                 snprintf(why, len, "%s (/%s): %s", w->name, w->path, what);
         if (w->auto_size)

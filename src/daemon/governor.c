@@ -318,6 +318,15 @@ bool governor_auto_estimate(struct governor_auto *a, const struct governor_sampl
         return true;
 }
 
+bool governor_early_signal_auto(const struct governor_sample *prev, const struct governor_sample *cur,
+                                const struct governor_auto *a, char *why, size_t len) {
+        struct governor_sample c = *cur;
+
+        if (a && a->source != GOVERNOR_AUTO_NONE && cur->current > a->gets)
+                c.pgsteal = prev->pgsteal; /* the reclaim of what auto left unprotected */
+        return governor_early_signal(prev, &c, why, len);
+}
+
 uint64_t governor_auto_available(uint64_t ram_bytes, uint64_t reserve, uint64_t floors, uint64_t fixed) {
         uint64_t taken = reserve;
 

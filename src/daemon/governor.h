@@ -170,6 +170,13 @@ struct governor_auto {
         enum governor_auto_source source;
 };
 
+/*
+ * governor_early_signal for an application "auto" protects (a: its estimate, NULL for a fixed size): while it
+ * holds more than auto gives it, the kernel reclaiming the rest (the pages it read once) is what auto chose,
+ * not a loss, and its pages being reclaimed is no signal; its refaults, major faults and swap still are.
+ */
+bool governor_early_signal_auto(const struct governor_sample *prev, const struct governor_sample *cur,
+                                const struct governor_auto *a, char *why, size_t len);
 /* One window: the estimate from the application's counters now (cur) and one window before (prev, NULL at
  * the first sample).  True when want changed. */
 bool governor_auto_estimate(struct governor_auto *a, const struct governor_sample *prev,

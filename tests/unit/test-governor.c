@@ -479,6 +479,29 @@ START_TEST(test_governor_auto_available) {
 }
 END_TEST
 
+START_TEST(test_governor_auto_reclaim_above_it) {
+        struct governor_auto a = { .want = 140 * MIB, .gets = 140 * MIB, .source = GOVERNOR_AUTO_WORKING_SET };
+        struct governor_sample prev = usage(700 * MIB, 100 * MIB, 40 * MIB, 0), cur = prev;
+        char why[128] = "";
+
+        /* 700 MiB charged, 140 protected: the kernel reclaims the file it read once; no signal. */
+        cur.pgsteal = 5000;
+        cur.current = 600 * MIB;
+        ck_assert(!governor_early_signal_auto(&prev, &cur, &a, why, sizeof(why)));
+        /* The same reclaim of an application with a fixed size is one. */
+        ck_assert(governor_early_signal_auto(&prev, &cur, NULL, why, sizeof(why)));
+        ck_assert_str_eq(why, "its memory is being reclaimed (pgsteal +5000)");
+        /* At its protection, what is reclaimed is what auto protects: a signal. */
+        cur.current = 140 * MIB;
+        ck_assert(governor_early_signal_auto(&prev, &cur, &a, why, sizeof(why)));
+        /* Above it, its refaults still are. */
+        cur.current = 600 * MIB;
+        cur.refaults = GOVERNOR_SIGNAL_PAGES;
+        ck_assert(governor_early_signal_auto(&prev, &cur, &a, why, sizeof(why)));
+        ck_assert_str_eq(why, "it refaults evicted pages (+256)");
+}
+END_TEST
+
 START_TEST(test_governor_auto_follows_a_trace) {
         static const char *const names[] = { "0-rest", "1-rest", "2-reclaimed", "3-refaults", "4-swapped" };
         struct governor_sample prev = {}, cur;
@@ -520,6 +543,7 @@ Suite *governor_suite(void) {
         tcase_add_test(tc, test_governor_auto_bounded_by_usage);
         tcase_add_test(tc, test_governor_auto_share);
         tcase_add_test(tc, test_governor_auto_available);
+        tcase_add_test(tc, test_governor_auto_reclaim_above_it);
         tcase_add_test(tc, test_governor_auto_follows_a_trace);
         suite_add_tcase(s, tc);
         return s;
