@@ -22,7 +22,7 @@
 #                   dedup (plus a 30%-of-RAM anonymous index the tool keeps busy),
 #                   stall (plain, and a second protected application stalls in
 #                   the backup's first 5 s, so that pagewarden's governor reacts),
-#                   smallfiles (plain's volume as a tree of 64 KiB files: where
+#                   smallfiles (plain's volume as a tree of 256 KiB files: where
 #                   nocache can work), bighot (the application's cgroup holds
 #                   ~80% of RAM, most of it a cold file read once, as a
 #                   database's does after days of uptime; its hot set is 20% of
@@ -86,7 +86,7 @@ stall)
 	mkdir -p $BURSTCG
 	echo 40M >$BURSTCG/memory.high
 	;;
-smallfiles) BACKUP="$TOOL tree-write $PW_DATA_MNT/tree $BIG 64 && $TOOL tree-read $PW_DATA_MNT/tree" ;;
+smallfiles) BACKUP="$TOOL tree-write $PW_DATA_MNT/tree $BIG 256 && $TOOL tree-read $PW_DATA_MNT/tree" ;;
 bighot) BACKUP=$S ;;
 *) echo "result error=unknown-workload"; exit 1 ;;
 esac
