@@ -145,6 +145,8 @@ if [ "$VARIANT" != "${VARIANT#pagewarden}" ] || [ "$VARIANT" = rule ]; then
 	wait_daemon
 fi
 
+# The application's data is what it has been using: read twice, on the kernel's active list (pwapp).
+export PWAPP_PASSES=2
 # "MODE PHASE": pwapp keeps each phase's operation times and cache misses (its "phase=" lines at stop).
 echo "busy before" >/tmp/mode
 # bighot: the cold file, read once by the application (its cgroup is charged with it), before its hot set.

@@ -118,4 +118,8 @@ wait_app
 expect_status 0 "pwapp exits 0 on SIGTERM"
 expect_eq "and prints its phase: no label is \"-\", no operation \"-\" figures" "$(echo "$OUT" | grep '^phase=')" \
         "phase=- ops=0 p50_us=- p99_us=- p999_us=- max_us=- misses=0 majflt=0"
+
+run env PWAPP_PASSES=9 "$APP" 4 "$F" "$M"
+expect_status 2 "PWAPP_PASSES out of 1 to 4 is refused"
+expect_in "$ERR" "PWAPP_PASSES must be 1 to 4" "and says why"
 done_testing

@@ -8,9 +8,11 @@
  *
  *   pwapp ANON_MIB FILE MODEFILE
  *
- * FILE is read twice at start (its pages are then charged to this cgroup,
- * and, used more than once, on the kernel's active list: the application's
- * data is what it has been using, as a server's is after a day's work).
+ * FILE is read PWAPP_PASSES times at start (1 to 4, default 2): its pages
+ * are then charged to this cgroup; read twice or more they are on the
+ * kernel's active list, as a server's data is after a day's work, read
+ * once on the inactive one, beside anything else read once (the pages an
+ * LRU gives away first: what the observation scenario needs).
  * MODEFILE holds "MODE" or "MODE PHASE"; it is read every 100 ms.  MODE is
  * "busy", "light", "idle" or "stop".  Light: the same accesses 25 times less
  * often (one every 50 ms), the rarely but regularly used buffers whose pages
@@ -299,7 +301,7 @@ int main(int argc, char *argv[]) {
         unsigned long ops = 0, seed = 12345;
         uint64_t misses = 0;
         long majflt_second, majflt_phase;
-        int fd, r = 0;
+        int fd, r = 0, passes;
 
         if (argc != 4) {
                 fprintf(stderr, "usage: pwapp ANON_MIB FILE MODEFILE\n");
@@ -320,7 +322,14 @@ int main(int argc, char *argv[]) {
         file_pages = (size_t) st.st_size / PAGE;
         for (size_t i = 0; i < anon_pages; i++)
                 memset(anon + i * PAGE, (int) (i & 0xff) | 1, PAGE); /* not zero pages: real memory */
-        for (int pass = 0; pass < 2; pass++)
+        passes = getenv("PWAPP_PASSES") ? atoi(getenv("PWAPP_PASSES")) : 2;
+        if (passes < 1 || passes > 4) {
+                fprintf(stderr, "pwapp: PWAPP_PASSES must be 1 to 4\n");
+                free(anon);
+                close(fd);
+                return 2;
+        }
+        for (int pass = 0; pass < passes; pass++)
                 for (size_t i = 0; i < file_pages; i++)
                         if (pread(fd, buf, PAGE, (off_t) (i * PAGE)) != PAGE)
                                 break;

@@ -41,6 +41,8 @@ oom0=$(keyed /proc/vmstat oom_kill)
 # The file read once, charged to the application's cgroup; then the application and its hot set.
 sh -c "echo \$\$ >$APPCG/cgroup.procs; exec pwload read $PW_DATA_MNT/cold.dat" >/dev/null
 echo "busy before" >/tmp/mode
+# Its hot set is what it has been using: its file read twice, on the kernel's active list.
+export PWAPP_PASSES=2
 sh -c "echo \$\$ >$APPCG/cgroup.procs; exec pwapp $HOT_ANON $PW_DATA_MNT/app.dat /tmp/mode" >/tmp/app.log &
 APP=$!
 wait_for 60 grep -q ready /tmp/app.log
