@@ -237,6 +237,11 @@ static const struct metric daemon_metrics[] = {
           "Actions the governor took since pagewardend started (limits lowered or raised, freezes, thaws, auto "
           "protection).",
           "governor.actions", NUMBER },
+        { "pagewarden_governor_held_off_total", "counter",
+          "Pressure signals the governor did not act on since pagewardend started, because the jobs could not have "
+          "caused them (the application at its own memory.high or memory.max, the jobs idle, its I/O on other "
+          "devices).",
+          "governor.held_off", NUMBER },
         { "pagewarden_governor_longest_write_seconds", "gauge",
           "The longest memory.high write of the governor (the reclaim it makes) since pagewardend started.",
           "governor.reaction_latency.longest_write_us", USEC },
@@ -291,6 +296,10 @@ static const struct metric class_metrics[] = {
           "governor.relaxed", NUMBER },
         { "pagewarden_class_governor_freezes_total", "counter",
           "Times the governor froze the class since pagewardend started.", "governor.frozen_times", NUMBER },
+        { "pagewarden_class_governor_undone_total", "counter",
+          "Tightenings of the class the governor gave back at once since pagewardend started, because the protected "
+          "applications' stall and the rate at which they lost pages did not fall.",
+          "governor.undone", NUMBER },
 };
 
 /* io.max: path is the list of devices, unit the ending of their keys (read_bps, write_iops, ...). */

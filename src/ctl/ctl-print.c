@@ -568,6 +568,9 @@ static int print_governor(FILE *f, json_object *gov) {
                 is_true(field(gov, "active")) ? "watching" : "idle",
                 is_true(field(gov, "under_pressure")) ? ", under pressure" : "", fmt_int(field(gov, "actions"), a),
                 fmt_int(field(lat, "median_us"), b), fmt_int(field(lat, "max_us"), c));
+        if (json_object_get_int64(field(gov, "held_off")) > 0)
+                fprintf(f, "  %s signals not acted on: the jobs could not cause them (the actions say why)\n",
+                        fmt_int(field(gov, "held_off"), a));
         if (array_length(classes) == 0)
                 return 0;
         table_header(&t, header, ELEMENTSOF(header));
@@ -800,6 +803,42 @@ static void peak_text(json_object *job, char buf[static VALUE_MAX]) {
                  fmt_size(field(job, "memory_peak"), a));
 }
 
+/* What the governor did while the job ran, and what it believed at its end. */
+static void governor_rows(struct table *t, json_object *j) {
+        json_object *beliefs = field(j, "governor"), *autos = field(beliefs, "auto");
+        char a[VALUE_MAX], b[VALUE_MAX], c[VALUE_MAX];
+
+        table_add(t, "governor:");
+        if (json_object_get_int64(field(j, "governor_undone")) > 0)
+                table_addf(t,
+                           "tightened its class %s times (%s of those undone at once: they did not help), froze it "
+                           "%s times while it ran",
+                           fmt_int(field(j, "governor_tightened"), a), fmt_int(field(j, "governor_undone"), c),
+                           fmt_int(field(j, "governor_froze"), b));
+        else
+                table_addf(t, "tightened its class %s times, froze it %s times while it ran",
+                           fmt_int(field(j, "governor_tightened"), a), fmt_int(field(j, "governor_froze"), b));
+        if (str_field(beliefs, "class_last_action")) {
+                table_add(t, "  last action:");
+                table_add(t, str_field(beliefs, "class_last_action"));
+        }
+        if (json_object_get_int64(field(j, "governor_held_off")) > 0) {
+                table_add(t, "  not acted on:");
+                table_addf(t, "%s signals the jobs could not cause; the last: %s",
+                           fmt_int(field(j, "governor_held_off"), a), dash(str_field(beliefs, "last_held_off")));
+        }
+        for (size_t i = 0; i < array_length(autos); i++) {
+                json_object *x = object_at(autos, i);
+
+                if (!x)
+                        continue;
+                table_addf(t, "  auto %s:", dash(str_field(x, "name")));
+                table_addf(t, "needs %s, gets %s (reserve %s); estimated from: %s", fmt_size(field(x, "needs"), a),
+                           fmt_size(field(x, "gets"), b), fmt_size(field(beliefs, "reserve"), c),
+                           dash(str_field(x, "source")));
+        }
+}
+
 void ctl_print_report_line(FILE *f, json_object *job) {
         char a[VALUE_MAX], b[VALUE_MAX], c[VALUE_MAX], d[VALUE_MAX], e[VALUE_MAX], g[VALUE_MAX], h[VALUE_MAX];
 
@@ -808,12 +847,15 @@ void ctl_print_report_line(FILE *f, json_object *job) {
         peak_text(job, b);
         fprintf(f,
                 " %s after %s: peak memory %s, read %s, wrote %s, stalled %s on memory and %s on I/O; the "
-                "governor tightened its class %s times\n",
+                "governor tightened its class %s times",
                 is_oom(job) ? "was OOM-killed (a memory.max, its own or its class's)" : "ended",
                 fmt_runtime(field(job, "runtime"), a), measured(b), measured(fmt_size(field(job, "io_read_bytes"), c)),
                 measured(fmt_size(field(job, "io_written_bytes"), d)),
                 measured(fmt_stall(field(job, "memory_stall_us"), g)),
                 measured(fmt_stall(field(job, "io_stall_us"), h)), fmt_int(field(job, "governor_tightened"), e));
+        if (json_object_get_int64(field(job, "governor_undone")) > 0)
+                fprintf(f, " and undid %s of those (they did not help)", fmt_int(field(job, "governor_undone"), a));
+        fputc('\n', f);
 }
 
 /* A rate per minute, "-" if unknown; scale 1e6 for microseconds shown as seconds. */
@@ -887,11 +929,8 @@ static void report_rows(struct table *t, json_object *j) {
                            fmt_int(field(j, "oom_kills"), c));
         else
                 table_add(t, "not measured");
-        if (field(j, "governor_tightened")) {
-                table_add(t, "governor:");
-                table_addf(t, "tightened its class %s times, froze it %s times while it ran",
-                           fmt_int(field(j, "governor_tightened"), a), fmt_int(field(j, "governor_froze"), b));
-        }
+        if (field(j, "governor_tightened"))
+                governor_rows(t, j);
         table_add(t, "stalled:");
         if (field(j, "memory_stall_us") || field(j, "io_stall_us"))
                 table_addf(t, "%s on memory, %s on I/O", measured(fmt_stall(field(j, "memory_stall_us"), a)),

@@ -182,44 +182,94 @@ static void apply_actions(struct govern *g, const struct governor_action *a, siz
 
 /* ---- readings ---- */
 
-static void update_class_readings(struct govern *g) {
+/* Keeps cur as the newest of two references a window apart (ref[0] is then one to two windows old). */
+#define REF_ROTATE(ref, ref_usec, cur, now, window)             \
+        do {                                                    \
+                if (!(ref_usec)[1]) {                           \
+                        (ref)[0] = (ref)[1] = (cur);            \
+                        (ref_usec)[0] = (ref_usec)[1] = (now);  \
+                } else if ((now) - (ref_usec)[1] >= (window)) { \
+                        (ref)[0] = (ref)[1];                    \
+                        (ref_usec)[0] = (ref_usec)[1];          \
+                        (ref)[1] = (cur);                       \
+                        (ref_usec)[1] = (now);                  \
+                }                                               \
+        } while (0)
+
+/* Each class's jobs and usage, and what the running jobs did (their cgroups' counters summed). */
+static void update_class_readings(struct govern *g, uint64_t now) {
+        struct govern_jobs_refs *jr = &g->jobs_refs;
+
+        jr->now = (struct governor_jobs_sample){};
         for (size_t i = 0; i < g->gov.n_classes; i++) {
                 struct governor_class *c = &g->gov.classes[i];
-                _cleanup_free_ char *path = g->backend->ops->class_path(g->backend, c->name);
+                _cleanup_free_ char *path = NULL;
+                uint64_t before = jr->now.current;
 
                 c->jobs = jobs_in_class(g->jobs, c->name);
-                if (!path || cgroup_read_u64(g->backend->engine, path, "memory.current", &c->memory_current) < 0)
-                        c->memory_current = 0;
+                c->memory_current = 0;
+                if (c->jobs == 0)
+                        continue;
+                path = g->backend->ops->class_path(g->backend, c->name);
+                if (path)
+                        (void) pressure_jobs_add(g->backend->engine, path, &jr->now);
                 /* Units placed by rule are outside the class's cgroup. */
-                for (struct job *j = g->jobs->list; j; j = j->next) {
-                        uint64_t v;
-
-                        if (j->unit && streq(j->class, c->name) &&
-                            cgroup_read_u64(g->backend->engine, j->path, "memory.current", &v) >= 0)
-                                c->memory_current += v;
-                }
+                for (struct job *j = g->jobs->list; j; j = j->next)
+                        if (j->unit && streq(j->class, c->name))
+                                (void) pressure_jobs_add(g->backend->engine, j->path, &jr->now);
+                c->memory_current = jr->now.current - before;
         }
+        REF_ROTATE(jr->ref, jr->ref_usec, jr->now, now, g->gov.window_usec);
 }
 
-/* Samples one application: true if it shows an early signal (why says which); its "auto" estimate follows. */
-static bool sample_watch(struct govern *g, struct govern_watch *w, char *why, size_t len, double *avg10) {
+/* Samples one application: true if it shows an early signal (why says which); its "auto" estimate follows,
+ * and what it suffered since the last sample is added to r. */
+static bool sample_watch(struct govern *g, struct govern_watch *w, char *why, size_t len, struct governor_reading *r) {
         struct governor_sample s;
         char what[128];
         bool fired;
 
         if (pressure_sample_read(g->backend->engine, w->path, &s) < 0)
                 return false; /* gone: its triggers report that */
-        if (s.some_avg10 > *avg10)
-                *avg10 = s.some_avg10;
+        (void) pressure_io_use_read(g->backend->engine, w->path, &s.io);
+        if (s.some_avg10 > r->psi_avg10)
+                r->psi_avg10 = s.some_avg10;
         fired = w->sampled && governor_early_signal_auto(&w->last, &s, w->auto_size && w->applied ? &w->est : NULL,
                                                          what, sizeof(what));
         if (fired)
                 snprintf(why, len, "%s (/%s): %s", w->name, w->path, what);
+        if (w->sampled) {
+                r->stall_usec += s.some_total > w->last.some_total ? s.some_total - w->last.some_total : 0;
+                r->pages += s.pgsteal > w->last.pgsteal ? s.pgsteal - w->last.pgsteal : 0;
+        }
         if (w->auto_size)
                 (void) governor_auto_estimate(&w->est, w->sampled ? &w->last : NULL, &s, g->lists_age);
         w->last = s;
         w->sampled = true;
+        REF_ROTATE(w->ref, w->ref_usec, s, r->now_usec, g->gov.window_usec);
         return fired;
+}
+
+/* Could the running jobs cause what w shows (w NULL: the whole machine's trigger)?  Else it is logged (once
+ * in a cooldown for each application) and counted, and not acted on. */
+static bool jobs_can_cause(struct govern *g, struct govern_watch *w, bool io, const char *signal, uint64_t now) {
+        const struct govern_jobs_refs *jr = &g->jobs_refs;
+        bool app_history = w && w->sampled && w->ref_usec[0] < now, jobs_history = jr->ref_usec[0] < now;
+        uint64_t *logged = w ? &w->held_off_usec : &g->held_off_machine_usec;
+        char why[160];
+
+        if (governor_jobs_can_cause(app_history ? &w->ref[0] : NULL, app_history ? &w->last : NULL,
+                                    jobs_history ? &jr->ref[0] : NULL, jobs_history ? &jr->now : NULL, io, why,
+                                    sizeof(why)))
+                return true;
+        g->held_off++;
+        snprintf(g->held_off_why, sizeof(g->held_off_why), "%s: %s", signal, why);
+        if (!*logged || now - *logged >= g->gov.cooldown_usec) {
+                *logged = now;
+                action_log_add(g->log, LOG_LEVEL_NOTICE,
+                               "Governor: not acting on %s: %s; limiting the jobs cannot help", signal, why);
+        }
+        return false;
 }
 
 /* What protection may take now: RAM less the reserve, the floors of the classes running jobs, and the fixed
@@ -291,19 +341,23 @@ static void govern_run(struct govern *g, uint64_t wake_usec) {
         char why[160] = "";
         size_t n;
 
-        update_class_readings(g); /* first: which classes run jobs (their floors) sizes "auto" */
+        update_class_readings(g, r.now_usec); /* first: which classes run jobs (their floors) sizes "auto" */
         for (size_t i = 0; i < g->n_watches; i++) {
-                char w[160];
+                struct govern_watch *w = &g->watches[i];
+                char what[160];
 
-                if (sample_watch(g, &g->watches[i], w, sizeof(w), &r.psi_avg10) && !why[0])
-                        snprintf(why, sizeof(why), "%s", w);
+                if (sample_watch(g, w, what, sizeof(what), &r) && !why[0] &&
+                    jobs_can_cause(g, w, false, what, r.now_usec))
+                        snprintf(why, sizeof(why), "%s", what);
         }
         apply_auto(g);
         if (g->triggered) {
-                r.pressure = true;
-                r.why = g->why;
                 g->triggered = false;
-        } else if (why[0]) {
+                r.pressure = jobs_can_cause(g, g->trig_watch >= 0 ? &g->watches[g->trig_watch] : NULL, g->trig_io,
+                                            g->why, r.now_usec);
+                r.why = g->why;
+        }
+        if (!r.pressure && why[0]) {
                 r.pressure = true;
                 r.why = why;
         }
@@ -333,10 +387,14 @@ static int on_trigger(sd_event_source *s, int fd, uint32_t revents, void *userda
                         }
                         snprintf(g->why, sizeof(g->why), "PSI trigger: %s (/%s) %s", w->name, w->path,
                                  k == 0 ? "memory.pressure" : "io.pressure");
+                        g->trig_watch = (ssize_t) i;
+                        g->trig_io = k == 1;
                         found = true;
                 }
         if (!found && fd == g->sys_fd) {
                 snprintf(g->why, sizeof(g->why), "PSI trigger: the whole machine (/proc/pressure/memory full)");
+                g->trig_watch = -1;
+                g->trig_io = false;
                 found = true;
         }
         if (!found)
@@ -479,6 +537,7 @@ static void govern_start(struct govern *g) {
         int r;
 
         governor_init(&g->gov, g->settings, g->ram_bytes);
+        g->jobs_refs = (struct govern_jobs_refs){};
         g->reserve = governor_reserve(g->settings->reserve, g->ram_bytes);
         g->lists_age = !mglru_enabled();
         g->gov.classes = calloc(g->policy->n_classes + 1, sizeof(struct governor_class));
@@ -562,6 +621,7 @@ static void tally_add(struct govern *g, const struct governor_class *c) {
         t->counts.tightened += c->n_tightened;
         t->counts.relaxed += c->n_relaxed;
         t->counts.frozen += c->n_frozen;
+        t->counts.undone += c->n_unhelpful;
 }
 
 void govern_stop(struct govern *g) {
@@ -677,6 +737,7 @@ static json_object *class_json(const struct governor_class *c) {
         json_object_object_add(co, "tightened", json_object_new_uint64(c->n_tightened));
         json_object_object_add(co, "relaxed", json_object_new_uint64(c->n_relaxed));
         json_object_object_add(co, "frozen_times", json_object_new_uint64(c->n_frozen));
+        json_object_object_add(co, "undone", json_object_new_uint64(c->n_unhelpful));
         json_object_object_add(co, "last_action", c->last_action[0] ? json_object_new_string(c->last_action) : NULL);
         return co;
 }
@@ -687,6 +748,8 @@ json_object *govern_json(const struct govern *g) {
         json_object_object_add(o, "active", json_object_new_boolean(g->active));
         json_object_object_add(o, "under_pressure", json_object_new_boolean(g->active && g->gov.under_pressure));
         json_object_object_add(o, "actions", json_object_new_uint64(g->actions));
+        json_object_object_add(o, "held_off", json_object_new_uint64(g->held_off));
+        json_object_object_add(o, "last_held_off", g->held_off_why[0] ? json_object_new_string(g->held_off_why) : NULL);
         json_object_object_add(o, "reaction_latency", latency_json(g));
         for (size_t i = 0; g->active && i < g->gov.n_classes; i++)
                 json_object_array_add(classes, class_json(&g->gov.classes[i]));
@@ -710,5 +773,33 @@ void govern_class_counts(const struct govern *g, const char *class, struct gover
                         ret->tightened += g->gov.classes[i].n_tightened;
                         ret->relaxed += g->gov.classes[i].n_relaxed;
                         ret->frozen += g->gov.classes[i].n_frozen;
+                        ret->undone += g->gov.classes[i].n_unhelpful;
                 }
+}
+
+static json_object *auto_json(const struct govern_watch *w) {
+        json_object *o = json_object_new_object();
+
+        json_object_object_add(o, "name", json_object_new_string(w->name));
+        json_object_object_add(o, "needs", json_object_new_uint64(w->est.want));
+        json_object_object_add(o, "gets", json_object_new_uint64(w->est.gets));
+        json_object_object_add(o, "source", json_object_new_string(governor_auto_source_name(w->est.source)));
+        return o;
+}
+
+json_object *govern_beliefs_json(const struct govern *g, const char *class) {
+        json_object *o = json_object_new_object(), *autos = json_object_new_array();
+        const char *last = NULL;
+
+        for (size_t i = 0; g->active && i < g->n_watches; i++)
+                if (g->watches[i].auto_size && g->watches[i].est.source != GOVERNOR_AUTO_NONE)
+                        json_object_array_add(autos, auto_json(&g->watches[i]));
+        for (size_t i = 0; g->active && i < g->gov.n_classes; i++)
+                if (streq(g->gov.classes[i].name, class) && g->gov.classes[i].last_action[0])
+                        last = g->gov.classes[i].last_action;
+        json_object_object_add(o, "auto", autos);
+        json_object_object_add(o, "reserve", g->active ? json_object_new_uint64(g->reserve) : NULL);
+        json_object_object_add(o, "class_last_action", last ? json_object_new_string(last) : NULL);
+        json_object_object_add(o, "last_held_off", g->held_off_why[0] ? json_object_new_string(g->held_off_why) : NULL);
+        return o;
 }

@@ -16,6 +16,7 @@
 #include <json-c/json.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <systemd/sd-event.h>
 
 #include "actions.h"
@@ -35,6 +36,7 @@
 /* What the governor did to a class since the daemon started (its own counters start again with it). */
 struct govern_counts {
         uint64_t tightened, relaxed, frozen;
+        uint64_t undone; /* tightenings given back at once because they did not help */
 };
 
 /* A protected application watched while the governor runs. */
@@ -48,6 +50,17 @@ struct govern_watch {
         sd_event_source *src[2];
         bool sampled;
         struct governor_sample last;
+        /* Its samples at two recent ticks a window apart: ref[0], one to two windows old, is what a signal is
+         * attributed against (a trigger fires at any moment, also just after a tick). */
+        struct governor_sample ref[2];
+        uint64_t ref_usec[2];
+        uint64_t held_off_usec; /* when a signal of its that the jobs cannot cause was last logged */
+};
+
+/* The running jobs' counters at two recent ticks, as a watch's ref. */
+struct govern_jobs_refs {
+        struct governor_jobs_sample now, ref[2];
+        uint64_t ref_usec[2];
 };
 
 struct govern {
@@ -78,6 +91,14 @@ struct govern {
         sd_event_source *sys_src;
         bool triggered; /* a trigger fired since the last step */
         char why[160];
+        ssize_t trig_watch; /* the watch whose trigger fired (-1: the machine's) */
+        bool trig_io;       /* on io.pressure */
+        struct govern_jobs_refs jobs_refs;
+
+        /* Signals the jobs could not have caused (governor_jobs_can_cause): not acted on. */
+        uint64_t held_off;
+        char held_off_why[256];
+        uint64_t held_off_machine_usec; /* when the machine's trigger was last logged so */
 
         /* For status. */
         uint64_t actions;
@@ -118,3 +139,6 @@ bool govern_needs_machine_trigger(const struct govern *g);
 const struct governor_auto *govern_auto_of(const struct govern *g, const char *name);
 /* What the governor did to class since the daemon started (zeros for a class it never governed). */
 void govern_class_counts(const struct govern *g, const char *class, struct govern_counts *ret);
+/* What the governor believes now, for a job of class's end-of-job report: {"auto": [{"name", "needs", "gets",
+ * "source"}], "reserve", "class_last_action", "last_held_off"} (members null when there is nothing to say). */
+json_object *govern_beliefs_json(const struct govern *g, const char *class);

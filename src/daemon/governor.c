@@ -123,12 +123,121 @@ static uint64_t step_up(uint64_t cur, uint64_t floor, uint64_t configured, uint6
         return cur + step >= target ? configured : cur + step;
 }
 
+/* ---- did it help? ---- */
+
+/* The harm per second from then to now (zeros for no time). */
+static struct governor_rates harm_rates(const struct governor_harm *then, const struct governor_harm *now) {
+        uint64_t dt = now->usec - then->usec;
+
+        if (now->usec <= then->usec)
+                return (struct governor_rates){};
+        return (struct governor_rates){
+                .stall_usec = (uint64_t) ((unsigned __int128) (now->stall_usec - then->stall_usec) * 1000000 / dt),
+                .pages = (uint64_t) ((unsigned __int128) (now->pages - then->pages) * 1000000 / dt),
+        };
+}
+
+/* Adds a step's harm; the marks are a window apart, so that mark[0] is one to two windows old. */
+static void harm_add(struct governor *g, const struct governor_reading *r) {
+        g->harm.usec = r->now_usec;
+        g->harm.stall_usec += r->stall_usec;
+        g->harm.pages += r->pages;
+        if (!g->mark[1].usec)
+                g->mark[0] = g->mark[1] = g->harm;
+        else if (r->now_usec - g->mark[1].usec >= g->window_usec) {
+                g->mark[0] = g->mark[1];
+                g->mark[1] = g->harm;
+        }
+}
+
+/* A rate fell by a quarter; with nothing measured before (no stall, no fault: the signal was another
+ * counter) there is nothing to judge by, and the action stands. */
+static bool helped(const struct governor_rates *before, const struct governor_rates *after) {
+        if (!before->stall_usec && !before->pages)
+                return true;
+        return (before->stall_usec && after->stall_usec * 4 <= before->stall_usec * 3) ||
+               (before->pages && after->pages * 4 <= before->pages * 3);
+}
+
+/* The first tightening of a sequence: what to check it against, and what to give back if it does not help. */
+static void check_start(struct governor *g, struct governor_class *c, uint64_t now) {
+        if (c->check_since)
+                return;
+        c->check_since = now;
+        c->check_from = g->harm;
+        c->before_rates = harm_rates(&g->mark[0], &g->harm);
+        c->before_high = c->high;
+        for (size_t i = 0; i < c->n_io; i++) {
+                c->io[i].rbps_before = c->io[i].rbps;
+                c->io[i].wbps_before = c->io[i].wbps;
+        }
+}
+
+/* It did not help: the limits as they were before, at once, and no tightening for the cooldown. */
+static void undo(struct governor *g, struct governor_class *c, uint64_t now, const struct governor_rates *after,
+                 struct governor_action *a, size_t *n, size_t max) {
+        struct governor_action *x;
+        size_t n0 = *n;
+        bool io = false;
+        char why[160];
+
+        snprintf(why, sizeof(why),
+                 "did not help, released after %.1f s (the protected applications stalled %" PRIu64 " -> %" PRIu64
+                 " ms/s, lost %" PRIu64 " -> %" PRIu64 " pages/s)",
+                 (double) (now - c->check_since) / 1e6, c->before_rates.stall_usec / 1000, after->stall_usec / 1000,
+                 c->before_rates.pages, after->pages);
+        if (c->frozen) {
+                c->frozen = false;
+                c->thawed_at = now;
+                emit(a, n, max, GOV_THAW, c, 0, now, why);
+        }
+        if (c->high != c->before_high) {
+                c->high = c->before_high;
+                x = emit(a, n, max, GOV_SET_MEMORY_HIGH, c, c->high, now, why);
+                if (x)
+                        x->relaxes = true;
+        }
+        for (size_t i = 0; i < c->n_io; i++)
+                if (c->io[i].rbps != c->io[i].rbps_before || c->io[i].wbps != c->io[i].wbps_before) {
+                        c->io[i].rbps = c->io[i].rbps_before;
+                        c->io[i].wbps = c->io[i].wbps_before;
+                        io = true;
+                }
+        if (io && (x = emit(a, n, max, GOV_SET_IO, c, 0, now, why)))
+                x->relaxes = true;
+        if (*n == n0) { /* freeze_max thawed it already, and its limits were the floors */
+                snprintf(c->last_action, sizeof(c->last_action), "%s", why);
+                c->last_action_usec = now;
+        }
+        c->n_unhelpful++;
+        c->hold_until = now + g->cooldown_usec;
+}
+
+/* The check of c's tightening, once its time has come; true if it was undone. */
+static bool check(struct governor *g, struct governor_class *c, uint64_t now, struct governor_action *a, size_t *n,
+                  size_t max) {
+        struct governor_rates after;
+        bool ok;
+
+        if (!c->check_since || now - c->check_since < GOVERNOR_CHECK_WINDOWS * g->window_usec)
+                return false;
+        after = harm_rates(&c->check_from, &g->harm);
+        ok = helped(&c->before_rates, &after);
+        if (!ok)
+                undo(g, c, now, &after, a, n, max);
+        c->check_since = 0;
+        return !ok;
+}
+
+/* ---- the ladder ---- */
+
 static void tighten(struct governor *g, struct governor_class *c, const struct governor_reading *r,
                     struct governor_action *a, size_t *n, size_t max) {
         uint64_t base = c->high < c->memory_current ? c->high : c->memory_current, v;
         bool io = false;
         char why[160];
 
+        check_start(g, c, r->now_usec);
         snprintf(why, sizeof(why), "pressure: %s", r->why ?: "?");
         v = halve_to(base, c->floor_high);
         if (v < c->high) {
@@ -190,6 +299,7 @@ size_t governor_step(struct governor *g, const struct governor_reading *r, struc
         bool all_running_at_floor = true, any_running = false;
         size_t n = 0;
 
+        harm_add(g, r);
         /* Is it under pressure, or calm long enough to give room back? */
         if (r->pressure) {
                 g->calm_since = 0;
@@ -224,10 +334,10 @@ size_t governor_step(struct governor *g, const struct governor_reading *r, struc
                 struct governor_class *c = &g->classes[i];
                 bool backed_off = !c->last_action_usec || now - c->last_action_usec >= g->window_usec;
 
-                if (!backed_off)
+                if (check(g, c, now, a, &n, max) || !backed_off)
                         continue;
                 if (r->pressure) {
-                        if (c->jobs == 0 || c->frozen)
+                        if (c->jobs == 0 || c->frozen || now < c->hold_until)
                                 continue;
                         if (!class_at_floor(c))
                                 tighten(g, c, r, a, &n, max);
@@ -236,6 +346,7 @@ size_t governor_step(struct governor *g, const struct governor_reading *r, struc
                                 char why[160];
 
                                 snprintf(why, sizeof(why), "pressure at the floors: %s", r->why ?: "?");
+                                check_start(g, c, now);
                                 c->frozen = true;
                                 c->frozen_since = now;
                                 c->n_frozen++;
@@ -358,4 +469,102 @@ uint64_t governor_reserve(uint64_t configured, uint64_t ram_bytes) {
         if (configured != UNITS_MAX)
                 return configured;
         return r > GOVERNOR_RESERVE_MIN ? r : GOVERNOR_RESERVE_MIN;
+}
+
+/* ---- who can be the cause ---- */
+
+/* The index of u's device major:minor, or u->n. */
+static size_t io_dev_find(const struct governor_io_use *u, unsigned major, unsigned minor) {
+        size_t i = 0;
+
+        while (i < u->n && (u->dev[i].major != major || u->dev[i].minor != minor))
+                i++;
+        return i;
+}
+
+void governor_io_use_add(struct governor_io_use *sum, const struct governor_io_use *x) {
+        for (size_t i = 0; i < x->n; i++) {
+                size_t k = io_dev_find(sum, x->dev[i].major, x->dev[i].minor);
+
+                if (k < sum->n)
+                        sum->dev[k].bytes += x->dev[i].bytes;
+                else if (sum->n < GOVERNOR_IO_DEVICES)
+                        sum->dev[sum->n++] = x->dev[i];
+        }
+}
+
+/* The bytes u's device major:minor moved from prev to cur. */
+static uint64_t io_grew(const struct governor_io_use *prev, const struct governor_io_use *cur, unsigned major,
+                        unsigned minor) {
+        size_t p = io_dev_find(prev, major, minor), c = io_dev_find(cur, major, minor);
+
+        return c < cur->n ? grew(p < prev->n ? prev->dev[p].bytes : 0, cur->dev[c].bytes) : 0;
+}
+
+static uint64_t io_total_grew(const struct governor_io_use *prev, const struct governor_io_use *cur) {
+        uint64_t sum = 0;
+
+        for (size_t i = 0; i < cur->n; i++)
+                sum += io_grew(prev, cur, cur->dev[i].major, cur->dev[i].minor);
+        return sum;
+}
+
+/* A device both moved bytes on from prev to cur; false too when the application moved none (it waits for
+ * I/O that has not completed yet: whose, the counters cannot say, so the jobs may be the cause). */
+static bool io_shared(const struct governor_sample *prev, const struct governor_sample *cur,
+                      const struct governor_jobs_sample *jprev, const struct governor_jobs_sample *jcur,
+                      char *app_devices, size_t len) {
+        bool app_did_io = false;
+        size_t at = 0;
+
+        app_devices[0] = '\0';
+        for (size_t i = 0; i < cur->io.n; i++) {
+                const struct governor_io_dev *d = &cur->io.dev[i];
+
+                if (!io_grew(&prev->io, &cur->io, d->major, d->minor))
+                        continue;
+                app_did_io = true;
+                if (io_grew(&jprev->io, &jcur->io, d->major, d->minor))
+                        return true;
+                if (at < len)
+                        at += snprintf(app_devices + at, len - at, "%s%u:%u", at ? " " : "", d->major, d->minor);
+        }
+        return !app_did_io;
+}
+
+bool governor_jobs_can_cause(const struct governor_sample *prev, const struct governor_sample *cur,
+                             const struct governor_jobs_sample *jprev, const struct governor_jobs_sample *jcur, bool io,
+                             char *why, size_t len) {
+        uint64_t d, jobs_io;
+        char devices[64];
+
+        assert(why);
+        if (prev && cur && (d = grew(prev->high_events, cur->high_events)) > 0) {
+                snprintf(why, len, "it is at its own memory.high (memory.events high +%" PRIu64 ")", d);
+                return false;
+        }
+        if (prev && cur && (d = grew(prev->max_events, cur->max_events)) > 0) {
+                snprintf(why, len, "it is at its own memory.max (memory.events max +%" PRIu64 ")", d);
+                return false;
+        }
+        if (!jprev || !jcur)
+                return true;
+        jobs_io = io_total_grew(&jprev->io, &jcur->io);
+        if (!jobs_io && !grew(jprev->pgfault, jcur->pgfault) && !jcur->dirty && !grew(jprev->current, jcur->current)) {
+                snprintf(why, len,
+                         "the jobs did nothing meanwhile (no I/O, no page fault, nothing dirty, no memory "
+                         "charged)");
+                return false;
+        }
+        if (!io)
+                return true;
+        if (!jobs_io) {
+                snprintf(why, len, "its stall is on I/O and the jobs did none meanwhile");
+                return false;
+        }
+        if (prev && cur && !io_shared(prev, cur, jprev, jcur, devices, sizeof(devices))) {
+                snprintf(why, len, "its stall is on I/O, on %s, where the jobs did none", devices);
+                return false;
+        }
+        return true;
 }

@@ -36,6 +36,17 @@
 #include "policy.h"
 #include "settings.h"
 
+/* What the protected applications suffered, summed up to a time. */
+struct governor_harm {
+        uint64_t usec, stall_usec, pages;
+};
+
+/* The protected applications' harm per second over some time: what an action must lower. */
+struct governor_rates {
+        uint64_t stall_usec; /* microseconds stalled per second, summed over the applications */
+        uint64_t pages;      /* pages reclaimed from them per second */
+};
+
 struct governor_class {
         /* Set by the caller from the policy (or left from before for a class
          * that left the policy). */
@@ -46,6 +57,7 @@ struct governor_class {
                 unsigned major, minor;
                 uint64_t configured_rbps, configured_wbps; /* UNITS_MAX: no limit */
                 uint64_t rbps, wbps;                       /* in force */
+                uint64_t rbps_before, wbps_before;         /* before the tightening being checked */
         } * io;
         uint64_t io_floor;
         bool freeze_allowed;
@@ -62,10 +74,23 @@ struct governor_class {
         uint64_t last_action_usec;
         char last_action[192];
         unsigned n_tightened, n_relaxed, n_frozen;
+        unsigned n_unhelpful; /* actions undone because they did not help */
+
+        /* The check of its last tightening (governor_step): did the protected applications' stall and
+         * refaults fall? */
+        uint64_t check_since;            /* 0: nothing to check; else when the first action of the sequence was taken */
+        struct governor_harm check_from; /* the harm then */
+        struct governor_rates before_rates; /* and its rate in the window before */
+        uint64_t before_high;               /* its limits before that first action (it was thawed: a frozen class is not
+                                             * tightened) */
+        uint64_t hold_until;                /* an action that did not help: not tightened again before this */
 };
 
 struct governor {
         uint64_t window_usec, cooldown_usec;
+        /* The protected applications' harm, summed since the governor started (governor_reading's stall_usec
+         * and pages added up), and where it stood at two recent steps (for the rate before an action). */
+        struct governor_harm harm, mark[2];
         uint32_t release; /* hundredths of a percent */
         uint64_t ram_bytes;
         bool under_pressure;
@@ -77,9 +102,13 @@ struct governor {
 
 struct governor_reading {
         uint64_t now_usec;
-        bool pressure;    /* a trigger fired or an early signal was seen */
+        bool pressure;    /* a trigger fired or an early signal was seen, and the jobs can be its cause */
         const char *why;  /* which group and reading, for the log */
         double psi_avg10; /* the highest some avg10 of the protected groups, in % */
+        /* What the protected applications suffered since the last step, summed: microseconds their tasks
+         * stalled on memory (memory.pressure some total) and pages reclaimed from them (pgsteal: what they
+         * lose, where refaults and major faults also count their recovery once relieved). */
+        uint64_t stall_usec, pages;
 };
 
 enum governor_action_type {
@@ -98,6 +127,10 @@ struct governor_action {
 };
 
 #define GOVERNOR_MAX_ACTIONS 64
+/* How long after its first tightening the governor checks that it helped (windows): the protected applications'
+ * stall or the rate at which they lose pages must have fallen by a quarter from the window before, or the class gets
+ * its limits back at once and is not tightened again for the cooldown. */
+#define GOVERNOR_CHECK_WINDOWS 4
 
 /* ---- what counts as pressure, and what "auto" protects ---- */
 
@@ -119,20 +152,58 @@ struct governor_action {
 /* The reserve's default: a tenth of RAM, and at least this. */
 #define GOVERNOR_RESERVE_MIN (UINT64_C(64) << 20)
 
+/* A cgroup's I/O by device (io.stat rbytes + wbytes, cumulative), for the first GOVERNOR_IO_DEVICES devices
+ * io.stat lists. */
+#define GOVERNOR_IO_DEVICES 16
+struct governor_io_use {
+        size_t n;
+        struct governor_io_dev {
+                unsigned major, minor;
+                uint64_t bytes;
+        } dev[GOVERNOR_IO_DEVICES];
+};
+
 /* A protected application's counters, as the kernel has them (cumulative). */
 struct governor_sample {
-        uint64_t pgsteal;    /* memory.stat pgsteal: its pages reclaimed */
-        uint64_t refaults;   /* workingset_refault_anon + _file: evicted pages needed again */
-        uint64_t majfaults;  /* memory.stat pgmajfault */
-        uint64_t swap;       /* memory.swap.current */
-        uint64_t low_events; /* memory.events low: reclaimed although below memory.low */
-        uint64_t current;    /* memory.current */
-        double some_avg10;   /* memory.pressure some avg10, in % */
-        uint64_t some_total; /* memory.pressure some total: microseconds its tasks stalled */
+        uint64_t pgsteal;                 /* memory.stat pgsteal: its pages reclaimed */
+        uint64_t refaults;                /* workingset_refault_anon + _file: evicted pages needed again */
+        uint64_t majfaults;               /* memory.stat pgmajfault */
+        uint64_t swap;                    /* memory.swap.current */
+        uint64_t low_events;              /* memory.events low: reclaimed although below memory.low */
+        uint64_t high_events, max_events; /* memory.events high, max: held at its own memory.high, memory.max */
+        uint64_t current;                 /* memory.current */
+        double some_avg10;                /* memory.pressure some avg10, in % */
+        uint64_t some_total;              /* memory.pressure some total: microseconds its tasks stalled */
         /* What it uses (memory.stat, bytes): anonymous and shared memory (active_anon + inactive_anon: the
          * anonymous lists hold shmem too), file pages used more than once (active_file), and mlocked ones. */
         uint64_t anon, active_file, unevictable;
+        struct governor_io_use io;
 };
+
+/* What the running jobs did: their cgroups' counters summed (cumulative, but dirty). */
+struct governor_jobs_sample {
+        uint64_t current; /* memory.current */
+        uint64_t pgfault; /* memory.stat pgfault */
+        uint64_t dirty;   /* memory.stat file_dirty + file_writeback, bytes */
+        struct governor_io_use io;
+};
+
+/* Adds x's devices to sum's (a device already there adds its bytes). */
+void governor_io_use_add(struct governor_io_use *sum, const struct governor_io_use *x);
+
+/*
+ * Act only where acting helps: could the running jobs be the cause of what a protected application shows
+ * between two samples (prev, cur: at least a window apart; jprev, jcur the jobs' at the same times)?  io:
+ * the stall is on io.pressure (else on memory).  False, why saying what it is instead, when
+ *   - the application is held by its own memory.high or memory.max (its memory.events high or max rose):
+ *     limiting the jobs gives it nothing;
+ *   - the jobs did nothing: no I/O, no page fault, nothing dirty, no memory charged;
+ *   - io: the jobs did no I/O on a device the application did I/O on.
+ * prev and cur may be NULL (the whole machine's trigger): only the jobs are looked at.
+ */
+bool governor_jobs_can_cause(const struct governor_sample *prev, const struct governor_sample *cur,
+                             const struct governor_jobs_sample *jprev, const struct governor_jobs_sample *jcur, bool io,
+                             char *why, size_t len);
 
 /*
  * True when cur, taken one window after prev, shows the application losing

@@ -257,13 +257,20 @@ static void job_report(struct jobs *js, struct job *j, const struct cgroup_job_c
                                u64_or_null(end && end->have_psi,
                                            end ? counter_since(end->io_stall_usec, s->io_stall_usec) : 0));
         if (js->class_actions) {
-                unsigned tightened = 0, frozen = 0;
+                struct job_governor_counts c = {};
 
-                js->class_actions(js->userdata, j->class, &tightened, &frozen);
+                js->class_actions(js->userdata, j->class, &c);
                 json_object_object_add(o, "governor_tightened",
-                                       json_object_new_uint64(counter_since(tightened, j->tightened)));
-                json_object_object_add(o, "governor_froze", json_object_new_uint64(counter_since(frozen, j->frozen)));
+                                       json_object_new_uint64(counter_since(c.tightened, j->governor.tightened)));
+                json_object_object_add(o, "governor_froze",
+                                       json_object_new_uint64(counter_since(c.frozen, j->governor.frozen)));
+                json_object_object_add(o, "governor_undone",
+                                       json_object_new_uint64(counter_since(c.undone, j->governor.undone)));
+                json_object_object_add(o, "governor_held_off",
+                                       json_object_new_uint64(counter_since(c.held_off, j->governor.held_off)));
         }
+        if (js->governor_beliefs)
+                json_object_object_add(o, "governor", js->governor_beliefs(js->userdata, j->class));
         if (js->appcost) {
                 size_t omitted;
 
@@ -657,7 +664,7 @@ static int job_add(struct jobs *js, const struct cgroup_job_label *label, const 
         if (js->appcost)
                 appcost_snapshot(js->appcost, &j->apps, &j->n_apps);
         if (js->class_actions)
-                js->class_actions(js->userdata, j->class, &j->tightened, &j->frozen);
+                js->class_actions(js->userdata, j->class, &j->governor);
         r = j->path && (j->unit || !unit) ? watch(js, j) : -ENOMEM;
         if (r < 0) {
                 job_free(j);

@@ -28,6 +28,12 @@
 
 struct jobs;
 
+/* What the governor did to a job's class since the daemon started, and the signals it did not act on (the jobs
+ * could not have caused them); a job's report gives the difference over its run. */
+struct job_governor_counts {
+        uint64_t tightened, frozen, undone, held_off;
+};
+
 struct job {
         struct jobs *jobs;
         uint64_t id;
@@ -58,8 +64,8 @@ struct job {
          * since class_io_usec (CLOCK_REALTIME), when the class had read and written class_io_read/_written. */
         bool class_io;
         uint64_t class_io_usec, class_io_read, class_io_written;
-        struct app_sample *apps;    /* the protected applications at its start */
-        unsigned tightened, frozen; /* the governor's actions on its class so far, at its start */
+        struct app_sample *apps;             /* the protected applications at its start */
+        struct job_governor_counts governor; /* the governor's on its class so far, at its start */
         size_t n_apps;
         struct job *next;
 };
@@ -82,8 +88,10 @@ struct jobs {
         uint64_t n_ended, n_oom_killed;
         struct history *history; /* where end-of-job reports go (NULL: nowhere) */
         struct appcost *appcost; /* what a job cost the protected applications (NULL: not measured) */
-        /* The governor's actions on a class so far (times it tightened it, froze it); NULL: none counted. */
-        void (*class_actions)(void *userdata, const char *class, unsigned *ret_tightened, unsigned *ret_frozen);
+        /* The governor's actions on a class so far; NULL: none counted.  governor_beliefs: what it believes
+         * now, for the report (govern_beliefs_json); NULL: nothing. */
+        void (*class_actions)(void *userdata, const char *class, struct job_governor_counts *ret);
+        json_object *(*governor_beliefs)(void *userdata, const char *class);
         const char *procdir; /* "/proc"; tests set a fake one */
         /* How jobs_recheck() moves a process back to cgroup (tests record it instead). */
         int (*move_back)(struct jobs *js, const char *cgroup, pid_t pid);

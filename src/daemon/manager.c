@@ -434,7 +434,7 @@ static size_t sample_apps(void *userdata, struct app_sample *out, size_t max) {
 }
 
 /* The governor's actions on a class since the daemon started (jobs report the difference over their run). */
-static void class_actions(void *userdata, const char *class, unsigned *ret_tightened, unsigned *ret_frozen) {
+static void class_actions(void *userdata, const char *class, struct job_governor_counts *ret) {
         struct manager *m = userdata;
         struct govern_counts c;
 
@@ -442,8 +442,15 @@ static void class_actions(void *userdata, const char *class, unsigned *ret_tight
          * job's report takes the difference between its start and its end,
          * and a reload or an idle spell between them restarts the governor. */
         govern_class_counts(&m->govern, class, &c);
-        *ret_tightened = (unsigned) c.tightened;
-        *ret_frozen = (unsigned) c.frozen;
+        *ret = (struct job_governor_counts){
+                .tightened = c.tightened, .frozen = c.frozen, .undone = c.undone, .held_off = m->govern.held_off
+        };
+}
+
+static json_object *governor_beliefs(void *userdata, const char *class) {
+        struct manager *m = userdata;
+
+        return govern_beliefs_json(&m->govern, class);
 }
 
 /* What observation looks at: the protected applications where they run, and not pagewarden's tree or a job's
@@ -505,6 +512,7 @@ static void wire(struct manager *m) {
         appcost_init(&m->appcost, sample_apps, m);
         m->jobs.appcost = &m->appcost;
         m->jobs.class_actions = class_actions;
+        m->jobs.governor_beliefs = governor_beliefs;
         protect_init(&m->protect, m->event, m->backend, &m->log);
         m->govern = (struct govern){
                 .event = m->event,

@@ -79,6 +79,8 @@ void pressure_sample_parse(const char *stat, const char *events, const char *psi
                 .majfaults = keyed(stat, "pgmajfault"),
                 .swap = number(swap_current),
                 .low_events = keyed(events, "low"),
+                .high_events = keyed(events, "high"),
+                .max_events = keyed(events, "max"),
                 .current = number(current),
                 .some_avg10 = have_psi ? p.some_avg10 : 0,
                 .some_total = have_psi ? p.some_total : 0,
@@ -101,5 +103,47 @@ int pressure_sample_read(struct cgroup_engine *e, const char *path, struct gover
         (void) cgroup_read_file(e, path, "memory.swap.current", &swap);
         (void) cgroup_read_file(e, path, "memory.current", &current);
         pressure_sample_parse(stat, events, psi, swap, current, ret);
+        return 0;
+}
+
+void pressure_io_use_parse(const char *io_stat, struct governor_io_use *ret) {
+        *ret = (struct governor_io_use){};
+        for (const char *p = io_stat; p && *p && ret->n < GOVERNOR_IO_DEVICES;) {
+                const char *nl = strchr(p, '\n');
+                size_t n = nl ? (size_t) (nl - p) : strlen(p);
+                char line[256]; /* "MAJ:MIN rbytes=N wbytes=N ..." (what follows wbytes may be cut) */
+                uint64_t rd, wr;
+                unsigned major, minor;
+
+                snprintf(line, sizeof(line), "%.*s", (int) (n < sizeof(line) ? n : sizeof(line) - 1), p);
+                p = nl ? nl + 1 : NULL;
+                if (sscanf(line, "%u:%u ", &major, &minor) != 2 || cgv_parse_io_stat(line, &rd, &wr) < 0)
+                        continue;
+                ret->dev[ret->n++] = (struct governor_io_dev){ .major = major, .minor = minor, .bytes = rd + wr };
+        }
+}
+
+int pressure_io_use_read(struct cgroup_engine *e, const char *path, struct governor_io_use *ret) {
+        _cleanup_free_ char *text = NULL;
+        int r = cgroup_read_file(e, path, "io.stat", &text);
+
+        pressure_io_use_parse(r >= 0 ? text : NULL, ret);
+        return r;
+}
+
+int pressure_jobs_add(struct cgroup_engine *e, const char *path, struct governor_jobs_sample *sum) {
+        _cleanup_free_ char *stat = NULL, *current = NULL;
+        struct governor_io_use io;
+        int r;
+
+        r = cgroup_read_file(e, path, "memory.current", &current);
+        if (r < 0)
+                return r;
+        (void) cgroup_read_file(e, path, "memory.stat", &stat);
+        (void) pressure_io_use_read(e, path, &io);
+        sum->current += number(current);
+        sum->pgfault += keyed(stat, "pgfault");
+        sum->dirty += keyed(stat, "file_dirty") + keyed(stat, "file_writeback");
+        governor_io_use_add(&sum->io, &io);
         return 0;
 }

@@ -42,3 +42,10 @@ void pressure_sample_parse(const char *stat, const char *events, const char *psi
                            const char *current, struct governor_sample *ret);
 /* Reads them from the cgroup at path (relative to the mount). */
 int pressure_sample_read(struct cgroup_engine *e, const char *path, struct governor_sample *ret);
+/* io.stat's bytes (read + written) per device; none for NULL. */
+void pressure_io_use_parse(const char *io_stat, struct governor_io_use *ret);
+/* Reads them from the cgroup at path (none, and -ENOENT, without the io controller). */
+int pressure_io_use_read(struct cgroup_engine *e, const char *path, struct governor_io_use *ret);
+/* Adds the counters of the jobs' cgroup at path to sum: memory.current, memory.stat's pgfault, file_dirty and
+ * file_writeback, io.stat.  Negative errno (sum unchanged) when memory.current cannot be read. */
+int pressure_jobs_add(struct cgroup_engine *e, const char *path, struct governor_jobs_sample *sum);

@@ -77,6 +77,7 @@ static json_object *class_governor_json(const struct govern *g, const char *name
         json_object_object_add(o, "tightened", json_object_new_uint64(n.tightened));
         json_object_object_add(o, "relaxed", json_object_new_uint64(n.relaxed));
         json_object_object_add(o, "frozen_times", json_object_new_uint64(n.frozen));
+        json_object_object_add(o, "undone", json_object_new_uint64(n.undone));
         return o;
 }
 

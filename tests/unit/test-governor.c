@@ -49,11 +49,16 @@ static void fixture_done(struct fixture *f) {
         governor_class_done(&f->c);
 }
 
-/* One step; counts the actions and checks the invariants every step must keep. */
-static size_t step(struct fixture *f, uint64_t now, bool pressure, double avg10) {
-        struct governor_reading r = {
-                .now_usec = now, .pressure = pressure, .why = "test memory.pressure", .psi_avg10 = avg10
-        };
+/* One step, the protected applications having stalled stall_usec and faulted pages since the last; counts the
+ * actions and checks the invariants every step must keep. */
+static size_t step_harm(struct fixture *f, uint64_t now, bool pressure, double avg10, uint64_t stall_usec,
+                        uint64_t pages) {
+        struct governor_reading r = { .now_usec = now,
+                                      .pressure = pressure,
+                                      .why = "test memory.pressure",
+                                      .psi_avg10 = avg10,
+                                      .stall_usec = stall_usec,
+                                      .pages = pages };
         struct governor_action a[GOVERNOR_MAX_ACTIONS];
         uint64_t before = f->c.high, io_before = f->c.io[0].wbps;
         size_t n = governor_step(&f->g, &r, a, ELEMENTSOF(a));
@@ -89,6 +94,10 @@ static size_t step(struct fixture *f, uint64_t now, bool pressure, double avg10)
         ck_assert_uint_ge(f->c.io[0].wbps, f->c.io_floor);
         ck_assert_uint_le(f->c.io[0].wbps, f->c.io[0].configured_wbps);
         return n;
+}
+
+static size_t step(struct fixture *f, uint64_t now, bool pressure, double avg10) {
+        return step_harm(f, now, pressure, avg10, 0, 0);
 }
 
 START_TEST(test_governor_spike) {
@@ -520,6 +529,164 @@ START_TEST(test_governor_auto_follows_a_trace) {
 }
 END_TEST
 
+/* Tightening that does not lower the applications' stall and faults is undone at once, and not tried again for
+ * the cooldown (the stall is somebody else's doing). */
+START_TEST(test_governor_undo_when_it_does_not_help) {
+        _cleanup_(fixture_done) struct fixture f = {};
+        uint64_t t;
+
+        setup(&f);
+        /* Stalling 200 ms and faulting 2000 pages per 500 ms window, before and after: the jobs are not it. */
+        for (t = 1 * SEC; t < 3 * SEC; t += 500 * MS)
+                step_harm(&f, t, false, 0.0, 200 * MS, 2000);
+        step_harm(&f, t, true, 40.0, 200 * MS, 2000);
+        ck_assert_uint_eq(f.c.high, 200 * MIB);
+        ck_assert_uint_eq(f.c.n_tightened, 2);
+        /* The ladder goes on while the check waits... */
+        step_harm(&f, t += 500 * MS, true, 40.0, 200 * MS, 2000);
+        ck_assert_uint_eq(f.c.high, 100 * MIB);
+        for (t += 500 * MS; t < 5 * SEC; t += 500 * MS)
+                step_harm(&f, t, true, 40.0, 200 * MS, 2000);
+        ck_assert_uint_eq(f.c.n_unhelpful, 0);
+        /* ...and 4 windows after its first step it is all given back, in one step. */
+        f.n_up = 0;
+        step_harm(&f, 5 * SEC, true, 40.0, 200 * MS, 2000);
+        ck_assert_uint_eq(f.c.n_unhelpful, 1);
+        ck_assert_uint_eq(f.c.high, 512 * MIB);
+        ck_assert_uint_eq(f.c.io[0].wbps, 80 * MIB);
+        ck_assert_uint_eq(f.n_up, 1);
+        ck_assert(governor_at_rest(&f.g));
+        ck_assert_msg(strstr(f.c.last_action, "did not help, released after 2.0 s") &&
+                              strstr(f.c.last_action, "stalled 400 -> 400 ms/s"),
+                      "%s", f.c.last_action);
+        /* The pressure goes on: left alone for the cooldown, then tried again. */
+        for (t = 5500 * MS; t < 35 * SEC; t += 500 * MS)
+                ck_assert_uint_eq(step_harm(&f, t, true, 40.0, 200 * MS, 2000), 0);
+        ck_assert_uint_gt(step_harm(&f, 35 * SEC, true, 40.0, 200 * MS, 2000), 0);
+        ck_assert_uint_eq(f.c.high, 200 * MIB);
+}
+END_TEST
+
+/* Tightening after which the stall falls by a quarter or more stands, and the ladder goes on. */
+START_TEST(test_governor_kept_when_it_helps) {
+        _cleanup_(fixture_done) struct fixture f = {};
+        uint64_t t;
+
+        setup(&f);
+        for (t = 1 * SEC; t < 3 * SEC; t += 500 * MS)
+                step_harm(&f, t, false, 0.0, 200 * MS, 2000);
+        step_harm(&f, t, true, 40.0, 200 * MS, 2000);
+        /* The stall falls to 100 ms a window, the faults stay: it helped. */
+        for (t += 500 * MS; t <= 6 * SEC; t += 500 * MS)
+                step_harm(&f, t, true, 20.0, 100 * MS, 2000);
+        ck_assert_uint_eq(f.c.n_unhelpful, 0);
+        ck_assert_uint_eq(f.c.high, 64 * MIB);
+        ck_assert_uint_eq(f.n_up, 0);
+        /* Nothing measured before the action (the signal was pgsteal): nothing to judge by, it stands. */
+        fixture_done(&f);
+        setup(&f);
+        step_harm(&f, 1 * SEC, true, 0.0, 0, 0);
+        for (t = 1500 * MS; t <= 4 * SEC; t += 500 * MS)
+                step_harm(&f, t, false, 0.0, 300 * MS, 5000);
+        ck_assert_uint_eq(f.c.n_unhelpful, 0);
+        ck_assert_uint_eq(f.c.high, 200 * MIB);
+}
+END_TEST
+
+/* A frozen class whose freezing did not help is thawed at once. */
+START_TEST(test_governor_undo_thaws) {
+        _cleanup_(fixture_done) struct fixture f = {};
+        uint64_t t;
+
+        setup(&f);
+        f.c.high = 64 * MIB; /* at its floors already (an earlier sequence that helped), still under pressure */
+        f.c.io[0].wbps = 8 * MIB;
+        f.g.under_pressure = true;
+        for (t = 1 * SEC; t < 3 * SEC; t += 500 * MS)
+                step_harm(&f, t, false, 40.0, 200 * MS, 0);
+        step_harm(&f, t, true, 40.0, 200 * MS, 0);
+        ck_assert(f.c.frozen);
+        for (t += 500 * MS; t <= 5 * SEC; t += 500 * MS)
+                step_harm(&f, t, true, 40.0, 200 * MS, 0);
+        ck_assert(!f.c.frozen);
+        ck_assert_uint_eq(f.n_thaw, 1);
+        ck_assert_uint_eq(f.c.n_unhelpful, 1);
+        ck_assert_uint_eq(f.c.high, 64 * MIB); /* its limits were those already */
+}
+END_TEST
+
+static struct governor_io_use io_use(unsigned major, unsigned minor, uint64_t bytes) {
+        return (struct governor_io_use){ .n = 1, .dev = { { .major = major, .minor = minor, .bytes = bytes } } };
+}
+
+START_TEST(test_governor_jobs_can_cause) {
+        struct governor_sample p = { .high_events = 10, .io = io_use(8, 0, 0) }, c = p;
+        struct governor_jobs_sample jp = { .current = 100 * MIB, .io = io_use(8, 0, 0) }, jc = jp;
+        char why[160] = "";
+
+        /* The jobs did nothing in the window: no I/O, no fault, nothing dirty, no memory charged. */
+        ck_assert(!governor_jobs_can_cause(&p, &c, &jp, &jc, false, why, sizeof(why)));
+        ck_assert_msg(strstr(why, "the jobs did nothing"), "%s", why);
+        /* Each of those alone makes them a possible cause of a memory stall. */
+        jc.pgfault = 1;
+        ck_assert(governor_jobs_can_cause(&p, &c, &jp, &jc, false, why, sizeof(why)));
+        jc = jp, jc.dirty = 4096;
+        ck_assert(governor_jobs_can_cause(&p, &c, &jp, &jc, false, why, sizeof(why)));
+        jc = jp, jc.current += 4096;
+        ck_assert(governor_jobs_can_cause(&p, &c, &jp, &jc, false, why, sizeof(why)));
+        /* ...but of an I/O stall only their I/O is. */
+        ck_assert(!governor_jobs_can_cause(&p, &c, &jp, &jc, true, why, sizeof(why)));
+        ck_assert_msg(strstr(why, "did none"), "%s", why);
+        jc.io.dev[0].bytes = MIB;
+        ck_assert(governor_jobs_can_cause(&p, &c, &jp, &jc, true, why, sizeof(why)));
+        /* The application's I/O is on another device than the jobs'. */
+        c.io = (struct governor_io_use){ .n = 2, .dev = { { 8, 0, 0 }, { 8, 16, 5 * MIB } } };
+        ck_assert(!governor_jobs_can_cause(&p, &c, &jp, &jc, true, why, sizeof(why)));
+        ck_assert_msg(strstr(why, "on 8:16, where the jobs did none"), "%s", why);
+        ck_assert(governor_jobs_can_cause(&p, &c, &jp, &jc, false, why, sizeof(why))); /* memory: the device is moot */
+        /* On the same device as the jobs'. */
+        c.io.dev[0].bytes = MIB;
+        ck_assert(governor_jobs_can_cause(&p, &c, &jp, &jc, true, why, sizeof(why)));
+        /* At its own memory.high, or memory.max: never the jobs, whatever they do. */
+        c.high_events = 11;
+        ck_assert(!governor_jobs_can_cause(&p, &c, &jp, &jc, false, why, sizeof(why)));
+        ck_assert_msg(strstr(why, "its own memory.high (memory.events high +1)"), "%s", why);
+        c.high_events = 10, c.max_events = 3;
+        ck_assert(!governor_jobs_can_cause(&p, &c, &jp, &jc, true, why, sizeof(why)));
+        ck_assert_msg(strstr(why, "its own memory.max"), "%s", why);
+        /* A new cgroup (counters back to 0) is no sign of a limit. */
+        c.max_events = 0, p.high_events = 99;
+        ck_assert(governor_jobs_can_cause(&p, &c, &jp, &jc, false, why, sizeof(why)));
+        /* The whole machine's trigger: only the jobs are looked at; no history yet: they may be the cause. */
+        ck_assert(governor_jobs_can_cause(NULL, NULL, &jp, &jc, false, why, sizeof(why)));
+        ck_assert(!governor_jobs_can_cause(NULL, NULL, &jp, &jp, false, why, sizeof(why)));
+        ck_assert(governor_jobs_can_cause(&p, &c, NULL, NULL, true, why, sizeof(why)));
+}
+END_TEST
+
+START_TEST(test_governor_io_use) {
+        struct governor_io_use u, sum = {};
+
+        pressure_io_use_parse(
+                "8:0 rbytes=1000 wbytes=24 rios=1 wios=1 dbytes=0 dios=0\n"
+                "253:1 rbytes=5 wbytes=0 rios=1 wios=0 dbytes=0 dios=0\n"
+                "garbage\n",
+                &u);
+        ck_assert_uint_eq(u.n, 2);
+        ck_assert_uint_eq(u.dev[0].major, 8);
+        ck_assert_uint_eq(u.dev[0].bytes, 1024);
+        ck_assert_uint_eq(u.dev[1].major, 253);
+        ck_assert_uint_eq(u.dev[1].minor, 1);
+        ck_assert_uint_eq(u.dev[1].bytes, 5);
+        governor_io_use_add(&sum, &u);
+        governor_io_use_add(&sum, &u);
+        ck_assert_uint_eq(sum.n, 2);
+        ck_assert_uint_eq(sum.dev[0].bytes, 2048);
+        pressure_io_use_parse(NULL, &u);
+        ck_assert_uint_eq(u.n, 0);
+}
+END_TEST
+
 Suite *governor_suite(void) {
         Suite *s = suite_create("governor");
         TCase *tc = tcase_create("traces");
@@ -545,6 +712,11 @@ Suite *governor_suite(void) {
         tcase_add_test(tc, test_governor_auto_available);
         tcase_add_test(tc, test_governor_auto_reclaim_above_it);
         tcase_add_test(tc, test_governor_auto_follows_a_trace);
+        tcase_add_test(tc, test_governor_undo_when_it_does_not_help);
+        tcase_add_test(tc, test_governor_kept_when_it_helps);
+        tcase_add_test(tc, test_governor_undo_thaws);
+        tcase_add_test(tc, test_governor_jobs_can_cause);
+        tcase_add_test(tc, test_governor_io_use);
         suite_add_tcase(s, tc);
         return s;
 }
