@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <inttypes.h>
-#include <pwd.h>
 #include <string.h>
 #include <time.h>
 
@@ -37,12 +36,7 @@ static void when(json_object *v, char buf[static VALUE_MAX]) {
 
 /* A user's name, or the number (a policy takes either). */
 static void user_name(int64_t uid, char *buf, size_t len) {
-        struct passwd pw, *res = NULL;
-        char tmp[4096];
-
-        if (getpwuid_r((uid_t) uid, &pw, tmp, sizeof(tmp), &res) == 0 && res)
-                snprintf(buf, len, "%s", res->pw_name);
-        else
+        if (uid < 0 || uid > UINT32_MAX || !user_name_of((uid_t) uid, buf, len))
                 snprintf(buf, len, "%" PRId64, uid);
 }
 

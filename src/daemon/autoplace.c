@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <pwd.h>
 #include <sys/stat.h>
 
 #include "autoplace.h"
@@ -20,7 +19,7 @@
 #define CMDLINE_MAX 4096
 
 void autoplace_init(struct autoplace *a) {
-        a->procdir = a->procdir ?: "/proc";
+        a->procdir = a->procdir ?: PROC_ROOT;
         a->tokens = AUTOPLACE_BURST;
         a->tokens_usec = now_usec(CLOCK_MONOTONIC);
 }
@@ -172,11 +171,7 @@ static bool candidate_read(struct autoplace *a, pid_t pid, const char *exe, stru
 }
 
 static struct rules_process candidate_process(struct autoplace *a, struct candidate *c) {
-        struct passwd pw, *res = NULL;
-        char buf[1024];
-
-        if (getpwuid_r(c->ids.uid[1], &pw, buf, sizeof(buf), &res) == 0 && res)
-                snprintf(c->user, sizeof(c->user), "%s", res->pw_name);
+        (void) user_name_of(c->ids.uid[1], c->user, sizeof(c->user));
         return (struct rules_process){
                 .pid = c->pid,
                 .tgid = c->ids.tgid,

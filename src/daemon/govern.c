@@ -5,6 +5,7 @@
 #include "govern.h"
 #include "log.h"
 #include "pressure.h"
+#include "protocol.h"
 #include "units.h"
 
 /* The reaction latency's histogram buckets (upper bounds, microseconds): 1, 2.5 and 5 per decade, as
@@ -680,10 +681,6 @@ static int cmp_u64(const void *a, const void *b) {
         return x < y ? -1 : x > y;
 }
 
-static json_object *limit_json(uint64_t v) {
-        return v == UNITS_MAX ? json_object_new_string("max") : json_object_new_uint64(v);
-}
-
 /* Cumulative, as Prometheus has them: [{"le_us": 250, "count": N}, ...]; those above the last are only in count. */
 static json_object *buckets_json(const struct govern *g) {
         json_object *buckets = json_object_new_array();
@@ -720,16 +717,16 @@ static json_object *class_json(const struct governor_class *c) {
         json_object *co = json_object_new_object(), *io = json_object_new_array();
 
         json_object_object_add(co, "name", json_object_new_string(c->name));
-        json_object_object_add(co, "memory_high_configured", limit_json(c->configured_high));
-        json_object_object_add(co, "memory_high", limit_json(c->high));
+        json_object_object_add(co, "memory_high_configured", protocol_limit_json(c->configured_high));
+        json_object_object_add(co, "memory_high", protocol_limit_json(c->high));
         for (size_t k = 0; k < c->n_io; k++) {
                 json_object *d = json_object_new_object();
                 char dev[32];
 
                 snprintf(dev, sizeof(dev), "%u:%u", c->io[k].major, c->io[k].minor);
                 json_object_object_add(d, "device", json_object_new_string(dev));
-                json_object_object_add(d, "read_bps", limit_json(c->io[k].rbps));
-                json_object_object_add(d, "write_bps", limit_json(c->io[k].wbps));
+                json_object_object_add(d, "read_bps", protocol_limit_json(c->io[k].rbps));
+                json_object_object_add(d, "write_bps", protocol_limit_json(c->io[k].wbps));
                 json_object_array_add(io, d);
         }
         json_object_object_add(co, "io", io);

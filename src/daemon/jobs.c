@@ -2,7 +2,6 @@
 #include <assert.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <pwd.h>
 #include <sys/inotify.h>
 
 #include "jobs.h"
@@ -171,8 +170,7 @@ static void job_report(struct jobs *js, struct job *j, const struct cgroup_job_c
         bool peak_exact = end && end->have_peak && s->have_peak && end->memory_peak > s->memory_peak;
         static const struct cgroup_job_counters none = {};
         struct job_io io = job_io(js, j, end);
-        char rt[32], pwbuf[1024], cgroup[4096];
-        struct passwd pw, *pwres = NULL;
+        char rt[32], user[256], cgroup[4096];
         json_object *o;
 
         if (j->reported)
@@ -218,9 +216,7 @@ static void job_report(struct jobs *js, struct job *j, const struct cgroup_job_c
         json_object_object_add(o, "placed_by", j->by[0] ? json_object_new_string(j->by) : NULL);
         json_object_object_add(o, "uid", json_object_new_int64(j->uid));
         json_object_object_add(o, "user",
-                               getpwuid_r(j->uid, &pw, pwbuf, sizeof(pwbuf), &pwres) == 0 && pwres
-                                       ? json_object_new_string(pwres->pw_name)
-                                       : NULL);
+                               user_name_of(j->uid, user, sizeof(user)) ? json_object_new_string(user) : NULL);
         snprintf(cgroup, sizeof(cgroup), "/%s", j->path);
         json_object_object_add(o, "cgroup", json_object_new_string(cgroup));
         json_object_object_add(o, "unit", j->unit ? json_object_new_string(j->unit) : NULL);
@@ -311,7 +307,7 @@ void jobs_init(struct jobs *js, sd_event *event, struct backend *backend, struct
                 .changed = changed,
                 .userdata = userdata,
                 .next_id = 1,
-                .procdir = "/proc",
+                .procdir = PROC_ROOT,
                 .move_back = move_back,
         };
 }

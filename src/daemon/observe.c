@@ -76,7 +76,7 @@ int observe_init(struct observe *o, sd_event *event, struct cgroup_engine *engin
 
         *o = (struct observe){ .event = event,
                                .engine = engine,
-                               .procdir = o->procdir ?: "/proc",
+                               .procdir = o->procdir ?: PROC_ROOT,
                                .scope = scope,
                                .userdata = userdata,
                                .period_usec = o->period_usec ?: OBSERVE_PERIOD_USEC,

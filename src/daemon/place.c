@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <assert.h>
 #include <inttypes.h>
-#include <pwd.h>
 #include <signal.h>
 
 #include "auth.h"
@@ -12,17 +11,7 @@
 #include "targets.h"
 #include "units.h"
 
-#define PROCDIR "/proc"
-
 /* ---- what is checked ---- */
-
-static const char *user_name(uid_t uid, char *buf, size_t len) {
-        struct passwd pw, *res = NULL;
-
-        if (getpwuid_r(uid, &pw, buf, len, &res) != 0 || !res)
-                return NULL;
-        return res->pw_name;
-}
 
 /* The class exists and this user may use it. */
 static json_object *check_class(struct manager *m, uid_t uid, const char *class, const struct pw_job_class **ret) {
@@ -31,7 +20,7 @@ static json_object *check_class(struct manager *m, uid_t uid, const char *class,
 
         if (!c)
                 return control_error("no job class '%s' in the policy", class);
-        if (!auth_class_allows(c, uid, user_name(uid, buf, sizeof(buf))))
+        if (!auth_class_allows(c, uid, user_name_of(uid, buf, sizeof(buf))))
                 return control_error("uid %u may not use class '%s' (it is not in the class's users)", (unsigned) uid,
                                      class);
         *ret = c;
@@ -203,7 +192,7 @@ json_object *place_run(struct manager *m, uint64_t client, const struct ucred *p
                 return err;
         if (context_init(m, peer, true, &x) < 0)
                 return control_error("out of memory");
-        targets_init(&t, PROCDIR, &x.caller);
+        targets_init(&t, PROC_ROOT, &x.caller);
         r = targets_add(&t, req->pid, why, sizeof(why));
         if (r < 0)
                 return control_error("%s", why);
@@ -509,7 +498,7 @@ json_object *place_move(struct manager *m, uint64_t client, const struct ucred *
         m->moves = mv;
         r = context_init(m, peer, false, &mv->x);
         if (r >= 0) {
-                targets_init(&mv->t, PROCDIR, &mv->x.caller);
+                targets_init(&mv->t, PROC_ROOT, &mv->x.caller);
                 r = sd_event_add_defer(m->event, &mv->slice, on_slice, mv);
         }
         if (r < 0) {

@@ -12,6 +12,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* The real /proc: where the daemon reads unless a test passes a fake tree. */
+#define PROC_ROOT "/proc"
+
 struct proc_ids {
         uid_t uid[4]; /* real, effective, saved, file system */
         pid_t ppid;

@@ -6,6 +6,7 @@
 #include "log.h"
 #include "manager.h"
 #include "place.h"
+#include "proc.h"
 #include "requests.h"
 #include "status.h"
 
@@ -107,8 +108,6 @@ static json_object *handle_reload(struct manager *m, uint64_t client, const stru
 
 /* ---- stop, kill, freeze, thaw: root, or the job's own user ---- */
 
-#define PROCDIR "/proc"
-
 static json_object *job_answer(struct manager *m, struct job *j) {
         json_object *o = ok_object();
 
@@ -144,7 +143,7 @@ static int on_stop_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
         unsigned n = 0;
 
         if (j && !j->releasing &&
-            jobctl_signal(t->m->backend->engine, PROCDIR, j->path, SIGKILL, t->uid, &n, NULL) >= 0 && n > 0)
+            jobctl_signal(t->m->backend->engine, PROC_ROOT, j->path, SIGKILL, t->uid, &n, NULL) >= 0 && n > 0)
                 action_log_add(&t->m->log, LOG_LEVEL_NOTICE,
                                "Job %" PRIu64 " (%s): %u process%s left %u s after SIGTERM: SIGKILL sent", j->id,
                                j->name, n, n == 1 ? "" : "es", (unsigned) (JOBCTL_STOP_KILL_USEC / 1000000));
@@ -184,11 +183,11 @@ static json_object *handle_signal(struct manager *m, const struct ucred *peer, c
                 (void) m->backend->ops->job_freeze(m->backend, j->path, j->unit, false);
         /* A user's signals reach only the processes the user could signal as well: not root's helper in
          * the job, nor a setuid program's. */
-        r = jobctl_signal(m->backend->engine, PROCDIR, j->path, sig, peer->uid, &n, &foreign);
+        r = jobctl_signal(m->backend->engine, PROC_ROOT, j->path, sig, peer->uid, &n, &foreign);
         if (r < 0)
                 return control_error("cannot signal the processes of job %" PRIu64 ": %s", j->id, strerror(-r));
         if (req->command == PW_CMD_STOP) {
-                (void) jobctl_signal(m->backend->engine, PROCDIR, j->path, SIGCONT, peer->uid, &(unsigned){ 0 },
+                (void) jobctl_signal(m->backend->engine, PROC_ROOT, j->path, SIGCONT, peer->uid, &(unsigned){ 0 },
                                      NULL); /* stopped ones too */
                 stop_timer_arm(m, j->id, peer->uid);
         }
@@ -232,7 +231,7 @@ static json_object *handle_freeze(struct manager *m, uint64_t client, const stru
         /* Freezing holds every process of the job, which a user may not do to another's. */
         if (frozen) {
                 uid_t other = 0;
-                pid_t p = jobctl_foreign(m->backend->engine, PROCDIR, j->path, peer->uid, &other);
+                pid_t p = jobctl_foreign(m->backend->engine, PROC_ROOT, j->path, peer->uid, &other);
 
                 if (p < 0)
                         return control_error("cannot read the processes of job %" PRIu64 ": %s", j->id, strerror(-p));

@@ -7,14 +7,9 @@
 #include "jobctl.h"
 #include "pressure.h"
 #include "proc.h"
+#include "protocol.h"
 #include "status.h"
 #include "units.h"
-
-#define PROCDIR "/proc"
-
-static json_object *limit_json(uint64_t v) {
-        return v == UNITS_MAX ? json_object_new_string("max") : json_object_new_uint64(v);
-}
 
 static json_object *io_json(unsigned major, unsigned minor, uint64_t rbps, uint64_t wbps, uint64_t riops,
                             uint64_t wiops) {
@@ -23,19 +18,19 @@ static json_object *io_json(unsigned major, unsigned minor, uint64_t rbps, uint6
 
         snprintf(dev, sizeof(dev), "%u:%u", major, minor);
         json_object_object_add(o, "device", json_object_new_string(dev));
-        json_object_object_add(o, "read_bps", limit_json(rbps));
-        json_object_object_add(o, "write_bps", limit_json(wbps));
-        json_object_object_add(o, "read_iops", limit_json(riops));
-        json_object_object_add(o, "write_iops", limit_json(wiops));
+        json_object_object_add(o, "read_bps", protocol_limit_json(rbps));
+        json_object_object_add(o, "write_bps", protocol_limit_json(wbps));
+        json_object_object_add(o, "read_iops", protocol_limit_json(riops));
+        json_object_object_add(o, "write_iops", protocol_limit_json(wiops));
         return o;
 }
 
 static json_object *configured_json(const struct pw_job_class *c) {
         json_object *o = json_object_new_object(), *io = json_object_new_array();
 
-        json_object_object_add(o, "memory_high", limit_json(c->memory_high));
-        json_object_object_add(o, "memory_max", limit_json(c->memory_max));
-        json_object_object_add(o, "memory_swap_max", limit_json(c->memory_swap_max));
+        json_object_object_add(o, "memory_high", protocol_limit_json(c->memory_high));
+        json_object_object_add(o, "memory_max", protocol_limit_json(c->memory_max));
+        json_object_object_add(o, "memory_swap_max", protocol_limit_json(c->memory_swap_max));
         json_object_object_add(o, "cpu_weight", json_object_new_uint64(c->cpu_weight));
         for (size_t i = 0; i < c->n_io; i++)
                 if (!c->io[i].absent) /* those are in io_waiting */
@@ -54,9 +49,9 @@ static json_object *in_force_json(struct manager *m, const char *class) {
                 return NULL; /* json null */
         o = json_object_new_object();
         io = json_object_new_array();
-        json_object_object_add(o, "memory_high", limit_json(s.memory_high));
-        json_object_object_add(o, "memory_max", limit_json(s.memory_max));
-        json_object_object_add(o, "memory_swap_max", limit_json(s.memory_swap_max));
+        json_object_object_add(o, "memory_high", protocol_limit_json(s.memory_high));
+        json_object_object_add(o, "memory_max", protocol_limit_json(s.memory_max));
+        json_object_object_add(o, "memory_swap_max", protocol_limit_json(s.memory_swap_max));
         json_object_object_add(o, "cpu_weight", json_object_new_uint64(s.cpu_weight));
         for (size_t i = 0; i < s.n_io; i++)
                 json_object_array_add(io, io_json(s.io[i].major, s.io[i].minor, s.io[i].rbps, s.io[i].wbps,
@@ -131,15 +126,12 @@ struct user_name {
 
 static json_object *user_json(uid_t uid, struct user_name *last) {
         struct user_name here = {};
-        struct passwd pw, *res = NULL;
-        char buf[1024];
 
         if (!last)
                 last = &here;
         if (!last->valid || last->uid != uid) {
                 *last = (struct user_name){ .valid = true, .uid = uid };
-                if (getpwuid_r(uid, &pw, buf, sizeof(buf), &res) == 0 && res)
-                        snprintf(last->name, sizeof(last->name), "%s", res->pw_name);
+                (void) user_name_of(uid, last->name, sizeof(last->name));
         }
         return last->name[0] ? json_object_new_string(last->name) : NULL;
 }
@@ -163,8 +155,8 @@ static json_object *job_json(struct manager *m, const struct job *j, struct user
         json_object_object_add(o, "pids", have ? json_object_new_int64(s.n_procs) : NULL);
         json_object_object_add(o, "memory_current", mem ? json_object_new_uint64(s.memory_current) : NULL);
         json_object_object_add(o, "memory_file", mem ? json_object_new_uint64(s.memory_file) : NULL);
-        json_object_object_add(o, "memory_high", mem ? limit_json(s.memory_high) : NULL);
-        json_object_object_add(o, "memory_max", mem ? limit_json(s.memory_max) : NULL);
+        json_object_object_add(o, "memory_high", mem ? protocol_limit_json(s.memory_high) : NULL);
+        json_object_object_add(o, "memory_max", mem ? protocol_limit_json(s.memory_max) : NULL);
         json_object_object_add(o, "io_read_bytes", have && s.have_io ? json_object_new_uint64(s.io_read) : NULL);
         json_object_object_add(o, "io_written_bytes", have && s.have_io ? json_object_new_uint64(s.io_written) : NULL);
         json_object_object_add(o, "class_in_policy",
@@ -316,7 +308,7 @@ static json_object *daemon_json(struct manager *m) {
         json_object_object_add(o, "pid", json_object_new_int64(getpid()));
         json_object_object_add(o, "started", json_object_new_uint64(m->started_usec / 1000000));
         json_object_object_add(o, "memory_rss",
-                               proc_rss(PROCDIR, getpid(), &rss) >= 0 ? json_object_new_uint64(rss) : NULL);
+                               proc_rss(PROC_ROOT, getpid(), &rss) >= 0 ? json_object_new_uint64(rss) : NULL);
         /* Every thread's (the worker's reclaim too). */
         json_object_object_add(o, "cpu_us",
                                getrusage(RUSAGE_SELF, &ru) == 0

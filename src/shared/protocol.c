@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include "protocol.h"
+#include "units.h"
 #include "util.h"
 
 static const char *const command_names[_PW_CMD_MAX] = {
@@ -292,4 +293,8 @@ char *protocol_format_request(const struct pw_request *req) {
                 s = NULL;
         json_object_put(obj);
         return s;
+}
+
+json_object *protocol_limit_json(uint64_t v) {
+        return v == UNITS_MAX ? json_object_new_string("max") : json_object_new_uint64(v);
 }

@@ -24,8 +24,10 @@
  * command executed: it never runs outside its job.
  */
 
+#include <json-c/json.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "policy.h"
@@ -86,5 +88,7 @@ int pw_command_from_string(const char *s);
  * command takes.
  */
 int protocol_parse_request(const char *buf, size_t len, struct pw_request *ret, const char **ret_error);
+/* A limit as the daemon's answers give it: the number, or "max" for UNITS_MAX. */
+json_object *protocol_limit_json(uint64_t v);
 /* The request as a line of JSON (with '\n'); the caller frees it. */
 char *protocol_format_request(const struct pw_request *req);

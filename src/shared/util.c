@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <assert.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdint.h>
 #include <sys/stat.h>
 
@@ -144,4 +145,15 @@ void mountinfo_unescape(char *s) {
                         *w++ = *r++;
         }
         *w = '\0';
+}
+
+const char *user_name_of(uid_t uid, char *buf, size_t len) {
+        struct passwd pw, *res = NULL;
+        char tmp[4096];
+
+        if (len)
+                buf[0] = '\0';
+        if (getpwuid_r(uid, &pw, tmp, sizeof(tmp), &res) != 0 || !res || strlen(res->pw_name) >= len)
+                return NULL;
+        return strcpy(buf, res->pw_name);
 }

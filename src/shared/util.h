@@ -148,3 +148,5 @@ char *path_join(const char *a, const char *b);
 /* Replaces path with text: written to path.tmp, synced, renamed over path;
  * the directory is created (0755) if it is missing. */
 int write_file_atomic(const char *path, const char *text);
+/* uid's user name (getpwuid_r) in buf, which it returns; NULL (buf "") if it has none or it does not fit. */
+const char *user_name_of(uid_t uid, char *buf, size_t len);

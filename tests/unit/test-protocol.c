@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "common.h"
 #include "protocol.h"
+#include "units.h"
 
 static int parse(const char *s, struct pw_request *req, const char **why) {
         return protocol_parse_request(s, strlen(s), req, why);
@@ -247,6 +248,30 @@ START_TEST(test_protocol_roundtrip) {
 }
 END_TEST
 
+/* A limit in the daemon's answers: the number, or "max". */
+START_TEST(test_protocol_limit_json) {
+        json_object *a = protocol_limit_json(UNITS_MAX), *b = protocol_limit_json(268435456);
+
+        ck_assert_str_eq(json_object_to_json_string(a), "\"max\"");
+        ck_assert_str_eq(json_object_to_json_string(b), "268435456");
+        json_object_put(a);
+        json_object_put(b);
+}
+END_TEST
+
+/* A uid's name: root's is root; a uid nobody has, or a buffer too small, gives NULL and "". */
+START_TEST(test_user_name_of) {
+        char buf[64] = "x", small[3] = "x";
+
+        ck_assert_str_eq(user_name_of(0, buf, sizeof(buf)), "root");
+        ck_assert_str_eq(buf, "root");
+        ck_assert_ptr_null(user_name_of(4000000000u, buf, sizeof(buf)));
+        ck_assert_str_eq(buf, "");
+        ck_assert_ptr_null(user_name_of(0, small, sizeof(small)));
+        ck_assert_str_eq(small, "");
+}
+END_TEST
+
 Suite *protocol_suite(void) {
         Suite *s = suite_create("protocol");
         TCase *tc = tcase_create("requests");
@@ -255,6 +280,8 @@ Suite *protocol_suite(void) {
         tcase_add_loop_test(tc, test_protocol_invalid, 0, ELEMENTSOF(bad_requests));
         tcase_add_test(tc, test_protocol_limits);
         tcase_add_test(tc, test_protocol_adversarial);
+        tcase_add_test(tc, test_protocol_limit_json);
+        tcase_add_test(tc, test_user_name_of);
         tcase_add_test(tc, test_protocol_many_keys);
         tcase_add_test(tc, test_protocol_max_pids);
         tcase_add_test(tc, test_protocol_roundtrip);
