@@ -9,72 +9,94 @@ static uint64_t now_mono(void) {
         return now_usec(CLOCK_MONOTONIC);
 }
 
-static const struct app_sample *find_sample(const struct app_sample *s, size_t n, const char *name) {
-        for (size_t i = 0; i < n; i++)
-                if (streq(s[i].name, name))
-                        return &s[i];
+static const struct app_sample *find_sample(const struct app_snapshot *s, const char *name) {
+        for (size_t i = 0; s && i < s->n; i++)
+                if (streq(s->s[i].name, name))
+                        return &s->s[i];
         return NULL;
 }
 
-void appcost_init(struct appcost *a, appcost_sample_fn sample, void *userdata) {
-        *a = (struct appcost){ .sample = sample, .userdata = userdata };
+struct app_snapshot *app_snapshot_ref(struct app_snapshot *s) {
+        if (s)
+                s->refs++;
+        return s;
+}
+
+struct app_snapshot *app_snapshot_unref(struct app_snapshot *s) {
+        if (s && --s->refs == 0)
+                free(s);
+        return NULL;
+}
+
+void appcost_init(struct appcost *a, appcost_sample_fn sample, void *userdata, uint64_t share_usec) {
+        *a = (struct appcost){ .sample = sample, .userdata = userdata, .share_usec = share_usec };
         appcost_set_running(a, false);
 }
 
 void appcost_done(struct appcost *a) {
-        free(a->idle_start);
+        app_snapshot_unref(a->idle_start);
+        app_snapshot_unref(a->recent);
         free(a->totals);
         *a = (struct appcost){};
 }
 
-void appcost_snapshot(struct appcost *a, struct app_sample **ret, size_t *ret_n) {
-        struct app_sample *s;
+void appcost_set_share(struct appcost *a, uint64_t share_usec) {
+        a->share_usec = share_usec;
+}
 
-        *ret = NULL;
-        *ret_n = 0;
+struct app_snapshot *appcost_snapshot(struct appcost *a) {
+        uint64_t now = now_mono();
+        struct app_snapshot *s, *fit;
+
         if (!a->sample)
-                return;
-        s = calloc(PW_MAX_PROTECTS, sizeof(*s));
+                return NULL;
+        if (a->recent && now - a->recent->usec < a->share_usec)
+                return app_snapshot_ref(a->recent);
+        s = calloc(1, sizeof(*s) + PW_MAX_PROTECTS * sizeof(s->s[0]));
         if (!s)
-                return;
-        *ret_n = a->sample(a->userdata, s, PW_MAX_PROTECTS);
-        if (*ret_n == 0) {
+                return NULL;
+        *s = (struct app_snapshot){ .refs = 1, .usec = now };
+        s->n = a->sample(a->userdata, s->s, PW_MAX_PROTECTS);
+        if (s->n == 0) {
                 free(s);
-                return;
+                return NULL;
         }
-        /* Kept for the job's life: its size, not room for every application there could be (24 KiB per job). */
-        *ret = realloc(s, *ret_n * sizeof(*s)) ?: s;
+        /* Kept while a job refers to it: its size, not room for every application there could be. */
+        fit = realloc(s, sizeof(*s) + s->n * sizeof(s->s[0]));
+        s = fit ?: s;
+        app_snapshot_unref(a->recent);
+        a->recent = app_snapshot_ref(s);
+        return s;
 }
 
 /* Adds what each application did since the idle time began to its idle totals. */
 static void account_idle(struct appcost *a) {
-        _cleanup_free_ struct app_sample *now = NULL;
+        struct app_snapshot *now = appcost_snapshot(a);
         uint64_t usec = counter_since(now_mono(), a->idle_since_usec);
-        size_t n;
 
-        appcost_snapshot(a, &now, &n);
-        for (size_t i = 0; i < n; i++) {
-                const struct app_sample *s = find_sample(a->idle_start, a->n_idle_start, now[i].name);
+        for (size_t i = 0; now && i < now->n; i++) {
+                const struct app_sample *s = find_sample(a->idle_start, now->s[i].name);
                 struct app_idle *t = NULL;
 
                 if (!s)
                         continue; /* it appeared meanwhile: from the next idle time */
                 for (size_t k = 0; k < a->n_totals && !t; k++)
-                        if (streq(a->totals[k].name, now[i].name))
+                        if (streq(a->totals[k].name, now->s[i].name))
                                 t = &a->totals[k];
                 if (!t) {
                         if (a->n_totals >= PW_MAX_PROTECTS)
                                 continue;
                         if (!a->totals && !(a->totals = calloc(PW_MAX_PROTECTS, sizeof(*a->totals))))
-                                return;
+                                break;
                         t = &a->totals[a->n_totals++];
-                        snprintf(t->name, sizeof(t->name), "%s", now[i].name);
+                        snprintf(t->name, sizeof(t->name), "%s", now->s[i].name);
                 }
-                t->refaults += counter_since(now[i].refaults, s->refaults);
-                t->majfaults += counter_since(now[i].majfaults, s->majfaults);
-                t->stall_usec += counter_since(now[i].stall_usec, s->stall_usec);
+                t->refaults += counter_since(now->s[i].refaults, s->refaults);
+                t->majfaults += counter_since(now->s[i].majfaults, s->majfaults);
+                t->stall_usec += counter_since(now->s[i].stall_usec, s->stall_usec);
                 t->usec += usec;
         }
+        app_snapshot_unref(now);
 }
 
 void appcost_set_running(struct appcost *a, bool running) {
@@ -82,11 +104,10 @@ void appcost_set_running(struct appcost *a, bool running) {
                 return;
         if (running) {
                 account_idle(a);
-                a->idle_start = mfree(a->idle_start);
-                a->n_idle_start = 0;
+                a->idle_start = app_snapshot_unref(a->idle_start);
         } else {
-                free(a->idle_start);
-                appcost_snapshot(a, &a->idle_start, &a->n_idle_start);
+                app_snapshot_unref(a->idle_start);
+                a->idle_start = appcost_snapshot(a);
                 a->idle_since_usec = now_mono();
         }
         a->idle = !running;
@@ -120,28 +141,30 @@ static int index_cmp(const void *x, const void *y) {
         return a->i < b->i ? -1 : a->i > b->i;
 }
 
-json_object *appcost_report(struct appcost *a, const struct app_sample *start, size_t n, uint64_t runtime_usec,
+json_object *appcost_report(struct appcost *a, const struct app_snapshot *start, uint64_t runtime_usec,
                             size_t *ret_omitted) {
-        _cleanup_free_ struct app_sample *now = NULL;
         _cleanup_free_ struct app_cost *cost = NULL;
         json_object *list = json_object_new_array();
-        size_t n_now, n_cost = 0;
+        struct app_snapshot *now;
+        size_t n_cost = 0;
 
         *ret_omitted = 0;
         if (!list)
                 return NULL;
-        appcost_snapshot(a, &now, &n_now);
-        if (n_now > 0 && !(cost = calloc(n_now, sizeof(*cost))))
+        now = appcost_snapshot(a);
+        if (!now || !(cost = calloc(now->n, sizeof(*cost)))) {
+                app_snapshot_unref(now);
                 return list;
-        for (size_t i = 0; i < n_now; i++) {
-                const struct app_sample *s = find_sample(start, n, now[i].name);
+        }
+        for (size_t i = 0; i < now->n; i++) {
+                const struct app_sample *s = find_sample(start, now->s[i].name);
 
                 if (!s)
                         continue; /* not there when the job started */
                 cost[n_cost++] = (struct app_cost){ .i = i,
-                                                    .ref = counter_since(now[i].refaults, s->refaults),
-                                                    .maj = counter_since(now[i].majfaults, s->majfaults),
-                                                    .stall = counter_since(now[i].stall_usec, s->stall_usec) };
+                                                    .ref = counter_since(now->s[i].refaults, s->refaults),
+                                                    .maj = counter_since(now->s[i].majfaults, s->majfaults),
+                                                    .stall = counter_since(now->s[i].stall_usec, s->stall_usec) };
         }
         if (n_cost > APPCOST_REPORT_MAX) {
                 qsort(cost, n_cost, sizeof(*cost), cost_cmp);
@@ -156,12 +179,12 @@ json_object *appcost_report(struct appcost *a, const struct app_sample *start, s
                 json_object *o;
 
                 for (size_t k = 0; k < a->n_totals && !t; k++)
-                        if (streq(a->totals[k].name, now[i].name))
+                        if (streq(a->totals[k].name, now->s[i].name))
                                 t = &a->totals[k];
                 o = json_object_new_object();
                 if (!o)
                         break;
-                json_object_object_add(o, "name", json_object_new_string(now[i].name));
+                json_object_object_add(o, "name", json_object_new_string(now->s[i].name));
                 json_object_object_add(o, "refaults", json_object_new_uint64(ref));
                 json_object_object_add(o, "majfaults", json_object_new_uint64(maj));
                 json_object_object_add(o, "stall_us", json_object_new_uint64(stall));
@@ -173,5 +196,6 @@ json_object *appcost_report(struct appcost *a, const struct app_sample *start, s
                 json_object_object_add(o, "idle_stall_us_per_min", t ? per_min(t->stall_usec, t->usec) : NULL);
                 json_object_array_add(list, o);
         }
+        app_snapshot_unref(now);
         return list;
 }

@@ -271,8 +271,8 @@ static void job_report(struct jobs *js, struct job *j, const struct cgroup_job_c
                 size_t omitted;
 
                 json_object_object_add(o, "applications",
-                                       appcost_report(js->appcost, j->apps, j->n_apps,
-                                                      counter_since(now, j->started_usec), &omitted));
+                                       appcost_report(js->appcost, j->apps, counter_since(now, j->started_usec),
+                                                      &omitted));
                 json_object_object_add(o, "applications_omitted", json_object_new_uint64(omitted));
         }
         (void) history_add(js->history, o);
@@ -350,7 +350,7 @@ static struct job *job_free(struct job *j) {
         sd_event_source_disable_unref(j->sample);
         free(j->path);
         free(j->unit);
-        free(j->apps);
+        app_snapshot_unref(j->apps);
         free(j);
         return NULL;
 }
@@ -658,7 +658,7 @@ static int job_add(struct jobs *js, const struct cgroup_job_label *label, const 
         if (j->path)
                 cgroup_job_counters(js->backend->engine, j->path, &j->start);
         if (js->appcost)
-                appcost_snapshot(js->appcost, &j->apps, &j->n_apps);
+                j->apps = appcost_snapshot(js->appcost);
         if (js->class_actions)
                 js->class_actions(js->userdata, j->class, &j->governor);
         r = j->path && (j->unit || !unit) ? watch(js, j) : -ENOMEM;

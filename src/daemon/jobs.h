@@ -64,9 +64,8 @@ struct job {
          * since class_io_usec (CLOCK_REALTIME), when the class had read and written class_io_read/_written. */
         bool class_io;
         uint64_t class_io_usec, class_io_read, class_io_written;
-        struct app_sample *apps;             /* the protected applications at its start */
+        struct app_snapshot *apps;           /* the protected applications at its start (appcost_snapshot) */
         struct job_governor_counts governor; /* the governor's on its class so far, at its start */
-        size_t n_apps;
         struct job *next;
 };
 

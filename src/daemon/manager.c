@@ -262,6 +262,7 @@ int manager_reload(struct manager *m, char **ret_errors) {
         m->reloads++;
         log_set_max_level(m->settings.log_level);
         history_set_bounds(&m->history, m->settings.history_jobs, m->settings.history_days * 86400);
+        appcost_set_share(&m->appcost, m->settings.pressure.window_usec);
 
         apply_classes(m);
         devwatch_update(m);
@@ -509,7 +510,7 @@ static void observe_open(struct manager *m) {
 static void wire(struct manager *m) {
         jobs_init(&m->jobs, m->event, m->backend, &m->log, on_jobs_changed, m);
         m->jobs.history = &m->history;
-        appcost_init(&m->appcost, sample_apps, m);
+        appcost_init(&m->appcost, sample_apps, m, m->settings.pressure.window_usec);
         m->jobs.appcost = &m->appcost;
         m->jobs.class_actions = class_actions;
         m->jobs.governor_beliefs = governor_beliefs;
