@@ -276,8 +276,6 @@ static bool jobs_can_cause(struct govern *g, struct govern_watch *w, bool io, co
 /* What protection may take now: RAM less the reserve, the floors of the classes running jobs, and the fixed
  * memory.min of the policy's entries; *floors says the floors' part. */
 static uint64_t auto_available(const struct govern *g, uint64_t *floors) {
-        uint64_t fixed = 0;
-
         *floors = 0;
         for (size_t i = 0; i < g->gov.n_classes; i++) {
                 const struct governor_class *c = &g->gov.classes[i];
@@ -285,27 +283,19 @@ static uint64_t auto_available(const struct govern *g, uint64_t *floors) {
                 if (c->jobs > 0 && c->floor_high != UNITS_MAX) /* the least the governor leaves them */
                         *floors += c->floor_high;
         }
-        for (size_t i = 0; i < g->policy->n_protects; i++)
-                if (g->policy->protects[i].min.mode == PW_PROTECT_BYTES)
-                        fixed += g->policy->protects[i].min.bytes;
-        return governor_auto_available(g->ram_bytes, g->reserve, *floors, fixed);
+        return governor_auto_available(g->ram_bytes, g->reserve, *floors, g->fixed_min);
 }
 
 /* "auto": protect what each application needs while jobs run, within what the reserve leaves. */
 static void apply_auto(struct govern *g) {
-        _cleanup_free_ struct governor_auto **autos = calloc(g->n_watches + 1, sizeof(*autos));
         uint64_t floors, available = auto_available(g, &floors);
         bool changed = false;
         size_t n = 0;
 
-        if (!autos) {
-                log_error("Governor: out of memory; auto protection is not sized");
-                return;
-        }
         for (size_t i = 0; i < g->n_watches; i++)
                 if (g->watches[i].auto_size && g->watches[i].est.source != GOVERNOR_AUTO_NONE)
-                        autos[n++] = &g->watches[i].est;
-        (void) governor_auto_share(autos, n, available);
+                        g->autos[n++] = &g->watches[i].est;
+        (void) governor_auto_share(g->autos, n, available);
         for (size_t i = 0; i < g->n_watches; i++) {
                 struct govern_watch *w = &g->watches[i];
                 char v[32], want[32], reserve[32], fl[32];
@@ -543,12 +533,20 @@ static void govern_start(struct govern *g) {
         g->lists_age = !mglru_enabled();
         g->gov.classes = calloc(g->policy->n_classes + 1, sizeof(struct governor_class));
         g->watches = calloc(g->policy->n_protects + 1, sizeof(struct govern_watch));
-        if (!g->gov.classes || !g->watches) {
+        g->autos = calloc(g->policy->n_protects + 1, sizeof(*g->autos));
+        if (!g->gov.classes || !g->watches || !g->autos) {
                 log_error("Governor: out of memory");
                 g->gov.classes = mfree(g->gov.classes);
                 g->watches = mfree(g->watches);
+                g->autos = mfree(g->autos);
                 return;
         }
+        /* What the policy's fixed memory.min take from "auto" (the policy changes only at a reload, which
+         * starts the governor again). */
+        g->fixed_min = 0;
+        for (size_t i = 0; i < g->policy->n_protects; i++)
+                if (g->policy->protects[i].min.mode == PW_PROTECT_BYTES)
+                        g->fixed_min += g->policy->protects[i].min.bytes;
         for (size_t i = 0; i < g->policy->n_classes; i++)
                 if (governor_class_init(&g->gov.classes[g->gov.n_classes], &g->policy->classes[i]) >= 0)
                         g->gov.n_classes++;
@@ -657,6 +655,7 @@ void govern_stop(struct govern *g) {
         }
         g->gov.classes = mfree(g->gov.classes);
         g->gov.n_classes = 0;
+        g->autos = mfree(g->autos);
         /* "auto" protection lasts while jobs run; at a stop it stays, like the rest. */
         protect_clear_auto(g->protect);
         if (had_auto && !g->stopping)

@@ -83,6 +83,8 @@ struct govern {
         sd_event_source *tick;
         struct govern_watch *watches;
         size_t n_watches;
+        struct governor_auto **autos; /* room for each watch's estimate (apply_auto's shares, each tick) */
+        uint64_t fixed_min;           /* the policy's fixed memory.min, summed (taken from what auto may have) */
         /* The watches of its last run, their triggers open but off: the next start (the next job, a reload)
          * takes those whose application and cgroup are the same, and closes the others off the loop. */
         struct govern_watch *parked;
