@@ -683,16 +683,7 @@ static void protected_done(struct autoplace *a) {
 
 static void protected_find(struct autoplace *a) {
         protected_done(a);
-        a->protected = calloc(a->policy->n_protects + 1, sizeof(char *));
-        for (size_t i = 0; a->protected && i < a->policy->n_protects; i++) {
-                const struct pw_protect *pr = &a->policy->protects[i];
-                struct backend_protect bp = { .name = pr->name,
-                                              .unit = pr->unit,
-                                              .cgroup = pr->cgroup ? pr->cgroup + 1 : NULL };
-
-                if (a->backend->ops->protect_path(a->backend, &bp, &a->protected[a->n_protected]) >= 0)
-                        a->n_protected++;
-        }
+        (void) backend_protect_paths(a->backend, a->policy, &a->protected, &a->n_protected);
 }
 
 void autoplace_protected_moved(void *userdata) {

@@ -90,3 +90,29 @@ int backend_when_answered(struct backend *b, void (*fn)(void *userdata), void *u
         assert(b && fn);
         return b->ops->when_answered ? b->ops->when_answered(b, fn, userdata) : 0;
 }
+
+struct backend_protect backend_protect_of(const struct pw_protect *pr) {
+        return (struct backend_protect){ .name = pr->name,
+                                         .unit = pr->unit,
+                                         .cgroup = pr->cgroup ? pr->cgroup + 1 : NULL,
+                                         .swap_deny = pr->swap_deny };
+}
+
+int backend_protect_path(struct backend *b, const struct pw_protect *pr, char **ret_path) {
+        struct backend_protect bp = backend_protect_of(pr);
+
+        return b->ops->protect_path(b, &bp, ret_path);
+}
+
+int backend_protect_paths(struct backend *b, const struct pw_policy *p, char ***ret, size_t *ret_n) {
+        char **paths = calloc(p->n_protects + 1, sizeof(char *));
+        size_t n = 0;
+
+        if (!paths)
+                return -ENOMEM;
+        for (size_t i = 0; i < p->n_protects; i++)
+                n += backend_protect_path(b, &p->protects[i], &paths[n]) >= 0;
+        *ret = paths;
+        *ret_n = n;
+        return 0;
+}

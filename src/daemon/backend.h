@@ -161,6 +161,14 @@ int backend_open(const struct backend_setup *s, struct backend **ret);
 struct backend *backend_free(struct backend *b);
 /* ops->when_answered, or 0 where the backend has none. */
 int backend_when_answered(struct backend *b, void (*fn)(void *userdata), void *userdata);
+/* The policy's protected entry as the backend takes it (its cgroup relative to the mount, without the
+ * policy's leading '/'); min and low 0. */
+struct backend_protect backend_protect_of(const struct pw_protect *pr);
+/* ops->protect_path for the policy's entry pr. */
+int backend_protect_path(struct backend *b, const struct pw_protect *pr, char **ret_path);
+/* The cgroups of the policy's protected entries that are there now (a unit that does not run has none):
+ * *ret (NULL-terminated, *ret_n of them, each and the array to free) or -ENOMEM. */
+int backend_protect_paths(struct backend *b, const struct pw_policy *p, char ***ret, size_t *ret_n);
 
 /* For backend_open: each takes over engine and worker on success. */
 int backend_cgroupfs_new(struct cgroup_engine *engine, struct worker *worker, sd_event *event, struct backend **ret);

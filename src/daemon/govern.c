@@ -488,13 +488,10 @@ static bool watch_unpark(struct govern *g, struct govern_watch *w) {
 
 /* Finds a protected application's cgroup and arms its triggers; false if it is not there (yet). */
 static bool watch_open(struct govern *g, const struct pw_protect *pr, struct govern_watch *w) {
-        struct backend_protect bp = { .name = pr->name,
-                                      .unit = pr->unit,
-                                      .cgroup = pr->cgroup ? pr->cgroup + 1 : NULL };
         int r;
 
         *w = (struct govern_watch){ .fd = { -1, -1 } };
-        r = g->backend->ops->protect_path(g->backend, &bp, &w->path);
+        r = backend_protect_path(g->backend, pr, &w->path);
         if (r < 0) {
                 log_debug("Governor: %s is not watched: %s", pr->name, strerror(-r));
                 return false;

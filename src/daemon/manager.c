@@ -416,13 +416,10 @@ static size_t sample_apps(void *userdata, struct app_sample *out, size_t max) {
 
         for (size_t i = 0; i < m->policy.n_protects && n < max; i++) {
                 const struct pw_protect *pr = &m->policy.protects[i];
-                struct backend_protect bp = { .name = pr->name,
-                                              .unit = pr->unit,
-                                              .cgroup = pr->cgroup ? pr->cgroup + 1 : NULL };
                 _cleanup_free_ char *path = NULL;
                 struct governor_sample s;
 
-                if (m->backend->ops->protect_path(m->backend, &bp, &path) < 0 ||
+                if (backend_protect_path(m->backend, pr, &path) < 0 ||
                     pressure_sample_read(m->backend->engine, path, &s) < 0)
                         continue;
                 out[n] = (struct app_sample){ .refaults = s.refaults,
@@ -473,11 +470,8 @@ static int observe_scope(void *userdata, struct observe_app **ret_apps, size_t *
                         n_skip++;
         for (size_t i = 0; i < m->policy.n_protects; i++) {
                 const struct pw_protect *pr = &m->policy.protects[i];
-                struct backend_protect bp = { .name = pr->name,
-                                              .unit = pr->unit,
-                                              .cgroup = pr->cgroup ? pr->cgroup + 1 : NULL };
 
-                if (m->backend->ops->protect_path(m->backend, &bp, &apps[n_apps].path) < 0)
+                if (backend_protect_path(m->backend, pr, &apps[n_apps].path) < 0)
                         continue;
                 snprintf(apps[n_apps].name, sizeof(apps[n_apps].name), "%s", pr->name);
                 n_apps++;

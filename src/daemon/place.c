@@ -79,22 +79,11 @@ static int context_init(struct manager *m, const struct ucred *peer, bool child_
                 .caller = { .uid = peer->uid, .pid = peer->pid, .self = getpid(), .child_only = child_only }
         };
         x->own_jobs = calloc(m->jobs.n + 1, sizeof(char *));
-        x->protected = calloc(m->policy.n_protects + 1, sizeof(char *));
-        if (!x->own_jobs || !x->protected)
+        if (!x->own_jobs || backend_protect_paths(m->backend, &m->policy, &x->protected, &x->caller.n_protected) < 0)
                 return -ENOMEM;
         for (struct job *j = m->jobs.list; j; j = j->next)
                 if (j->uid == peer->uid && (x->own_jobs[x->caller.n_own_jobs] = strdup(j->path)))
                         x->caller.n_own_jobs++;
-        for (size_t i = 0; i < m->policy.n_protects; i++) {
-                const struct pw_protect *pr = &m->policy.protects[i];
-                struct backend_protect bp = { .name = pr->name,
-                                              .unit = pr->unit,
-                                              .cgroup = pr->cgroup ? pr->cgroup + 1 : NULL };
-
-                /* A unit that does not run has no process to protect. */
-                if (m->backend->ops->protect_path(m->backend, &bp, &x->protected[x->caller.n_protected]) >= 0)
-                        x->caller.n_protected++;
-        }
         x->caller.own_jobs = (const char *const *) x->own_jobs;
         x->caller.protected = (const char *const *) x->protected;
         return 0;

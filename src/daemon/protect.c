@@ -469,14 +469,9 @@ int protect_apply(struct protect *p, const struct pw_policy *policy) {
         for (size_t i = 0; i < n; i++) {
                 const struct pw_protect *pr = &policy->protects[i];
 
-                req[i] = (struct backend_protect){
-                        .name = pr->name,
-                        .unit = pr->unit,
-                        .cgroup = pr->cgroup ? pr->cgroup + 1 : NULL,
-                        .min = size_now(p, pr, &pr->min),
-                        .low = size_now(p, pr, &pr->low),
-                        .swap_deny = pr->swap_deny,
-                };
+                req[i] = backend_protect_of(pr);
+                req[i].min = size_now(p, pr, &pr->min);
+                req[i].low = size_now(p, pr, &pr->low);
         }
         r = p->backend->ops->protect_set(p->backend, req, n, res);
         if (r < 0)

@@ -223,13 +223,10 @@ static json_object *auto_json(const struct govern *g, const char *name) {
 
 static json_object *protect_json(struct manager *m, const struct pw_protect *pr) {
         json_object *o = json_object_new_object(), *min = json_object_new_object(), *low = json_object_new_object();
-        struct backend_protect bp = { .name = pr->name,
-                                      .unit = pr->unit,
-                                      .cgroup = pr->cgroup ? pr->cgroup + 1 : NULL };
         _cleanup_free_ char *psi_text = NULL, *stat_text = NULL, *path = NULL;
         struct cgroup_protect_result pres;
         uint64_t v;
-        int unsupported = m->backend->ops->protect_path(m->backend, &bp, &path) == -EOPNOTSUPP;
+        int unsupported = backend_protect_path(m->backend, pr, &path) == -EOPNOTSUPP;
         bool exists = false;
 
         json_object_object_add(o, "name", json_object_new_string(pr->name));
