@@ -13,13 +13,9 @@
 #include <stdio.h>
 
 #include "ctl-client.h"
+#include "ctl-table.h"
 
-/* How tables look; the defaults (all zero) suit a pipe: whole cells, headers, no colour. */
-struct ctl_print_style {
-        unsigned width; /* the columns a table line may take, cells cut with an ellipsis; 0: no limit */
-        bool no_legend; /* no column headers */
-        bool color;     /* states in colour (ANSI escapes) */
-};
+/* How tables look (ctl-table.h). */
 void ctl_print_set_style(const struct ctl_print_style *s);
 
 /* status: a summary line, then CLASSES, JOBS, PROTECTED and RECENT ACTIONS. */
