@@ -423,9 +423,12 @@ static bool display_option(int c) {
                 "full", no_argument, NULL, 'l'                                                    \
         }
 
+/* What an option parser or a check returns when the command goes on (any other value is its exit status). */
+#define GO_ON (-1)
+
 /*
  * Parses the options of a command that takes no other option than --json and
- * checks its number of operands.  Returns -1 to go on, or an exit status.
+ * checks its number of operands.  Returns GO_ON, or an exit status.
  */
 static int parse_json_option(int argc, char *argv[], int n_operands, const char *operands) {
         static const struct option options[] = {
@@ -461,16 +464,16 @@ static int parse_json_option(int argc, char *argv[], int n_operands, const char 
                 return usage_error("%s: missing %s", argv[0], operands);
         if (argc - optind > n_operands)
                 return usage_error("%s: unexpected argument '%s'", argv[0], argv[optind + n_operands]);
-        return -1;
+        return GO_ON;
 }
 
-/* A job class or job name, as the daemon accepts it; -1 if valid, else an exit status. */
+/* A job class or job name, as the daemon accepts it: GO_ON if valid, else an exit status. */
 static int check_name(const char *cmd, const char *what, const char *name, int (*error)(const char *fmt, ...)) {
         const char *why = policy_name_problem(name);
 
         if (why)
                 return error("%s: invalid %s '%s': %s", cmd, what, name, why);
-        return -1;
+        return GO_ON;
 }
 
 /* The status, and exit 4 when something the policy asks for is not in force (each said on stderr, unless -q). */
@@ -479,7 +482,7 @@ static int cmd_status(int argc, char *argv[]) {
         _cleanup_(ctl_response_done) struct ctl_response resp = {};
         int r = parse_json_option(argc, argv, 0, NULL);
 
-        if (r >= 0)
+        if (r != GO_ON)
                 return r;
         if (arg_quiet) {
                 r = call(&req, &resp);
@@ -561,7 +564,7 @@ static int cmd_list(int argc, char *argv[]) {
         int r = parse_json_option(argc, argv, 0, NULL);
 
         req.all = arg_all;
-        return r >= 0 ? r : request(&req, ctl_print_list);
+        return r != GO_ON ? r : request(&req, ctl_print_list);
 }
 
 static int print_suggest(FILE *f, json_object *resp) {
@@ -610,7 +613,7 @@ static int cmd_reload(int argc, char *argv[]) {
         const struct pw_request req = { .command = PW_CMD_RELOAD };
         int r = parse_json_option(argc, argv, 0, NULL);
 
-        return r >= 0 ? r : request(&req, ctl_print_reloaded);
+        return r != GO_ON ? r : request(&req, ctl_print_reloaded);
 }
 
 static int cmd_top(int argc, char *argv[]) {
@@ -659,10 +662,10 @@ static int cmd_job_verb(int argc, char *argv[]) {
         struct pw_request req = {};
         int r = parse_json_option(argc, argv, 1, "JOB (an id or a name)");
 
-        if (r >= 0)
+        if (r != GO_ON)
                 return r;
         r = check_name(argv[0], "job", argv[optind], usage_error);
-        if (r >= 0)
+        if (r != GO_ON)
                 return r;
         req.command = (enum pw_command) pw_command_from_string(argv[0]);
         snprintf(req.job, sizeof(req.job), "%s", argv[optind]);
@@ -716,7 +719,7 @@ static int cmd_kill(int argc, char *argv[]) {
                 return usage_error(argc - optind < 1 ? "kill: missing JOB (an id or a name)"
                                                      : "kill: one JOB at a time");
         r = check_name("kill", "job", argv[optind], usage_error);
-        if (r >= 0)
+        if (r != GO_ON)
                 return r;
         snprintf(req.job, sizeof(req.job), "%s", argv[optind]);
         return request(&req, ctl_print_signalled);
@@ -731,7 +734,7 @@ static int cmd_version(int argc, char *argv[]) {
         json_object *v;
         int r = parse_json_option(argc, argv, 0, NULL);
 
-        if (r >= 0)
+        if (r != GO_ON)
                 return r;
         if (arg_json)
                 return request(&req, NULL);
@@ -789,9 +792,9 @@ static int cmd_move(int argc, char *argv[]) {
                 }
         if (!class)
                 return usage_error("move: --job CLASS is required");
-        if ((r = check_name("move", "job class", class, usage_error)) >= 0)
+        if ((r = check_name("move", "job class", class, usage_error)) != GO_ON)
                 return r;
-        if (name && (r = check_name("move", "job name", name, usage_error)) >= 0)
+        if (name && (r = check_name("move", "job name", name, usage_error)) != GO_ON)
                 return r;
         if (optind >= argc)
                 return usage_error("move: missing PID");
@@ -812,7 +815,7 @@ static int cmd_move(int argc, char *argv[]) {
 
 /*
  * run --property KEY=VALUE: one of the job's own memory limits, in systemd-run's words (MemoryHigh,
- * MemoryMax, MemorySwapMax) or the policy's (memory.high, memory.max, memory.swap_max); -1 if valid, else
+ * MemoryMax, MemorySwapMax) or the policy's (memory.high, memory.max, memory.swap_max); GO_ON if valid, else
  * an exit status.  The daemon refuses a value above what the class gives each job.
  */
 static int parse_property(const char *arg, struct ctl_run_options *o) {
@@ -846,7 +849,7 @@ static int parse_property(const char *arg, struct ctl_run_options *o) {
                                 "tighten the class's limits)",
                                 arg);
                 *(uint64_t *) ((char *) o + keys[i].offset) = v;
-                return -1;
+                return GO_ON;
         }
         return run_usage_error("run: --property %s: unknown property (MemoryHigh, MemoryMax or MemorySwapMax)", arg);
 }
@@ -872,7 +875,7 @@ static int cmd_run(int argc, char *argv[]) {
         while ((c = getopt_long(argc, argv, "+hvp:", options, NULL)) >= 0)
                 switch (c) {
                 case 'p':
-                        if ((r = parse_property(optarg, &o)) >= 0)
+                        if ((r = parse_property(optarg, &o)) != GO_ON)
                                 return r;
                         break;
                 case ARG_JOB:
@@ -898,9 +901,9 @@ static int cmd_run(int argc, char *argv[]) {
                 }
         if (!o.class)
                 return run_usage_error("run: --job CLASS is required");
-        if ((r = check_name("run", "job class", o.class, run_usage_error)) >= 0)
+        if ((r = check_name("run", "job class", o.class, run_usage_error)) != GO_ON)
                 return r;
-        if (o.name && (r = check_name("run", "job name", o.name, run_usage_error)) >= 0)
+        if (o.name && (r = check_name("run", "job name", o.name, run_usage_error)) != GO_ON)
                 return r;
         if (optind >= argc)
                 return run_usage_error("run: missing COMMAND");

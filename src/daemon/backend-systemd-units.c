@@ -503,7 +503,7 @@ int sysd_unit_set_memory_high(struct backend *b, const char *unit, uint64_t byte
                 r = sd_bus_message_close_container(m);
         if (r >= 0)
                 r = sysd_call_later(b, m, "setting MemoryHigh");
-        return r < 0 ? r : 1;
+        return r;
 }
 
 int sysd_unit_set_io(struct backend *b, const char *unit, const struct pw_io_limit *io, size_t n) {

@@ -458,9 +458,12 @@ static int sysd_class_apply(struct backend *b, const struct pw_job_class *c) {
 
 static int sysd_class_set_memory_high(struct backend *b, const char *class, uint64_t bytes, uint64_t wake_usec) {
         _cleanup_free_ char *slice = class_slice(b, class);
+        int r;
 
-        /* systemd lowers memory.high itself, reclaiming: do not wait for it. */
-        return slice ? sysd_unit_set_memory_high(b, slice, bytes) : -ENOMEM;
+        /* systemd lowers memory.high itself, reclaiming: do not wait for it.  The call is sent now, where the
+         * reaction latency ends (ops->class_set_memory_high's 1). */
+        r = slice ? sysd_unit_set_memory_high(b, slice, bytes) : -ENOMEM;
+        return r < 0 ? r : 1;
 }
 
 static int sysd_class_set_io(struct backend *b, const char *class, const struct pw_io_limit *io, size_t n) {
