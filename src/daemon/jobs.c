@@ -205,7 +205,7 @@ static void job_report(struct jobs *js, struct job *j, const struct cgroup_job_c
                                             : "ended",
                                       rt, figures ?: "(out of memory)");
         }
-        if (!js->history)
+        if (!js->report.history)
                 return;
         o = json_object_new_object();
         if (!o)
@@ -252,10 +252,10 @@ static void job_report(struct jobs *js, struct job *j, const struct cgroup_job_c
         json_object_object_add(o, "io_stall_us",
                                u64_or_null(end && end->have_psi,
                                            end ? counter_since(end->io_stall_usec, s->io_stall_usec) : 0));
-        if (js->class_actions) {
+        if (js->report.class_actions) {
                 struct job_governor_counts c = {};
 
-                js->class_actions(js->userdata, j->class, &c);
+                js->report.class_actions(js->userdata, j->class, &c);
                 json_object_object_add(o, "governor_tightened",
                                        json_object_new_uint64(counter_since(c.tightened, j->governor.tightened)));
                 json_object_object_add(o, "governor_froze",
@@ -265,17 +265,17 @@ static void job_report(struct jobs *js, struct job *j, const struct cgroup_job_c
                 json_object_object_add(o, "governor_held_off",
                                        json_object_new_uint64(counter_since(c.held_off, j->governor.held_off)));
         }
-        if (js->governor_beliefs)
-                json_object_object_add(o, "governor", js->governor_beliefs(js->userdata, j->class));
-        if (js->appcost) {
+        if (js->report.governor_beliefs)
+                json_object_object_add(o, "governor", js->report.governor_beliefs(js->userdata, j->class));
+        if (js->report.appcost) {
                 size_t omitted;
 
                 json_object_object_add(o, "applications",
-                                       appcost_report(js->appcost, j->apps, counter_since(now, j->started_usec),
+                                       appcost_report(js->report.appcost, j->apps, counter_since(now, j->started_usec),
                                                       &omitted));
                 json_object_object_add(o, "applications_omitted", json_object_new_uint64(omitted));
         }
-        (void) history_add(js->history, o);
+        (void) history_add(js->report.history, o);
 }
 
 /* The report, from the counters as they are now (the job's cgroup is empty, not yet released). */
@@ -299,13 +299,14 @@ static void job_report_now(struct jobs *js, struct job *j) {
 static int move_back(struct jobs *js, const char *cgroup, pid_t pid);
 
 void jobs_init(struct jobs *js, sd_event *event, struct backend *backend, struct action_log *log,
-               jobs_changed_fn changed, void *userdata) {
+               jobs_changed_fn changed, void *userdata, const struct jobs_report *report) {
         *js = (struct jobs){
                 .event = event,
                 .backend = backend,
                 .log = log,
                 .changed = changed,
                 .userdata = userdata,
+                .report = report ? *report : (struct jobs_report){},
                 .next_id = 1,
                 .procdir = PROC_ROOT,
                 .move_back = move_back,
@@ -657,10 +658,10 @@ static int job_add(struct jobs *js, const struct cgroup_job_label *label, const 
         j->unit = unit ? strdup(unit) : NULL;
         if (j->path)
                 cgroup_job_counters(js->backend->engine, j->path, &j->start);
-        if (js->appcost)
-                j->apps = appcost_snapshot(js->appcost);
-        if (js->class_actions)
-                js->class_actions(js->userdata, j->class, &j->governor);
+        if (js->report.appcost)
+                j->apps = appcost_snapshot(js->report.appcost);
+        if (js->report.class_actions)
+                js->report.class_actions(js->userdata, j->class, &j->governor);
         r = j->path && (j->unit || !unit) ? watch(js, j) : -ENOMEM;
         if (r < 0) {
                 job_free(j);

@@ -72,6 +72,16 @@ struct job {
 /* A job of class came (ended false) or went (ended true: it is off the list). */
 typedef void (*jobs_changed_fn)(void *userdata, const char *class, bool ended);
 
+/* What the end-of-job reports are made of, and where they go; each may be NULL (the tests leave them out). */
+struct jobs_report {
+        struct history *history; /* where end-of-job reports go (NULL: nowhere) */
+        struct appcost *appcost; /* what a job cost the protected applications (NULL: not measured) */
+        /* The governor's actions on a class so far (userdata: jobs_init's); NULL: none counted. */
+        void (*class_actions)(void *userdata, const char *class, struct job_governor_counts *ret);
+        /* What it believes now, for the report (govern_beliefs_json); NULL: nothing. */
+        json_object *(*governor_beliefs)(void *userdata, const char *class);
+};
+
 struct jobs {
         sd_event *event;
         struct backend *backend;
@@ -85,19 +95,15 @@ struct jobs {
         uint64_t next_id;
         /* The jobs that ended, and those of them OOM-killed, since the daemon started (for status). */
         uint64_t n_ended, n_oom_killed;
-        struct history *history; /* where end-of-job reports go (NULL: nowhere) */
-        struct appcost *appcost; /* what a job cost the protected applications (NULL: not measured) */
-        /* The governor's actions on a class so far; NULL: none counted.  governor_beliefs: what it believes
-         * now, for the report (govern_beliefs_json); NULL: nothing. */
-        void (*class_actions)(void *userdata, const char *class, struct job_governor_counts *ret);
-        json_object *(*governor_beliefs)(void *userdata, const char *class);
+        struct jobs_report report;
         const char *procdir; /* "/proc"; tests set a fake one */
         /* How jobs_recheck() moves a process back to cgroup (tests record it instead). */
         int (*move_back)(struct jobs *js, const char *cgroup, pid_t pid);
 };
 
+/* report: NULL for none. */
 void jobs_init(struct jobs *js, sd_event *event, struct backend *backend, struct action_log *log,
-               jobs_changed_fn changed, void *userdata);
+               jobs_changed_fn changed, void *userdata, const struct jobs_report *report);
 /* Forgets every job (their cgroups stay: a restarted daemon adopts them). */
 void jobs_done(struct jobs *js);
 

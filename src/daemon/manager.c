@@ -502,13 +502,15 @@ static void observe_open(struct manager *m) {
 
 /* The modules, wired to one another. */
 static void wire(struct manager *m) {
-        jobs_init(&m->jobs, m->event, m->backend, &m->log, on_jobs_changed, m);
-        m->jobs.history = &m->history;
         appcost_init(&m->appcost, sample_apps, m, m->settings.pressure.window_usec);
-        m->jobs.appcost = &m->appcost;
-        m->jobs.class_actions = class_actions;
-        m->jobs.governor_beliefs = governor_beliefs;
-        protect_init(&m->protect, m->event, m->backend, &m->log);
+        jobs_init(&m->jobs, m->event, m->backend, &m->log, on_jobs_changed, m,
+                  &(struct jobs_report){ .history = &m->history,
+                                         .appcost = &m->appcost,
+                                         .class_actions = class_actions,
+                                         .governor_beliefs = governor_beliefs });
+        /* A protected unit that did not run at the last reload (the usual order at boot) starts: rules must
+         * leave its processes alone from then on. */
+        protect_init(&m->protect, m->event, m->backend, &m->log, autoplace_protected_moved, &m->autoplace);
         m->govern = (struct govern){
                 .event = m->event,
                 .backend = m->backend,
@@ -530,10 +532,6 @@ static void wire(struct manager *m) {
                 .log = &m->log,
         };
         autoplace_init(&m->autoplace);
-        /* A protected unit that did not run at the last reload (the usual order at boot) starts: rules must
-         * leave its processes alone from then on. */
-        m->protect.moved = autoplace_protected_moved;
-        m->protect.moved_userdata = &m->autoplace;
 }
 
 int manager_new(const char *config_path, bool config_optional, const struct policy_context *ctx,

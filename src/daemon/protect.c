@@ -8,8 +8,11 @@
 #include "protect.h"
 #include "units.h"
 
-void protect_init(struct protect *p, sd_event *event, struct backend *backend, struct action_log *log) {
-        *p = (struct protect){ .event = event, .backend = backend, .log = log };
+void protect_init(struct protect *p, sd_event *event, struct backend *backend, struct action_log *log,
+                  void (*moved)(void *userdata), void *moved_userdata) {
+        *p = (struct protect){
+                .event = event, .backend = backend, .log = log, .moved = moved, .moved_userdata = moved_userdata
+        };
 }
 
 static void unwatch(struct protect *p) {

@@ -67,7 +67,9 @@ struct protect {
         void *moved_userdata;
 };
 
-void protect_init(struct protect *p, sd_event *event, struct backend *backend, struct action_log *log);
+/* moved(moved_userdata): see struct protect (NULL: nobody is told). */
+void protect_init(struct protect *p, sd_event *event, struct backend *backend, struct action_log *log,
+                  void (*moved)(void *userdata), void *moved_userdata);
 void protect_done(struct protect *p);
 
 /* The size an "auto" entry has now; 0 forgets every auto size. */

@@ -54,7 +54,7 @@ START_TEST(test_jobs_unit_between_commands) {
 
         ck_assert_int_ge(sd_event_new(&event), 0);
         ck_assert_int_eq(cgroup_engine_new(dir, "pagewarden.slice", NULL, false, &b.engine), 0);
-        jobs_init(&js, event, &b, &log, on_changed, &seen);
+        jobs_init(&js, event, &b, &log, on_changed, &seen, NULL);
         ck_assert_int_eq(jobs_add_unit(&js, &class, "backup.service", "system.slice/backup.service",
                                        "rule units backup.service (jobs.yaml:4)", &j),
                          0);
@@ -207,7 +207,7 @@ START_TEST(test_jobs_place_async) {
         free(write_file(dir, "pagewarden/backup/1/cgroup.events", "populated 1\nfrozen 0\n"));
         ck_assert_int_ge(sd_event_new(&event), 0);
         ck_assert_int_eq(cgroup_engine_new(dir, "pagewarden", NULL, false, &s.b.engine), 0);
-        jobs_init(&js, event, &s.b, &log, on_changed, &seen);
+        jobs_init(&js, event, &s.b, &log, on_changed, &seen, NULL);
 
         /* Asked: nothing yet, the caller is not held, the process is known to be under way. */
         ck_assert_int_eq(jobs_place_async(&js, &class, NULL, "dump", 0, "run", 4242, -1, on_placed, &first), 0);
@@ -290,7 +290,7 @@ START_TEST(test_jobs_class_io) {
         free(write_file(dir, SLICE "/pagewarden-backup-3.scope/cgroup.events", "populated 1\nfrozen 0\n"));
         ck_assert_int_ge(sd_event_new(&event), 0);
         ck_assert_int_eq(cgroup_engine_new(dir, "pagewarden.slice", NULL, false, &s.b.engine), 0);
-        jobs_init(&js, event, &s.b, &log, on_changed, &seen);
+        jobs_init(&js, event, &s.b, &log, on_changed, &seen, NULL);
 
         ck_assert_int_eq(jobs_place_async(&js, &class, NULL, "dump", 0, "run", 4242, -1, on_placed, &a), 0);
         s.done(s.done_userdata, 0, SLICE "/pagewarden-backup-1.scope");
@@ -376,7 +376,7 @@ START_TEST(test_jobs_recheck) {
         free(write_file(dir, "779/stat", "779 (x) S 1 779 779 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 40 1 1\n"));
         free(write_file(dir, "779/cgroup", "0::/pagewarden.slice/backup/slot-1\n"));
 
-        jobs_init(&js, NULL, &b, &log, NULL, NULL);
+        jobs_init(&js, NULL, &b, &log, NULL, NULL, NULL);
         js.procdir = dir;
         js.move_back = record_move_back;
         ck_assert(!jobs_recheck(&js, "pagewarden.slice/backup/slot-1", 777, alive, 100));
