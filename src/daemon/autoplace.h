@@ -42,7 +42,7 @@
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
-#include "actions.h"
+#include "action-log.h"
 #include "backend.h"
 #include "execperm.h"
 #include "jobs.h"

@@ -19,7 +19,7 @@
 #include <sys/types.h>
 #include <systemd/sd-event.h>
 
-#include "actions.h"
+#include "action-log.h"
 #include "backend.h"
 #include "cgroup-discover.h"
 #include "governor.h"

@@ -15,7 +15,7 @@
 
 #include <systemd/sd-event.h>
 
-#include "actions.h"
+#include "action-log.h"
 #include "autoplace.h"
 #include "backend.h"
 #include "cgroup-discover.h"

@@ -20,7 +20,7 @@
 #include <sys/types.h>
 #include <systemd/sd-event.h>
 
-#include "actions.h"
+#include "action-log.h"
 #include "backend.h"
 #include "policy.h"
 

@@ -1032,7 +1032,7 @@ static const struct field protect_fields[] = {
         {},
 };
 
-static void protect_done(struct pw_protect *pr) {
+static void protect_entry_done(struct pw_protect *pr) {
         free(pr->name);
         free(pr->source);
         free(pr->unit);
@@ -1093,7 +1093,7 @@ static void add_protect(struct pstate *st, struct pw_policy *p, const struct yno
         pr->source = source_basename(st->src);
         pr->line = key->line;
         if (!pr->name || !pr->source || GROW(p->protects, p->allocated_protects, p->n_protects + 1) < 0) {
-                protect_done(pr);
+                protect_entry_done(pr);
                 st->oom = true;
                 return;
         }
@@ -1128,7 +1128,7 @@ static void parse_protect(struct pstate *st, const struct ynode *key, const stru
                 protect_finish(st, key, val, &pr, p);
 
         if (st->diags->n_errors != before || st->oom)
-                protect_done(&pr);
+                protect_entry_done(&pr);
         else
                 add_protect(st, p, key, &pr);
 }
@@ -1364,7 +1364,7 @@ void policy_done(struct pw_policy *p) {
                 class_done(&p->classes[i]);
         free(p->classes);
         for (size_t i = 0; i < p->n_protects; i++)
-                protect_done(&p->protects[i]);
+                protect_entry_done(&p->protects[i]);
         free(p->protects);
         *p = (struct pw_policy){};
 }

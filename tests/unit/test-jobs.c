@@ -9,7 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "actions.h"
+#include "action-log.h"
 #include "cgroup.h"
 #include "common.h"
 #include "jobs.h"

@@ -5,7 +5,7 @@
  * unit, and only then (not for other units, not once it is in force); an
  * entry's result is logged when it changes, not at every apply.
  */
-#include "actions.h"
+#include "action-log.h"
 #include "cgroup.h"
 #include "common.h"
 #include "protect.h"

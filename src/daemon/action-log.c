@@ -2,7 +2,7 @@
 #include <assert.h>
 #include <stdarg.h>
 
-#include "actions.h"
+#include "action-log.h"
 #include "log.h"
 
 static void action_log_va(struct action_log *l, int level, const struct log_fields *fields, const char *fmt,
