@@ -154,40 +154,29 @@ static char *job_figures(const struct job *j, const struct cgroup_job_counters *
         return text;
 }
 
-/*
- * What the job cost and how it ended, from its counters now against those at
- * its start; end NULL: its cgroup was gone before it could be read (systemd
- * removes an empty scope at once), then only its times are known.  Logged
- * (a warning if it was OOM-killed) and kept in the history.
- */
-static void job_report(struct jobs *js, struct job *j, const struct cgroup_job_counters *end) {
-        /* A unit's cgroup that systemd removed first: its figures as last read (struct job), older than its end. */
-        bool sampled = end && end == &j->last;
-        const struct cgroup_job_counters *s = &j->start;
-        uint64_t now = now_usec(CLOCK_REALTIME), runtime = counter_since(now, j->started_usec) / 1000000;
-        bool oom = end && end->have_events && counter_since(end->oom_kill, s->oom_kill) > 0;
-        /* A cgroup's memory.peak is its life's: exact for this job only if this job raised it. */
-        bool peak_exact = end && end->have_peak && s->have_peak && end->memory_peak > s->memory_peak;
+/* What a job's end is known by, worked out once for its log line and its report. */
+struct job_end {
+        const struct cgroup_job_counters *end; /* NULL: not read */
+        bool sampled;                          /* end is the last read of a unit systemd removed first */
+        uint64_t now, runtime;                 /* CLOCK_REALTIME usec; seconds */
+        bool oom, peak_exact;
+        struct job_io io;
+};
+
+static void job_end_log(struct jobs *js, const struct job *j, const struct job_end *e) {
         static const struct cgroup_job_counters none = {};
-        struct job_io io = job_io(js, j, end);
-        char rt[32], user[256], cgroup[4096];
-        json_object *o;
+        _cleanup_free_ char *figures = NULL;
+        char rt[32];
 
-        if (j->reported)
-                return;
-        j->reported = true;
-        js->n_ended++;
-        js->n_oom_killed += oom;
-        units_format_runtime(runtime, rt, sizeof(rt));
-        if (sampled) {
-                _cleanup_free_ char *figures = job_figures(j, end, &io, peak_exact);
-
+        units_format_runtime(e->runtime, rt, sizeof(rt));
+        if (e->sampled) {
+                figures = job_figures(j, e->end, &e->io, e->peak_exact);
                 action_log_add_fields(js->log, LOG_LEVEL_INFO, JOB_FIELDS(j, "end"),
                                       "Job %" PRIu64 " (%s) of class %s: ended after %s; %s (as read %" PRIu64
                                       " s before its end: systemd removed its cgroup first)",
                                       j->id, j->name, j->class, rt, figures ?: "(out of memory)",
-                                      counter_since(now, j->last_usec) / 1000000);
-        } else if (!end && !io_at_class(j))
+                                      counter_since(e->now, j->last_usec) / 1000000);
+        } else if (!e->end && !io_at_class(j))
                 action_log_add_fields(js->log, LOG_LEVEL_INFO, JOB_FIELDS(j, "end"),
                                       "Job %" PRIu64
                                       " (%s) of class %s: ran %s (its cgroup was gone before its counters "
@@ -195,50 +184,28 @@ static void job_report(struct jobs *js, struct job *j, const struct cgroup_job_c
                                       j->id, j->name, j->class, rt);
         else {
                 /* No end: systemd removed its scope first; its class counted its I/O, if it ran alone there. */
-                _cleanup_free_ char *figures = job_figures(j, end ?: &none, &io, peak_exact);
-
-                action_log_add_fields(js->log, oom ? LOG_LEVEL_WARNING : LOG_LEVEL_INFO,
-                                      JOB_FIELDS(j, oom ? "oom-kill" : "end"),
+                figures = job_figures(j, e->end ?: &none, &e->io, e->peak_exact);
+                action_log_add_fields(js->log, e->oom ? LOG_LEVEL_WARNING : LOG_LEVEL_INFO,
+                                      JOB_FIELDS(j, e->oom ? "oom-kill" : "end"),
                                       "Job %" PRIu64 " (%s) of class %s: %s after %s; %s", j->id, j->name, j->class,
-                                      oom   ? "OOM-killed (a memory.max, its own or its class's)"
-                                      : end ? "exited"
-                                            : "ended",
+                                      e->oom   ? "OOM-killed (a memory.max, its own or its class's)"
+                                      : e->end ? "exited"
+                                               : "ended",
                                       rt, figures ?: "(out of memory)");
         }
-        if (!js->report.history)
-                return;
-        o = json_object_new_object();
-        if (!o)
-                return;
-        json_object_object_add(o, "id", json_object_new_uint64(j->id));
-        json_object_object_add(o, "name", json_object_new_string(j->name));
-        json_object_object_add(o, "class", json_object_new_string(j->class));
-        json_object_object_add(o, "placed_by", j->by[0] ? json_object_new_string(j->by) : NULL);
-        json_object_object_add(o, "uid", json_object_new_int64(j->uid));
-        json_object_object_add(o, "user",
-                               user_name_of(j->uid, user, sizeof(user)) ? json_object_new_string(user) : NULL);
-        snprintf(cgroup, sizeof(cgroup), "/%s", j->path);
-        json_object_object_add(o, "cgroup", json_object_new_string(cgroup));
-        json_object_object_add(o, "unit", j->unit ? json_object_new_string(j->unit) : NULL);
-        json_object_object_add(o, "state", json_object_new_string("ended"));
-        json_object_object_add(o, "started", json_object_new_uint64(j->started_usec / 1000000));
-        json_object_object_add(o, "ended", json_object_new_uint64(now / 1000000));
-        json_object_object_add(o, "runtime", json_object_new_uint64(runtime));
-        json_object_object_add(o, "how",
-                               json_object_new_string(!end || sampled ? "ended"
-                                                      : oom           ? "oom-killed"
-                                                                      : "exited"));
-        /* When its figures were read: its end, or the last read before systemd removed its cgroup. */
-        json_object_object_add(o, "counted_until",
-                               end ? json_object_new_uint64((sampled ? j->last_usec : now) / 1000000) : NULL);
-        json_object_object_add(o, "counted_from", json_object_new_string(j->adopted ? "adoption" : "start"));
+}
+
+/* The counters' part of the report: null for what could not be read. */
+static void job_end_counters_json(json_object *o, const struct job *j, const struct job_end *e) {
+        const struct cgroup_job_counters *end = e->end, *s = &j->start;
+
         json_object_object_add(o, "memory_peak", u64_or_null(end && end->have_peak, end ? end->memory_peak : 0));
-        json_object_object_add(o, "memory_peak_exact", json_object_new_boolean(peak_exact));
+        json_object_object_add(o, "memory_peak_exact", json_object_new_boolean(e->peak_exact));
         json_object_object_add(o, "memory_file", u64_or_null(end != NULL, end ? end->memory_file : 0));
-        json_object_object_add(o, "io_read_bytes", u64_or_null(io.at != NULL, io.read));
-        json_object_object_add(o, "io_written_bytes", u64_or_null(io.at != NULL, io.written));
-        json_object_object_add(o, "io_counted_at", io.at ? json_object_new_string(io.at) : NULL);
-        json_object_object_add(o, "io_counted_from", u64_or_null(io.at != NULL, io.from_usec / 1000000));
+        json_object_object_add(o, "io_read_bytes", u64_or_null(e->io.at != NULL, e->io.read));
+        json_object_object_add(o, "io_written_bytes", u64_or_null(e->io.at != NULL, e->io.written));
+        json_object_object_add(o, "io_counted_at", e->io.at ? json_object_new_string(e->io.at) : NULL);
+        json_object_object_add(o, "io_counted_from", u64_or_null(e->io.at != NULL, e->io.from_usec / 1000000));
         json_object_object_add(o, "memory_high_events",
                                u64_or_null(end && end->have_events, end ? counter_since(end->high, s->high) : 0));
         json_object_object_add(o, "memory_max_events",
@@ -252,6 +219,10 @@ static void job_report(struct jobs *js, struct job *j, const struct cgroup_job_c
         json_object_object_add(o, "io_stall_us",
                                u64_or_null(end && end->have_psi,
                                            end ? counter_since(end->io_stall_usec, s->io_stall_usec) : 0));
+}
+
+/* What the governor did while the job ran and believed at its end, and what the job cost the applications. */
+static void job_end_effects_json(struct jobs *js, json_object *o, const struct job *j, const struct job_end *e) {
         if (js->report.class_actions) {
                 struct job_governor_counts c = {};
 
@@ -271,11 +242,77 @@ static void job_report(struct jobs *js, struct job *j, const struct cgroup_job_c
                 size_t omitted;
 
                 json_object_object_add(o, "applications",
-                                       appcost_report(js->report.appcost, j->apps, counter_since(now, j->started_usec),
-                                                      &omitted));
+                                       appcost_report(js->report.appcost, j->apps,
+                                                      counter_since(e->now, j->started_usec), &omitted));
                 json_object_object_add(o, "applications_omitted", json_object_new_uint64(omitted));
         }
-        (void) history_add(js->report.history, o);
+}
+
+/* The report the history keeps (show prints it). */
+static json_object *job_end_json(struct jobs *js, const struct job *j, const struct job_end *e) {
+        json_object *o = json_object_new_object();
+        char user[256], cgroup[4096];
+
+        if (!o)
+                return NULL;
+        json_object_object_add(o, "id", json_object_new_uint64(j->id));
+        json_object_object_add(o, "name", json_object_new_string(j->name));
+        json_object_object_add(o, "class", json_object_new_string(j->class));
+        json_object_object_add(o, "placed_by", j->by[0] ? json_object_new_string(j->by) : NULL);
+        json_object_object_add(o, "uid", json_object_new_int64(j->uid));
+        json_object_object_add(o, "user",
+                               user_name_of(j->uid, user, sizeof(user)) ? json_object_new_string(user) : NULL);
+        snprintf(cgroup, sizeof(cgroup), "/%s", j->path);
+        json_object_object_add(o, "cgroup", json_object_new_string(cgroup));
+        json_object_object_add(o, "unit", j->unit ? json_object_new_string(j->unit) : NULL);
+        json_object_object_add(o, "state", json_object_new_string("ended"));
+        json_object_object_add(o, "started", json_object_new_uint64(j->started_usec / 1000000));
+        json_object_object_add(o, "ended", json_object_new_uint64(e->now / 1000000));
+        json_object_object_add(o, "runtime", json_object_new_uint64(e->runtime));
+        json_object_object_add(o, "how",
+                               json_object_new_string(!e->end || e->sampled ? "ended"
+                                                      : e->oom              ? "oom-killed"
+                                                                            : "exited"));
+        /* When its figures were read: its end, or the last read before systemd removed its cgroup. */
+        json_object_object_add(o, "counted_until",
+                               e->end ? json_object_new_uint64((e->sampled ? j->last_usec : e->now) / 1000000) : NULL);
+        json_object_object_add(o, "counted_from", json_object_new_string(j->adopted ? "adoption" : "start"));
+        job_end_counters_json(o, j, e);
+        job_end_effects_json(js, o, j, e);
+        return o;
+}
+
+/*
+ * What the job cost and how it ended, from its counters now against those at
+ * its start; end NULL: its cgroup was gone before it could be read (systemd
+ * removes an empty scope at once), then only its times are known.  Logged
+ * (a warning if it was OOM-killed) and kept in the history.
+ */
+static void job_report(struct jobs *js, struct job *j, const struct cgroup_job_counters *end) {
+        struct job_end e = {
+                .end = end,
+                /* A unit's cgroup that systemd removed first: its figures as last read (struct job). */
+                .sampled = end && end == &j->last,
+                .now = now_usec(CLOCK_REALTIME),
+                .oom = end && end->have_events && counter_since(end->oom_kill, j->start.oom_kill) > 0,
+                /* A cgroup's memory.peak is its life's: exact for this job only if this job raised it. */
+                .peak_exact = end && end->have_peak && j->start.have_peak && end->memory_peak > j->start.memory_peak,
+                .io = job_io(js, j, end),
+        };
+        json_object *o;
+
+        if (j->reported)
+                return;
+        j->reported = true;
+        e.runtime = counter_since(e.now, j->started_usec) / 1000000;
+        js->n_ended++;
+        js->n_oom_killed += e.oom;
+        job_end_log(js, j, &e);
+        if (!js->report.history)
+                return;
+        o = job_end_json(js, j, &e);
+        if (o)
+                (void) history_add(js->report.history, o);
 }
 
 /* The report, from the counters as they are now (the job's cgroup is empty, not yet released). */
