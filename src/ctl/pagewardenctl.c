@@ -184,6 +184,47 @@ static void print_summary(FILE *f, const char *prefix, const struct pw_policy *p
                 p->n_protects == 1 ? "" : "s");
 }
 
+/* What an option parser or a check returns when the command goes on (any other value is its exit status). */
+#define GO_ON (-1)
+
+/* Prints the diagnostics and their count: EXIT_INVALID for errors (or warnings with --strict), else GO_ON. */
+static int check_verdict(const struct diag_list *diags, bool strict) {
+        if (diags->n_errors == 0 && diags->n_warnings == 0)
+                return GO_ON;
+        /* One write for the lot (stderr is unbuffered), however many errors. */
+        diag_print(diags, stderr);
+        if (diags->n_errors > 0 && diags->n_warnings > 0)
+                fprintf(stderr, "%zu error%s, %zu warning%s\n", diags->n_errors, diags->n_errors == 1 ? "" : "s",
+                        diags->n_warnings, diags->n_warnings == 1 ? "" : "s");
+        else if (diags->n_errors > 0)
+                fprintf(stderr, "%zu error%s\n", diags->n_errors, diags->n_errors == 1 ? "" : "s");
+        else
+                fprintf(stderr, "%zu warning%s%s\n", diags->n_warnings, diags->n_warnings == 1 ? "" : "s",
+                        strict ? " (--strict: invalid)" : "");
+        return diags->n_errors > 0 || strict ? EXIT_INVALID : GO_ON;
+}
+
+/* check --print's settings, as YAML comments above the policy: 0, or -ENOMEM. */
+static int print_settings_commented(const struct pw_settings *settings) {
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0;
+        FILE *m = open_memstream(&buf, &size);
+
+        if (!m)
+                return -ENOMEM;
+        settings_print(settings, m);
+        if (fclose(m) != 0)
+                return -ENOMEM;
+        printf("# settings (%s):\n", settings->path);
+        for (char *line = buf, *nl; *line; line = nl + 1) {
+                nl = strchrnul(line, '\n');
+                printf("#   %.*s\n", (int) (nl - line), line);
+                if (!*nl)
+                        break;
+        }
+        return 0;
+}
+
 static int cmd_check(int argc, char *argv[]) {
         /* clang-format off */
         static const struct option options[] = {
@@ -271,40 +312,13 @@ static int cmd_check(int argc, char *argv[]) {
                 n_sources++;
         }
 
-        if (diags.n_errors > 0 || diags.n_warnings > 0) {
-                /* One write for the lot (stderr is unbuffered), however many errors. */
-                diag_print(&diags, stderr);
-                if (diags.n_errors > 0 && diags.n_warnings > 0)
-                        fprintf(stderr, "%zu error%s, %zu warning%s\n", diags.n_errors, diags.n_errors == 1 ? "" : "s",
-                                diags.n_warnings, diags.n_warnings == 1 ? "" : "s");
-                else if (diags.n_errors > 0)
-                        fprintf(stderr, "%zu error%s\n", diags.n_errors, diags.n_errors == 1 ? "" : "s");
-                else
-                        fprintf(stderr, "%zu warning%s%s\n", diags.n_warnings, diags.n_warnings == 1 ? "" : "s",
-                                strict ? " (--strict: invalid)" : "");
-                if (diags.n_errors > 0 || strict)
-                        return EXIT_INVALID;
-        }
+        r = check_verdict(&diags, strict);
+        if (r != GO_ON)
+                return r;
         if (print) {
                 print_summary(stdout, "# pagewarden effective policy; ", &policy, n_sources);
-                if (with_settings) {
-                        _cleanup_free_ char *buf = NULL;
-                        size_t size = 0;
-                        FILE *m = open_memstream(&buf, &size);
-
-                        if (!m)
-                                goto oom;
-                        settings_print(&settings, m);
-                        if (fclose(m) != 0)
-                                goto oom;
-                        printf("# settings (%s):\n", settings.path);
-                        for (char *line = buf, *nl; *line; line = nl + 1) {
-                                nl = strchrnul(line, '\n');
-                                printf("#   %.*s\n", (int) (nl - line), line);
-                                if (!*nl)
-                                        break;
-                        }
-                }
+                if (with_settings && print_settings_commented(&settings) < 0)
+                        goto oom;
                 policy_print(&policy, stdout);
         } else if (!quiet)
                 print_summary(stdout, "", &policy, n_sources);
@@ -422,9 +436,6 @@ static bool display_option(int c) {
                 { "no-legend", no_argument, NULL, ARG_NO_LEGEND }, {                              \
                 "full", no_argument, NULL, 'l'                                                    \
         }
-
-/* What an option parser or a check returns when the command goes on (any other value is its exit status). */
-#define GO_ON (-1)
 
 /*
  * Parses the options of a command that takes no other option than --json and
