@@ -11,46 +11,81 @@ void ctl_table_set_style(const struct ctl_print_style *s) {
 }
 
 void table_done(struct table *t) {
-        for (size_t i = 0; i < t->n_cells; i++)
-                free(t->cells[i]);
+        free(t->text);
         free(t->cells);
-        free(t->colors);
 }
 
-/* Takes s (NULL: out of memory).  Control characters would break the layout. */
-void table_take(struct table *t, char *s) {
-        if (!s || GROW(t->cells, t->allocated, t->n_cells + 1) < 0 ||
-            GROW(t->colors, t->allocated_colors, t->n_cells + 1) < 0) {
-                free(s);
+/* Room for a cell of len bytes (and its NUL) at the end of the text: where it goes, or NULL (t->oom). */
+static char *cell_room(struct table *t, size_t len) {
+        if (t->oom || GROW(t->cells, t->allocated, t->n_cells + 1) < 0 ||
+            GROW(t->text, t->text_allocated, t->text_len + len + 1) < 0) {
                 t->oom = true;
-                return;
+                return NULL;
         }
-        for (char *p = s; *p; p++)
-                if ((unsigned char) *p < 0x20 || *p == 0x7f)
-                        *p = '?';
-        t->colors[t->n_cells] = NULL;
-        t->cells[t->n_cells++] = s;
+        t->cells[t->n_cells] = (struct table_cell){ .at = t->text_len };
+        return t->text + t->text_len;
+}
+
+/* The cell written at cell_room()'s place, len bytes: control characters would break the layout. */
+static void cell_done(struct table *t, size_t len) {
+        char *s = t->text + t->text_len;
+
+        for (size_t i = 0; i < len; i++)
+                if ((unsigned char) s[i] < 0x20 || s[i] == 0x7f)
+                        s[i] = '?';
+        s[len] = '\0';
+        t->text_len += len + 1;
+        t->n_cells++;
+}
+
+static const char *cell_text(const struct table *t, size_t i) {
+        return t->text + t->cells[i].at;
 }
 
 void table_add(struct table *t, const char *s) {
-        table_take(t, strdup(s && *s ? s : "-"));
+        size_t len;
+        char *at;
+
+        if (!s || !*s)
+                s = "-";
+        len = strlen(s);
+        at = cell_room(t, len);
+        if (!at)
+                return;
+        memcpy(at, s, len);
+        cell_done(t, len);
+}
+
+void table_take(struct table *t, char *s) {
+        if (s)
+                table_add(t, s);
+        else
+                t->oom = true;
+        free(s);
 }
 
 void table_addf(struct table *t, const char *fmt, ...) {
-        char *s;
-        va_list ap;
+        va_list ap, aq;
+        char *at;
+        int n;
 
         va_start(ap, fmt);
-        if (vasprintf(&s, fmt, ap) < 0)
-                s = NULL;
+        va_copy(aq, ap);
+        n = vsnprintf(NULL, 0, fmt, ap);
         va_end(ap);
-        table_take(t, s);
+        at = n >= 0 ? cell_room(t, (size_t) n) : NULL;
+        if (at) {
+                (void) vsnprintf(at, (size_t) n + 1, fmt, aq);
+                cell_done(t, (size_t) n);
+        } else
+                t->oom = true;
+        va_end(aq);
 }
 
 /* The last cell added is shown in color on a terminal. */
 void table_color(struct table *t, const char *color) {
         if (t->n_cells > 0 && !t->oom)
-                t->colors[t->n_cells - 1] = color;
+                t->cells[t->n_cells - 1].color = color;
 }
 
 /* Display width: UTF-8 continuation bytes take no column. */
@@ -108,23 +143,23 @@ int table_print(FILE *f, const struct table *t, const char *indent) {
         if (!widths)
                 return -ENOMEM;
         for (size_t i = first; i < t->n_cells; i++) {
-                size_t w = width(t->cells[i]);
+                size_t w = width(cell_text(t, i));
 
                 if (w > widths[i % t->n_columns])
                         widths[i % t->n_columns] = w;
         }
         fit_widths(t, widths, width(indent));
         for (size_t i = first; i < t->n_cells; i++) {
-                size_t col = i % t->n_columns, w = width(t->cells[i]), shown = w;
+                const char *text = cell_text(t, i), *color = style.color ? t->cells[i].color : NULL;
+                size_t col = i % t->n_columns, w = width(text), shown = w;
                 bool last = col + 1 == t->n_columns || i + 1 == t->n_cells;
-                const char *color = style.color ? t->colors[i] : NULL;
 
                 fprintf(f, "%s%s", col == 0 ? indent : "  ", color ?: "");
                 if (w > widths[col]) { /* narrowed by fit_widths() */
-                        fprintf(f, "%.*s\xe2\x80\xa6", (int) prefix_bytes(t->cells[i], widths[col] - 1), t->cells[i]);
+                        fprintf(f, "%.*s\xe2\x80\xa6", (int) prefix_bytes(text, widths[col] - 1), text);
                         shown = widths[col];
                 } else
-                        fputs(t->cells[i], f);
+                        fputs(text, f);
                 fputs(color ? COLOR_RESET : "", f);
                 if (last)
                         fputc('\n', f);

@@ -29,9 +29,15 @@ void ctl_table_set_style(const struct ctl_print_style *s);
 
 struct table {
         size_t n_columns;
-        char **cells;
-        const char **colors; /* beside cells: a colour (COLOR_*) or NULL */
-        size_t n_cells, allocated, allocated_colors;
+        /* The cells' text, each NUL-terminated, one after another: a table of 2,000 jobs makes a few
+         * allocations, not one per cell (issue 27). */
+        char *text;
+        size_t text_len, text_allocated;
+        struct table_cell {
+                size_t at;         /* in text */
+                const char *color; /* COLOR_* or NULL */
+        } * cells;
+        size_t n_cells, allocated;
         /* The columns that may be cut to fit the terminal (the long, free-form ones), numbered from 1,
          * in the order they are cut; 0 ends the list. */
         unsigned char cut[6];
@@ -42,7 +48,7 @@ struct table {
 void table_done(struct table *t);
 /* The column names, counted by the caller (with ELEMENTSOF: no terminator to forget). */
 void table_header(struct table *t, const char *const *names, size_t n);
-/* Takes s (NULL: out of memory).  Control characters become '?': they would break the layout. */
+/* Adds s and frees it (NULL: out of memory).  Control characters become '?': they would break the layout. */
 void table_take(struct table *t, char *s);
 /* A copy of s, "-" for NULL or "". */
 void table_add(struct table *t, const char *s);
