@@ -18,7 +18,10 @@ struct client {
         sd_event_source *io, *timer;
         char in[PROTOCOL_MAX_MESSAGE + 1];
         size_t in_len;
-        char *out;
+        /* The answer, kept until it is sent: out is its JSON text, json-c's own (a status of 2,000 jobs is
+         * megabytes: not copied), and a newline follows it (out_pos == out_len). */
+        json_object *resp;
+        const char *out;
         size_t out_len, out_pos;
         struct client *prev, *next;
 };
@@ -62,13 +65,15 @@ static void client_free(struct client *c) {
         closep(&c->fd);
         LIST_REMOVE(c->control->clients, c);
         c->control->n_clients--;
-        free(c->out);
+        json_object_put(c->resp);
         free(c);
 }
 
 static int client_flush(struct client *c) {
-        while (c->out_pos < c->out_len) {
-                ssize_t n = send(c->fd, c->out + c->out_pos, c->out_len - c->out_pos, MSG_NOSIGNAL | MSG_DONTWAIT);
+        while (c->out_pos <= c->out_len) {
+                bool text = c->out_pos < c->out_len;
+                ssize_t n = send(c->fd, text ? c->out + c->out_pos : "\n", text ? c->out_len - c->out_pos : 1,
+                                 MSG_NOSIGNAL | MSG_DONTWAIT);
 
                 if (n < 0) {
                         if (errno == EINTR)
@@ -99,12 +104,16 @@ static char *response_line(json_object *resp) {
 static int client_respond(struct client *c, json_object *resp) {
         int r;
 
-        c->out = response_line(resp);
+        if (c->resp) { /* answered already (an error while its request was under way): one answer a client */
+                json_object_put(resp);
+                return 0;
+        }
+        c->resp = resp ?: control_error("out of memory");
+        c->out = c->resp ? json_object_to_json_string_length(c->resp, JSON_C_TO_STRING_PLAIN, &c->out_len) : NULL;
         if (!c->out) {
                 client_free(c);
                 return -ENOMEM;
         }
-        c->out_len = strlen(c->out);
         c->out_pos = 0;
         /* No more input is read from this client. */
         (void) sd_event_source_set_io_events(c->io, EPOLLOUT);

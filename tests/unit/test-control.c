@@ -615,6 +615,74 @@ START_TEST(test_control_live_later) {
 }
 END_TEST
 
+/* An answer far larger than the socket's buffer: sent in many turns of the loop from json-c's own text (not
+ * copied), then its newline. */
+#define BIG_ANSWER (8u << 20)
+static json_object *big_handler(void *userdata, uint64_t client, const struct ucred *peer,
+                                const struct pw_request *req) {
+        json_object *o = json_object_new_object();
+        char *x = malloc(BIG_ANSWER + 1);
+
+        ck_assert_ptr_nonnull(x);
+        memset(x, 'x', BIG_ANSWER);
+        x[BIG_ANSWER] = '\0';
+        json_object_object_add(o, "ok", json_object_new_boolean(true));
+        json_object_object_add(o, "big", json_object_new_string(x));
+        free(x);
+        return o;
+}
+
+START_TEST(test_control_live_big_answer) {
+        static const char expect_head[] = "{\"ok\":true,\"big\":\"";
+        struct live l;
+        int p[2], status;
+        size_t got[3]; /* bytes, newlines, whether the head and the last byte are right */
+        pid_t pid;
+
+        if (!live_tests_can_run("test_control_live_big_answer"))
+                return;
+        live_handler = big_handler;
+        live_start(&l);
+        ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                const char req[] = "{\"command\":\"version\"}\n";
+                char buf[65536], head[sizeof(expect_head)] = "", last = 0;
+                size_t n = 0, newlines = 0;
+                ssize_t k;
+                int fd = connect_to(l.path);
+
+                (void) send(fd, req, strlen(req), MSG_NOSIGNAL);
+                while ((k = recv(fd, buf, sizeof(buf), 0)) > 0) {
+                        for (ssize_t i = 0; i < k; i++) {
+                                if (n + (size_t) i < sizeof(head) - 1)
+                                        head[n + (size_t) i] = buf[i];
+                                newlines += buf[i] == '\n';
+                        }
+                        n += (size_t) k;
+                        last = buf[k - 1];
+                }
+                got[0] = n;
+                got[1] = newlines;
+                got[2] = streq(head, expect_head) && last == '\n';
+                (void) !write(p[1], got, sizeof(got));
+                _exit(0);
+        }
+        close(p[1]);
+        live_wait_for(&l, p[0]);
+        ck_assert_int_eq(read(p[0], got, sizeof(got)), (ssize_t) sizeof(got));
+        close(p[0]);
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        /* {"ok":true,"big":"x...x"} and the newline */
+        ck_assert_uint_eq(got[0], strlen(expect_head) + BIG_ANSWER + 2 + 1);
+        ck_assert_uint_eq(got[1], 1);
+        ck_assert_uint_eq(got[2], 1);
+        live_stop(&l);
+        live_handler = echo_handler;
+}
+END_TEST
+
 START_TEST(test_control_live_refusals) {
         unsigned users = (CONTROL_MAX_CLIENTS - CONTROL_ROOT_RESERVE) / CONTROL_MAX_CLIENTS_PER_UID;
         struct answer a;
@@ -772,6 +840,7 @@ Suite *control_suite(void) {
         tcase_add_test(live, test_control_live_root_not_locked_out);
         tcase_add_test(live, test_control_live_refusals);
         tcase_add_test(live, test_control_live_later);
+        tcase_add_test(live, test_control_live_big_answer);
         tcase_add_test(live, test_control_live_root_ahead_of_events);
         tcase_set_timeout(live, 60);
         suite_add_tcase(s, live);
