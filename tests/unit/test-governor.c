@@ -100,6 +100,14 @@ static size_t step(struct fixture *f, uint64_t now, bool pressure, double avg10)
         return step_harm(f, now, pressure, avg10, 0, 0);
 }
 
+/* Steps every 500 ms from from to before to, the same readings each; returns to. */
+static uint64_t steps_harm(struct fixture *f, uint64_t from, uint64_t to, bool pressure, double avg10,
+                           uint64_t stall_usec, uint64_t pages) {
+        for (uint64_t t = from; t < to; t += 500 * MS)
+                step_harm(f, t, pressure, avg10, stall_usec, pages);
+        return to;
+}
+
 START_TEST(test_governor_spike) {
         _cleanup_(fixture_done) struct fixture f = {};
 
@@ -536,17 +544,15 @@ START_TEST(test_governor_undo_when_it_does_not_help) {
         uint64_t t;
 
         setup(&f);
-        /* Stalling 200 ms and faulting 2000 pages per 500 ms window, before and after: the jobs are not it. */
-        for (t = 1 * SEC; t < 3 * SEC; t += 500 * MS)
-                step_harm(&f, t, false, 0.0, 200 * MS, 2000);
+        /* Stalling 200 ms and losing 2000 pages per 500 ms window, before and after: the jobs are not it. */
+        t = steps_harm(&f, 1 * SEC, 3 * SEC, false, 0.0, 200 * MS, 2000);
         step_harm(&f, t, true, 40.0, 200 * MS, 2000);
         ck_assert_uint_eq(f.c.high, 200 * MIB);
         ck_assert_uint_eq(f.c.n_tightened, 2);
         /* The ladder goes on while the check waits... */
         step_harm(&f, t += 500 * MS, true, 40.0, 200 * MS, 2000);
         ck_assert_uint_eq(f.c.high, 100 * MIB);
-        for (t += 500 * MS; t < 5 * SEC; t += 500 * MS)
-                step_harm(&f, t, true, 40.0, 200 * MS, 2000);
+        steps_harm(&f, t + 500 * MS, 5 * SEC, true, 40.0, 200 * MS, 2000);
         ck_assert_uint_eq(f.c.n_unhelpful, 0);
         /* ...and 4 windows after its first step it is all given back, in one step. */
         f.n_up = 0;
@@ -573,21 +579,19 @@ START_TEST(test_governor_kept_when_it_helps) {
         uint64_t t;
 
         setup(&f);
-        for (t = 1 * SEC; t < 3 * SEC; t += 500 * MS)
-                step_harm(&f, t, false, 0.0, 200 * MS, 2000);
+        t = steps_harm(&f, 1 * SEC, 3 * SEC, false, 0.0, 200 * MS, 2000);
         step_harm(&f, t, true, 40.0, 200 * MS, 2000);
-        /* The stall falls to 100 ms a window, the faults stay: it helped. */
-        for (t += 500 * MS; t <= 6 * SEC; t += 500 * MS)
-                step_harm(&f, t, true, 20.0, 100 * MS, 2000);
+        /* The stall falls to 100 ms a window, the pages lost stay: it helped. */
+        steps_harm(&f, t + 500 * MS, 6500 * MS, true, 20.0, 100 * MS, 2000);
         ck_assert_uint_eq(f.c.n_unhelpful, 0);
         ck_assert_uint_eq(f.c.high, 64 * MIB);
         ck_assert_uint_eq(f.n_up, 0);
-        /* Nothing measured before the action (the signal was pgsteal): nothing to judge by, it stands. */
+        /* Nothing stalled and nothing was reclaimed before the action (the signal was a refault): nothing to
+         * judge by, it stands. */
         fixture_done(&f);
         setup(&f);
         step_harm(&f, 1 * SEC, true, 0.0, 0, 0);
-        for (t = 1500 * MS; t <= 4 * SEC; t += 500 * MS)
-                step_harm(&f, t, false, 0.0, 300 * MS, 5000);
+        steps_harm(&f, 1500 * MS, 4500 * MS, false, 0.0, 300 * MS, 5000);
         ck_assert_uint_eq(f.c.n_unhelpful, 0);
         ck_assert_uint_eq(f.c.high, 200 * MIB);
 }
@@ -602,12 +606,10 @@ START_TEST(test_governor_undo_thaws) {
         f.c.high = 64 * MIB; /* at its floors already (an earlier sequence that helped), still under pressure */
         f.c.io[0].wbps = 8 * MIB;
         f.g.under_pressure = true;
-        for (t = 1 * SEC; t < 3 * SEC; t += 500 * MS)
-                step_harm(&f, t, false, 40.0, 200 * MS, 0);
+        t = steps_harm(&f, 1 * SEC, 3 * SEC, false, 40.0, 200 * MS, 0);
         step_harm(&f, t, true, 40.0, 200 * MS, 0);
         ck_assert(f.c.frozen);
-        for (t += 500 * MS; t <= 5 * SEC; t += 500 * MS)
-                step_harm(&f, t, true, 40.0, 200 * MS, 0);
+        steps_harm(&f, t + 500 * MS, 5500 * MS, true, 40.0, 200 * MS, 0);
         ck_assert(!f.c.frozen);
         ck_assert_uint_eq(f.n_thaw, 1);
         ck_assert_uint_eq(f.c.n_unhelpful, 1);
