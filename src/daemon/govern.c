@@ -241,7 +241,9 @@ static bool sample_watch(struct govern *g, struct govern_watch *w, char *why, si
                 snprintf(why, len, "%s (/%s): %s", w->name, w->path, what);
         if (w->sampled) {
                 r->stall_usec += s.some_total > w->last.some_total ? s.some_total - w->last.some_total : 0;
-                r->pages += s.pgsteal > w->last.pgsteal ? s.pgsteal - w->last.pgsteal : 0;
+                /* Above what auto gives it, its reclaim is the pages it read once going, as auto chose: no harm. */
+                if (!(w->auto_size && w->applied && s.current > w->est.gets))
+                        r->pages += s.pgsteal > w->last.pgsteal ? s.pgsteal - w->last.pgsteal : 0;
         }
         if (w->auto_size)
                 (void) governor_auto_estimate(&w->est, w->sampled ? &w->last : NULL, &s, g->lists_age);
