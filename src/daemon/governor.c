@@ -150,7 +150,7 @@ static void harm_add(struct governor *g, const struct governor_reading *r) {
         }
 }
 
-/* A rate fell by a quarter; with nothing measured before (no stall, no fault: the signal was another
+/* A rate fell by a quarter; with nothing measured before (no stall, nothing reclaimed: the signal was another
  * counter) there is nothing to judge by, and the action stands. */
 static bool helped(const struct governor_rates *before, const struct governor_rates *after) {
         if (!before->stall_usec && !before->pages)
