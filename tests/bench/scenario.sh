@@ -21,7 +21,9 @@
 #   BENCH_WORKLOAD  plain (write 3x RAM, read it back), verify (read it twice),
 #                   dedup (plus a 30%-of-RAM anonymous index the tool keeps busy),
 #                   stall (plain, and a second protected application stalls in
-#                   the backup's first 5 s, so that pagewarden's governor reacts),
+#                   the backup's first 5 s under a memory.high of its own: a
+#                   stall the backup does not cause, which pagewarden's governor
+#                   must leave alone),
 #                   smallfiles (plain's volume as a tree of 256 KiB files: where
 #                   nocache can work), bighot (the application's cgroup holds
 #                   ~80% of RAM, most of it a cold file read once, as a
@@ -80,8 +82,9 @@ verify) BACKUP="$S && $TOOL read $PW_DATA_MNT/big.dat" ;;
 dedup) BACKUP="$TOOL index $INDEX & i=\$!; $S; r=\$?; kill \$i; exit \$r" ;;
 stall)
 	# The second application stalls under a memory.high of its own, as make
-	# check's faults scenario makes one stall: the governor's trigger fires
-	# on it, whatever the backup does, which gives its reaction latency.
+	# check's faults scenario makes one stall: its trigger fires whatever the
+	# backup does, and limiting the backup cannot help it (the governor holds
+	# off: status's held_off; before, it throttled the backup for nothing).
 	BACKUP=$S
 	mkdir -p $BURSTCG
 	echo 40M >$BURSTCG/memory.high
