@@ -1,5 +1,7 @@
 #!/bin/sh
-# Faults on a real kernel: the governor freezes a class under pressure and
+# Faults on a real kernel: the governor leaves the jobs alone when the
+# protected application stalls under a memory.high of its own (limiting the
+# jobs cannot help it); it freezes a class under pressure the jobs cause and
 # thaws it within freeze_max; a daemon killed with SIGKILL while a class is
 # frozen leaves it frozen, and a restarted daemon (or pagewardend --thaw,
 # without a daemon) thaws it within a second; then a soak kills the daemon at
@@ -18,18 +20,23 @@ KILLS=${PW_KILLS:-50}
 mkdir -p /etc/pw/policies.d $CG/apps/app
 echo "+memory +io +cpu" >$CG/cgroup.subtree_control
 echo +memory >$CG/apps/cgroup.subtree_control
-# A low threshold over a 1 s window: the application below, made to swap by
-# a memory.high of its own, stalls well beyond it.
+# A low threshold over a 1 s window: the application below, made to swap,
+# stalls well beyond it.
 cat >$CONF <<YAML
 log_level: debug
 pressure: {threshold: 5%, window: 1s, release: 1%, cooldown: 5s}
 YAML
-# bulk starts at its floor, so the governor's next step is to freeze it.
+# The hog (a bulk job) holds all the RAM but HOG_SPARE MiB, which the
+# application's 64 MiB and the rest of the machine overflow: the hog's
+# memory pushes the application's out.  bulk starts at its floor, so the
+# governor's next step is to freeze it.
+RAM_MIB=$(awk '$1 == "MemTotal:" { print int($2 / 1024) }' /proc/meminfo)
+HOG_MIB=$((RAM_MIB - ${HOG_SPARE:-64}))
 cat >/etc/pw/policies.d/10-faults.yaml <<YAML
 jobs:
   bulk:
-    memory: {high: 48M}
-    under_pressure: {memory_high_floor: 48M, freeze: true, freeze_max: 3s}
+    memory: {high: ${HOG_MIB}M}
+    under_pressure: {memory_high_floor: ${HOG_MIB}M, freeze: true, freeze_max: 3s}
   short:
     memory: {high: 64M}
 protect:
@@ -77,18 +84,35 @@ wait_frozen() {
 }
 
 # The governor acts on the protected application's own pressure (a job's
-# stalls on its own memory.high are not a reason), so the application is
-# made to stall: it writes 64 MiB of anonymous memory over and over under a
-# memory.high of 40M that the test sets (pagewarden sets only its
-# memory.min).  The hog writes 160 MiB the same way in a class held at 48 MiB.
+# stalls on its own memory.high are not a reason), and only when the jobs can
+# have caused it.  The application writes 64 MiB of anonymous memory over and
+# over; the hog writes HOG_MIB + 32 MiB the same way in a class held at
+# HOG_MIB (so it swaps as well).
+# 0. First under a memory.high of its own, 40M (pagewarden sets only its
+# memory.min): the application stalls whatever the hog does, and the
+# governor must leave the hog alone (the bench's stall workload, which made
+# it throttle the backup 1.18-1.60x for nothing).
 echo 40M >$CG/apps/app/memory.high
 sh -c "echo \$\$ >$CG/apps/app/cgroup.procs && exec pwload churn 64" &
 APP=$!
 start_daemon
 wait_daemon
 check "the daemon runs" pw_answers
-pagewardenctl run --job bulk -- pwload churn 160 2>>/tmp/hog.err &
+diag "RAM $RAM_MIB MiB: the hog's class held at $HOG_MIB MiB, the application 64 MiB"
+pagewardenctl run --job bulk -- pwload churn $((HOG_MIB + 32)) 2>>/tmp/hog.err &
 HOG=$!
+check "the governor sees the application's stall and does not act on it (within 60 s)" wait_for 60 sh -c \
+	"[ \"\$(pagewardenctl status --json | jq '.governor.held_off')\" -ge 1 ]"
+sleep 5 # five windows more: nothing acts on bulk meanwhile
+json=$(pagewardenctl status --json)
+diag "held off $(echo "$json" | jq '.governor.held_off') times: $(echo "$json" | jq -r '.governor.last_held_off')"
+expect_eq "status says why: the application's own memory.high" \
+	"$(echo "$json" | jq -r '.governor.last_held_off | test("its own memory.high")')" true
+expect_eq "bulk was neither tightened nor frozen" \
+	"$(echo "$json" | jq '[.governor.classes[] | select(.name == "bulk") | .tightened + .frozen_times] | add // 0')" 0
+check "the action log says so" sh -c "pagewardenctl status --json | jq -r '.actions[].message' | grep -q 'Governor: not acting on .*its own memory.high.*limiting the jobs cannot help'"
+# Then without it: the hog's memory is what pushes the application's out.
+echo max >$CG/apps/app/memory.high
 
 # freeze_gap: from the daemon's action log, the milliseconds from bulk's last
 # freeze to the thaw that followed it, and that thaw's reason (freeze_max or other).
@@ -118,8 +142,20 @@ expect_eq "status counts the freeze" \
 # which thaws it as it starts, before it serves anything.  The application
 # is stopped meanwhile (SIGSTOP: no stall), so that no governor freezes the
 # class again and what is seen is the restarted daemon's thaw.
+# By now the application has its memory back and the hog, at its
+# memory.high, reclaims its own: nothing stalls.  Squeezed to 40M by a
+# memory.high of its own and then let go, the application takes its memory
+# back from the hog, as at the start.
+echo 40M >$CG/apps/app/memory.high
+sleep 2
+echo max >$CG/apps/app/memory.high
 t=$(wait_frozen 1 60)
 check "frozen again (after $t ms)" [ "$t" != timeout ]
+[ "$t" != timeout ] || {
+	pagewardenctl status --json | jq -c '.governor' | sed 's/^/# status: /'
+	grep -E 'Governor|held|undo|pressure' $LOG | tail -40 | sed 's/^/# daemon: /'
+	grep -E 'some|full' $CG/apps/app/memory.pressure $CG/apps/app/io.pressure | sed 's/^/# psi: /'
+}
 kill -STOP $APP
 kill -9 $DAEMON
 wait $DAEMON 2>/dev/null
