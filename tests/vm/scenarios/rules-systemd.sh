@@ -30,7 +30,7 @@ jobs:
 protect:
   app:
     unit: pw-app.service
-    memory: {min: auto}
+    memory: {min: 32M}
 YAML
 chmod 0644 /etc/pagewarden/*.yaml /etc/pagewarden/policies.d/*.yaml
 
@@ -99,23 +99,28 @@ rm -r /run/systemd/system/backup.service.d
 systemctl daemon-reload
 
 # Under pressure the governor tightens the unit with its class.  It acts
-# on the protected application's own pressure, so the application is made to
-# stall whatever the kernel's reclaim does: it writes 64 MiB of anonymous
-# memory over and over under a MemoryHigh= of 40M (as in faults.sh; pwapp's
-# 350 MiB under 256M stalled 0.1-0.5% of the time, too little to trigger,
-# and failed CI).  Then a large backup.
-systemd-run --unit=pw-app.service -p MemoryAccounting=yes -p MemoryHigh=40M \
-	pwload churn 64 >/dev/null 2>&1
+# on the protected application's own pressure, and only where the jobs can
+# have caused it (not under a MemoryHigh= of its own, as this scenario had
+# it: pagewarden now leaves the jobs alone there).  So the backup is a hog
+# of anonymous memory at its class's 256M (it writes 320 MiB over and over,
+# swapping itself as well), and the application writes all the RAM but the
+# hog's share and APP_SPARE MiB for systemd and the rest: together they do
+# not fit, and what pushes the application's pages out is the backup.
+# (A backup's page cache alone did not: pwapp's 350 MiB beside it stalled
+# 0.1-0.5% of the time, too little to trigger, and failed CI.)
+RAM_MIB=$(awk '$1 == "MemTotal:" { print int($2 / 1024) }' /proc/meminfo)
+APP_MIB=$((RAM_MIB - 256 - ${APP_SPARE:-64}))
+diag "RAM $RAM_MIB MiB: the application writes $APP_MIB MiB, the backup 320 MiB under its class's 256M"
+systemd-run --unit=pw-app.service -p MemoryAccounting=yes pwload churn $APP_MIB >/dev/null 2>&1
 sleep 8
 pagewardenctl reload >/dev/null # in force when it returns (systemctl reload only sends SIGHUP)
 mkdir -p /run/systemd/system/backup.service.d
-printf '[Service]\nExecStart=\nExecStart=/bin/sh -c "pwload write %s/backup.dat 1536 && pwload read %s/backup.dat"\n' \
-	"$PW_DATA_MNT" "$PW_DATA_MNT" >/run/systemd/system/backup.service.d/big.conf
+printf '[Service]\nExecStart=\nExecStart=/bin/sh -c "exec pwload churn 320"\n' >/run/systemd/system/backup.service.d/big.conf
 systemctl daemon-reload
 systemctl start --no-block backup.service
 lowest=268435456
 i=0
-# Until it is tightened (the rest of the backup, at the floor, would take minutes).
+# Until it is tightened (the hog runs until stopped).
 while [ $i -lt 600 ] && [ "$lowest" -gt $((128 * MIB)) ] && [ "$(systemctl is-active backup.service)" != inactive ]; do
 	h=$(systemctl show -P MemoryHigh backup.service)
 	[ "$h" != infinity ] && [ "$h" -lt "$lowest" ] && lowest=$h
