@@ -47,8 +47,15 @@ dd if=/dev/urandom of="$F" bs=1M count=16 iflag=fullblock conv=fsync status=none
 echo "busy before" >"$M"
 start_app
 sleep 1.5
-# The phase first, then the eviction: pwapp reads its mode file every 100 ms,
-# and a miss counted in "before" would be the test's doing.
+# The phase first, then the eviction: a miss counted in "before" would be
+# the test's doing.  pwapp reads its mode file every 100 ms of its loop,
+# which a loaded machine may not run for a while: "settle" is a phase
+# between the two, and two of pwapp's per-second lines after it say that
+# pwapp has left "before".
+seconds() { grep -c '^t=' "$TMP/out"; }
+echo "busy settle" >"$M"
+n=$(seconds)
+for _ in $(seq 100); do [ "$(seconds)" -ge $((n + 2)) ] && break; sleep 0.1; done
 echo "busy during" >"$M"
 sleep 0.3
 dd if="$F" iflag=nocache count=0 status=none # POSIX_FADV_DONTNEED on the whole file (GNU dd)
@@ -59,7 +66,7 @@ echo "$OUT" | grep '^phase=' | sed 's/^/# /'
 
 expect_status 0 "pwapp exits 0 on stop"
 expect_eq "one line per phase, in the order they came" "$(echo "$OUT" | grep '^phase=' | cut -d' ' -f1 | tr '\n' ' ')" \
-        "phase=before phase=during "
+        "phase=before phase=settle phase=during "
 bad=$(echo "$OUT" | grep '^phase=' |
         grep -Ev '^phase=[a-z]+ ops=[0-9]+ p50_us=[0-9]+ p99_us=[0-9]+ p999_us=[0-9]+ max_us=[0-9]+ misses=-?[0-9]+ majflt=[0-9]+$')
 expect_empty "$bad" "each phase line: operations, integer percentiles and maximum, misses, major faults"
