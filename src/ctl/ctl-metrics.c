@@ -228,6 +228,13 @@ static const struct metric daemon_metrics[] = {
         { "pagewarden_jobs_oom_killed_total", "counter",
           "Jobs that were OOM-killed (at their own or their class's memory.max) since pagewardend started.",
           "daemon.jobs_oom_killed", NUMBER },
+        { "pagewarden_loop_longest_dispatch_seconds", "gauge",
+          "The longest time one dispatch of pagewardend's event loop took since it started (requests, triggers and "
+          "timers waited meanwhile).",
+          "daemon.loop.longest_us", USEC },
+        { "pagewarden_loop_slow_dispatches_total", "counter",
+          "Dispatches of pagewardend's event loop that took longer than 20 ms since it started.", "daemon.loop.slow",
+          NUMBER },
         { "pagewarden_governor_active", "gauge",
           "1 while the governor watches (jobs run and something is protected), else 0.", "governor.active", BOOL },
         { "pagewarden_governor_under_pressure", "gauge",

@@ -605,7 +605,7 @@ int manager_run(struct manager *m) {
 
         notify_status(m);
         sd_notify(false, "READY=1");
-        r = sd_event_loop(m->event);
+        r = loop_run(m->event, &m->loop);
         if (r < 0)
                 return log_error_errno(r, "Event loop failed: %m");
         return 0;

@@ -23,6 +23,7 @@
 #include "devwatch.h"
 #include "govern.h"
 #include "jobs.h"
+#include "loop.h"
 #include "observe.h"
 #include "policy.h"
 #include "protect.h"
@@ -51,7 +52,8 @@ struct manager {
         char **fronts;             /* protected units that are oneshot fronts (unit-front.h), at the last load */
         size_t n_fronts;
         unsigned reloads, failed_reloads;
-        uint64_t started_usec; /* CLOCK_REALTIME */
+        uint64_t started_usec;  /* CLOCK_REALTIME */
+        struct loop_stats loop; /* how long the loop's dispatches took */
         bool stopping;
 };
 

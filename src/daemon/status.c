@@ -296,6 +296,18 @@ static uint64_t timeval_usec(const struct timeval *tv) {
         return (uint64_t) tv->tv_sec * 1000000 + (uint64_t) tv->tv_usec;
 }
 
+/* How long the event loop's dispatches took: what requests, triggers and timers waited at most. */
+static json_object *loop_json(const struct loop_stats *s) {
+        json_object *o = json_object_new_object();
+
+        json_object_object_add(o, "dispatches", json_object_new_uint64(s->dispatches));
+        json_object_object_add(o, "longest_us", json_object_new_uint64(s->longest_usec));
+        json_object_object_add(o, "longest_at",
+                               s->longest_at_usec ? json_object_new_uint64(s->longest_at_usec / 1000000) : NULL);
+        json_object_object_add(o, "slow", json_object_new_uint64(s->slow));
+        return o;
+}
+
 /* The daemon itself: when it started, what it uses, how many jobs ended since. */
 static json_object *daemon_json(struct manager *m) {
         json_object *o = json_object_new_object();
@@ -313,6 +325,7 @@ static json_object *daemon_json(struct manager *m) {
                                        : NULL);
         json_object_object_add(o, "jobs_ended", json_object_new_uint64(m->jobs.n_ended));
         json_object_object_add(o, "jobs_oom_killed", json_object_new_uint64(m->jobs.n_oom_killed));
+        json_object_object_add(o, "loop", loop_json(&m->loop));
         return o;
 }
 

@@ -658,6 +658,8 @@ START_TEST(test_metrics_values) {
         assert_value(&x, "pagewarden_daemon_cpu_seconds_total", "", 12.345678);
         assert_value(&x, "pagewarden_jobs_ended_total", "", 41);
         assert_value(&x, "pagewarden_jobs_oom_killed_total", "", 2);
+        assert_value(&x, "pagewarden_loop_longest_dispatch_seconds", "", 0.04125);
+        assert_value(&x, "pagewarden_loop_slow_dispatches_total", "", 3);
         /* Classes. */
         assert_value(&x, "pagewarden_class_jobs", "class=\"backup\"", 2);
         assert_value(&x, "pagewarden_class_memory_high_bytes", "class=\"backup\"", 2147483648.0);

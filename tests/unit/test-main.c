@@ -33,6 +33,7 @@ int main(void) {
         srunner_add_suite(sr, evidence_suite());
         srunner_add_suite(sr, jobs_suite());
         srunner_add_suite(sr, worker_suite());
+        srunner_add_suite(sr, loop_suite());
         srunner_add_suite(sr, ctl_print_suite());
         srunner_add_suite(sr, ctl_client_suite());
         srunner_add_suite(sr, control_suite());

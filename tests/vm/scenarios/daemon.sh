@@ -404,6 +404,13 @@ expect_eq "and its limit is lifted" "$(grep -c wbps=20971520 $S/usb/io.max)" 0
 rm /etc/pw/policies.d/40-usb.yaml /etc/fstab
 pagewardenctl reload >/dev/null
 
+# The event loop's dispatches are timed: after the scenario's hundreds of
+# requests and a dozen reloads, status has the longest and when it was.
+loop=$(pagewardenctl status --json | jq -c .daemon.loop)
+diag "event loop: $loop"
+expect_eq "status times the event loop's dispatches" \
+	"$(echo "$loop" | jq '.dispatches > 100 and .longest_us > 0 and .longest_at > 0 and .slow <= .dispatches')" true
+
 # SIGTERM: the daemon stops cleanly and jobs keep running.
 pagewardenctl run --job backup --name survivor -- sleep 300 &
 wait_for 30 jobs_are 1
