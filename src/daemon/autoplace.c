@@ -630,7 +630,7 @@ static void unit_release(struct autoplace *a, struct autoplace_unit *u) {
         if (r < 0)
                 log_warning_errno(r, "Unit %s: cannot give it its own values back: %m", u->unit);
         else
-                action_log_add(a->log, LOG_LEVEL_INFO, "Unit %s: its own values are back (no rule names it now)",
+                action_log_add(a->log, LOG_LEVEL_INFO, "Unit %s: its own values are sent back (no rule names it now)",
                                u->unit);
         if (j)
                 jobs_forget(a->jobs, j);

@@ -8,7 +8,10 @@
  * persisted, so that a restarted daemon can still give them back) and are
  * set again when the rule goes or the daemon stops with restore_on_stop:
  * systemd has no way to unset a runtime property, so they stay as runtime
- * properties of equal value until the next boot.
+ * properties of equal value until the next boot.  Neither write waits for
+ * PID 1: an error is logged when it answers, and own values that systemd
+ * did not take stay saved for the next try.  Reading a unit's own values,
+ * the first time a rule places it, does wait (up to 10 s).
  */
 #include <ctype.h>
 #include <inttypes.h>
@@ -27,7 +30,8 @@ static const char *const io_properties[] = { "IOReadBandwidthMax", "IOWriteBandw
 struct unit_limits {
         char *unit;
         uint64_t memory_high, memory_max, memory_swap_max, cpu_weight;
-        char *io[4]; /* each io property as "PATH=VALUE PATH=VALUE" ("" when empty) */
+        char *io[4];    /* each io property as "PATH=VALUE PATH=VALUE" ("" when empty) */
+        bool restoring; /* its own values are sent back, not answered yet: forgotten when they are */
 };
 
 static void limits_done(struct unit_limits *l) {
@@ -260,6 +264,36 @@ static int append_io_text(sd_bus_message *m, const char *property, const char *t
         return r;
 }
 
+/* Sends m without waiting; done hears the answer with the unit's name. */
+static int call_for_unit(struct backend *b, sd_bus_message *m, const char *what, sysd_answer_fn done,
+                         const char *unit) {
+        char *name = strdup(unit);
+
+        return name ? sysd_call_later_then(b, m, what, done, name) : -ENOMEM;
+}
+
+/* The answer to giving a unit its own values back: forgotten once systemd has them (or the unit is gone), kept
+ * for the next restore if not, and kept as well if the unit was placed again meanwhile. */
+static void own_written(struct backend *b, int r, const char *message, void *userdata) {
+        struct systemd_data *d = sysd_data(b);
+        const char *unit = userdata;
+        struct unit_limits *l = saved_find(b, unit);
+
+        if (!l || !l->restoring)
+                return;
+        l->restoring = false;
+        if (r < 0 && r != -ENOENT) {
+                log_warning("systemd: unit %s: cannot give it its own values back (kept for the next try): %s", unit,
+                            message);
+                return;
+        }
+        limits_done(l);
+        *l = d->saved[--d->n_saved];
+        r = state_save(b);
+        if (r < 0)
+                log_warning_errno(r, "Cannot update %s: %m", d->units_state);
+}
+
 static int write_own(struct backend *b, const struct unit_limits *l) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         int r;
@@ -277,7 +311,13 @@ static int write_own(struct backend *b, const struct unit_limits *l) {
                 r = append_io_text(m, io_properties[k], l->io[k]);
         if (r >= 0)
                 r = sd_bus_message_close_container(m);
-        return r < 0 ? r : sysd_call(b, m, NULL);
+        return r < 0 ? r : call_for_unit(b, m, "giving a unit its own values back", own_written, l->unit);
+}
+
+static void class_written(struct backend *b, int r, const char *message, void *userdata) {
+        if (r < 0 && r != -ENOENT)
+                log_warning("systemd: unit %s: cannot give it its class's limits: %s", (const char *) userdata,
+                            message);
 }
 
 static int write_class(struct backend *b, const char *unit, const struct pw_job_class *c) {
@@ -289,13 +329,18 @@ static int write_class(struct backend *b, const char *unit, const struct pw_job_
                 r = sysd_append_class_properties(m, c);
         if (r >= 0)
                 r = sd_bus_message_close_container(m);
-        return r < 0 ? r : sysd_call(b, m, NULL);
+        return r < 0 ? r : call_for_unit(b, m, "giving a unit its class's limits", class_written, unit);
 }
 
+/* Neither write waits for PID 1 (errors are logged when it answers); reading the unit's own values the first time
+ * does. */
 int sysd_unit_apply(struct backend *b, const char *unit, const struct pw_job_class *c) {
+        struct unit_limits *l = saved_find(b, unit);
         int r;
 
-        if (!saved_find(b, unit)) {
+        if (l)
+                l->restoring = false; /* placed again before its own values were answered: they stay saved */
+        else {
                 struct unit_limits own;
 
                 r = read_own(b, unit, &own);
@@ -314,18 +359,16 @@ int sysd_unit_apply(struct backend *b, const char *unit, const struct pw_job_cla
 }
 
 int sysd_unit_restore(struct backend *b, const char *unit) {
-        struct systemd_data *d = sysd_data(b);
         struct unit_limits *l = saved_find(b, unit);
         int r;
 
-        if (!l)
+        if (!l || l->restoring)
                 return 0;
         r = write_own(b, l);
-        if (r < 0 && r != -ENOENT)
+        if (r < 0)
                 return r; /* kept: tried again at the next restore */
-        limits_done(l);
-        *l = d->saved[--d->n_saved];
-        return state_save(b);
+        l->restoring = true;
+        return 0;
 }
 
 /* ---- finding and following units ---- */

@@ -332,7 +332,17 @@ int sysd_call(struct backend *b, sd_bus_message *m, sd_bus_message **ret_reply) 
 struct later {
         struct systemd_data *d;
         const char *what;
+        struct backend *b;
+        sysd_answer_fn done; /* NULL: an error is logged */
+        void *userdata;      /* done's, freed with the call */
 };
+
+static void later_free(void *p) {
+        struct later *l = p;
+
+        free(l->userdata);
+        free(l);
+}
 
 static void answered(struct systemd_data *d) {
         struct sysd_waiter *w;
@@ -354,31 +364,40 @@ static int on_later_reply(sd_bus_message *reply, void *userdata, sd_bus_error *r
         struct later *l = userdata;
         const sd_bus_error *e = sd_bus_message_get_error(reply);
 
-        if (e)
+        if (l->done)
+                l->done(l->b, e ? sysd_bus_errno(e, -(sd_bus_error_get_errno(e) ?: EIO)) : 0,
+                        e ? e->message ?: e->name : NULL, l->userdata);
+        else if (e)
                 log_warning("systemd: %s failed: %s", l->what, e->message ?: e->name);
         answered(l->d);
         return 0;
 }
 
-int sysd_call_later(struct backend *b, sd_bus_message *m, const char *what) {
+int sysd_call_later_then(struct backend *b, sd_bus_message *m, const char *what, sysd_answer_fn done, void *userdata) {
         struct systemd_data *d = sysd_data(b);
         _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *slot = NULL;
         struct later *l = malloc(sizeof(*l));
         int r;
 
-        if (!l)
+        if (!l) {
+                free(userdata);
                 return -ENOMEM;
-        *l = (struct later){ .d = d, .what = what };
+        }
+        *l = (struct later){ .d = d, .what = what, .b = b, .done = done, .userdata = userdata };
         r = sd_bus_call_async(d->bus, &slot, m, on_later_reply, l, BUS_TIMEOUT_USEC);
         if (r < 0) {
-                free(l);
+                later_free(l);
                 return r;
         }
         /* The bus owns it from here, and frees l with it (answered, or the bus closed). */
-        (void) sd_bus_slot_set_destroy_callback(slot, free);
+        (void) sd_bus_slot_set_destroy_callback(slot, later_free);
         (void) sd_bus_slot_set_floating(slot, 1);
         d->n_later++;
         return 0;
+}
+
+int sysd_call_later(struct backend *b, sd_bus_message *m, const char *what) {
+        return sysd_call_later_then(b, m, what, NULL, NULL);
 }
 
 static int sysd_when_answered(struct backend *b, void (*fn)(void *userdata), void *userdata) {

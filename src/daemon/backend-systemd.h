@@ -81,6 +81,11 @@ int sysd_call(struct backend *b, sd_bus_message *m, sd_bus_message **ret_reply);
 /* Sends m without waiting for PID 1: an error is logged when the answer comes (what names the call, a static
  * string); backend_ops.when_answered waits for every such call. */
 int sysd_call_later(struct backend *b, sd_bus_message *m, const char *what);
+/* An answer: 0, or PID 1's error as a negative errno (NoSuchUnit: -ENOENT) and its message. */
+typedef void (*sysd_answer_fn)(struct backend *b, int r, const char *message, void *userdata);
+/* As sysd_call_later, with done(b, r, message, userdata) called with the answer instead of logging an error; userdata
+ * (NULL or malloc'ed) is freed with the call, answered or not (the bus closed first), and on an error here. */
+int sysd_call_later_then(struct backend *b, sd_bus_message *m, const char *what, sysd_answer_fn done, void *userdata);
 /* The manager's method member(unit, mode), each argument left out when NULL, called later. */
 int sysd_method_later(struct backend *b, const char *member, const char *unit, const char *mode);
 /* Units matching a pattern (loaded ones): fn(name, description, active state). */
