@@ -39,8 +39,13 @@ while [ $i -lt "$JOBS" ]; do
 	pagewardenctl move --job class$((i % 20 + 1)) --name "s$i" $! >/dev/null || diag "move $i failed"
 done
 t1=$(uptime_ms)
-n=$(pagewardenctl status --json | jq '.jobs | length')
+json=$(pagewardenctl status --json)
+n=$(echo "$json" | jq '.jobs | length')
 expect_eq "$JOBS jobs run" "$n" "$JOBS"
+# The event loop's longest dispatch (status has those before the one that
+# answers it): after the moves, after the status requests, after the reloads.
+loop_said() { diag "event loop $1: $(echo "$2" | jq -r '.daemon.loop | "longest dispatch \(.longest_us / 1000 | floor) ms, \(.slow) of \(.dispatches) longer than 20 ms"')"; }
+loop_said "after $JOBS moves" "$json"
 c1=$(awk '{ print $14 + $15 }' /proc/$DAEMON/stat)
 diag "placing $JOBS jobs one pagewardenctl move at a time: $((t1 - t0)) ms ($(((t1 - t0) / JOBS)) ms each), the daemon's CPU $(((c1 - c0) * 10)) ms"
 for _ in 1 2 3; do
@@ -51,11 +56,13 @@ for _ in 1 2 3; do
 	c=$(uptime_ms)
 	diag "status with $JOBS jobs: $((b - a)) ms (table), $((c - b)) ms (--json)"
 done
+loop_said "after the status requests" "$(pagewardenctl status --json)"
 for _ in 1 2 3; do
 	a=$(uptime_ms)
 	pagewardenctl reload >/dev/null
 	diag "reload of 200 files with $JOBS jobs: $(($(uptime_ms) - a)) ms"
 done
+loop_said "after the reloads" "$(pagewardenctl status --json)"
 diag "daemon RSS with $JOBS jobs: $(keyed /proc/$DAEMON/status VmRSS:) KiB; CPU so far $(awk '{ print $14 + $15 }' /proc/$DAEMON/stat) ticks of $(getconf CLK_TCK 2>/dev/null || echo 100)/s"
 check "the daemon still answers" pw_answers
 
