@@ -330,9 +330,8 @@ int sysd_call(struct backend *b, sd_bus_message *m, sd_bus_message **ret_reply) 
  * holding the loop: sysd_when_answered().
  */
 struct later {
-        struct systemd_data *d;
-        const char *what;
         struct backend *b;
+        const char *what;
         sysd_answer_fn done; /* NULL: an error is logged */
         void *userdata;      /* done's, freed with the call */
 };
@@ -369,7 +368,7 @@ static int on_later_reply(sd_bus_message *reply, void *userdata, sd_bus_error *r
                         e ? e->message ?: e->name : NULL, l->userdata);
         else if (e)
                 log_warning("systemd: %s failed: %s", l->what, e->message ?: e->name);
-        answered(l->d);
+        answered(sysd_data(l->b));
         return 0;
 }
 
@@ -383,7 +382,7 @@ int sysd_call_later_then(struct backend *b, sd_bus_message *m, const char *what,
                 free(userdata);
                 return -ENOMEM;
         }
-        *l = (struct later){ .d = d, .what = what, .b = b, .done = done, .userdata = userdata };
+        *l = (struct later){ .b = b, .what = what, .done = done, .userdata = userdata };
         r = sd_bus_call_async(d->bus, &slot, m, on_later_reply, l, BUS_TIMEOUT_USEC);
         if (r < 0) {
                 later_free(l);
