@@ -68,8 +68,22 @@ expect_status 0 "pwapp exits 0 on stop"
 expect_eq "one line per phase, in the order they came" "$(echo "$OUT" | grep '^phase=' | cut -d' ' -f1 | tr '\n' ' ')" \
         "phase=before phase=settle phase=during "
 bad=$(echo "$OUT" | grep '^phase=' |
-        grep -Ev '^phase=[a-z]+ ops=[0-9]+ p50_us=[0-9]+ p99_us=[0-9]+ p999_us=[0-9]+ max_us=[0-9]+ misses=-?[0-9]+ majflt=[0-9]+$')
-expect_empty "$bad" "each phase line: operations, integer percentiles and maximum, misses, major faults"
+        grep -Ev '^phase=[a-z]+ ops=[0-9]+ p50_us=[0-9]+ p99_us=[0-9]+ p999_us=[0-9]+ max_us=[0-9]+ misses=-?[0-9]+ majflt=[0-9]+ windows=[0-9]+ rate_p1=[0-9]+\.[0-9] rate_mean=[0-9]+\.[0-9]$')
+expect_empty "$bad" "each phase line: operations, integer percentiles and maximum, misses, major faults, 100 ms windows"
+# "before" lasted 1.5 s or more: 15 windows of 100 ms at most, give or take the one the phase began in;
+# their rates are operations per second (one every 2 ms plus the operation: at most 500/s).
+s=0
+w=$(field before windows)
+{ [ "$w" -ge 8 ] && [ "$w" -le $((10 * $(echo "$OUT" | grep -c '^t=') + 10)) ]; } 2>/dev/null || s=1
+ok $s "before: its 100 ms windows are counted ($w)"
+s=0
+awk -v p1="$(field before rate_p1)" -v m="$(field before rate_mean)" 'BEGIN { exit !(p1 <= m && m > 0 && m <= 500) }' || s=1
+ok $s "before: the worst 1% window's rate <= the mean rate <= 500 ops/s ($(field before rate_p1) <= $(field before rate_mean))"
+# The mean window rate is the phase's own: its operations over its windows' time (the windows cover the phase but for
+# a part of one window at each end).
+s=0
+awk -v m="$(field before rate_mean)" -v n="$(field before ops)" -v w="$w" 'BEGIN { r = n / (w / 10); exit !(m > 0.7 * r && m < 1.3 * r) }' || s=1
+ok $s "before: the mean window rate agrees with its operations over its windows ($(field before rate_mean) ~ $(field before ops) / $w windows of 0.1 s)"
 for p in before during; do
         s=0
         [ "$(field $p ops)" -gt 0 ] 2>/dev/null || s=1
@@ -124,7 +138,7 @@ kill -TERM "$APP_PID"
 wait_app
 expect_status 0 "pwapp exits 0 on SIGTERM"
 expect_eq "and prints its phase: no label is \"-\", no operation \"-\" figures" "$(echo "$OUT" | grep '^phase=')" \
-        "phase=- ops=0 p50_us=- p99_us=- p999_us=- max_us=- misses=0 majflt=0"
+        "phase=- ops=0 p50_us=- p99_us=- p999_us=- max_us=- misses=0 majflt=0 windows=0 rate_p1=- rate_mean=-"
 
 run env PWAPP_PASSES=9 "$APP" 4 "$F" "$M"
 expect_status 2 "PWAPP_PASSES out of 1 to 4 is refused"

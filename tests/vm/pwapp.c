@@ -42,8 +42,15 @@
  * first appeared, and exits 0:
  *
  *   phase=NAME ops=N p50_us=X p99_us=Y p999_us=Z max_us=M misses=K majflt=F
+ *         windows=W rate_p1=R rate_mean=A
  *
- * (percentiles, maximum in µs: "-" for a phase without operations).
+ * (on one line; percentiles, maximum in µs: "-" for a phase without
+ * operations).  The rates are of the 100 ms windows between two reads of
+ * MODEFILE in which the application was busy or light: operations per
+ * second in each window, W of them in the phase, their 1st percentile (the
+ * worst 1% of the phase's time, from 100 or more samples once a phase lasts
+ * 10 s) and their mean ("-" without windows).  A window belongs to the
+ * phase read at its start; the last, cut short by SIGTERM, is not counted.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -145,6 +152,9 @@ struct phase {
         struct hist lat;
         uint64_t misses;
         long majflt;
+        float *rates; /* operations per second of each 100 ms window */
+        size_t n_rates, n_alloc;
+        bool rates_lost; /* out of memory: the windows after are not counted */
 };
 
 /* Static: 16 histograms of 7.5 KiB would crowd the stack. */
@@ -277,16 +287,60 @@ static ssize_t read_file(int fd, void *buf, size_t len, off_t off, bool *miss) {
         return pread(fd, buf, len, off);
 }
 
+static void add_rate(struct phase *p, float rate) {
+        if (p->rates_lost)
+                return;
+        if (p->n_rates == p->n_alloc) {
+                size_t n = p->n_alloc ? 2 * p->n_alloc : 1024;
+                float *r = realloc(p->rates, n * sizeof(*r));
+
+                if (!r) {
+                        fprintf(stderr, "pwapp: out of memory: phase %s's later windows are not counted\n", p->name);
+                        p->rates_lost = true;
+                        return;
+                }
+                p->rates = r;
+                p->n_alloc = n;
+        }
+        p->rates[p->n_rates++] = rate;
+}
+
+static int cmp_float(const void *a, const void *b) {
+        float x = *(const float *) a, y = *(const float *) b;
+
+        return (x > y) - (x < y);
+}
+
+/* The phase's windows: their 1st percentile and mean, in ops/s, "-" without windows. Sorts them. */
+static void window_figures(struct phase *p, char *p1, char *mean, size_t len) {
+        double sum = 0;
+
+        if (p->n_rates == 0) {
+                snprintf(p1, len, "-");
+                snprintf(mean, len, "-");
+                return;
+        }
+        qsort(p->rates, p->n_rates, sizeof(*p->rates), cmp_float);
+        for (size_t i = 0; i < p->n_rates; i++)
+                sum += p->rates[i];
+        snprintf(p1, len, "%.1f", p->rates[p->n_rates / 100]);
+        snprintf(mean, len, "%.1f", sum / (double) p->n_rates);
+}
+
 static void print_phases(void) {
         for (unsigned i = 0; i < nphases; i++) {
-                const struct phase *p = &phases[i];
-                char p50[24], p99[24], p999[24], max[24];
+                struct phase *p = &phases[i];
+                char p50[24], p99[24], p999[24], max[24], r1[24], rmean[24];
 
-                printf("phase=%s ops=%llu p50_us=%s p99_us=%s p999_us=%s max_us=%s misses=%lld majflt=%ld\n", p->name,
-                       (unsigned long long) p->lat.n, hist_quantile(p50, sizeof(p50), &p->lat, 500),
+                window_figures(p, r1, rmean, sizeof(r1));
+                printf("phase=%s ops=%llu p50_us=%s p99_us=%s p999_us=%s max_us=%s misses=%lld majflt=%ld windows=%zu "
+                       "rate_p1=%s rate_mean=%s\n",
+                       p->name, (unsigned long long) p->lat.n, hist_quantile(p50, sizeof(p50), &p->lat, 500),
                        hist_quantile(p99, sizeof(p99), &p->lat, 990), hist_quantile(p999, sizeof(p999), &p->lat, 999),
                        p->lat.n ? us(max, sizeof(max), p->lat.max_ns) : "-", nowait ? (long long) p->misses : -1LL,
-                       p->majflt);
+                       p->majflt, p->n_rates, r1, rmean);
+                free(p->rates);
+                p->rates = NULL;
         }
         fflush(stdout);
 }
@@ -297,8 +351,9 @@ int main(int argc, char *argv[]) {
         struct stat st;
         char mode[16] = "busy", label[LABEL_LEN] = "-", current[LABEL_LEN] = "";
         struct phase *phase = NULL;
-        double start, next_report, next_mode = 0;
-        unsigned long ops = 0, seed = 12345;
+        double start, next_report, next_mode = 0, window_start = 0;
+        unsigned long ops = 0, window_ops = 0, seed = 12345;
+        bool window_working = false; /* busy or light at the window's start */
         uint64_t misses = 0;
         long majflt_second, majflt_phase;
         int fd, r = 0, passes;
@@ -348,6 +403,9 @@ int main(int argc, char *argv[]) {
                 double t = now();
 
                 if (t >= next_mode) {
+                        /* The window that ends here, in the phase it began in. */
+                        if (window_working && phase && t > window_start)
+                                add_rate(phase, (float) ((double) window_ops / (t - window_start)));
                         read_mode(argv[3], mode, sizeof(mode), label);
                         next_mode = t + 0.1;
                         if (strcmp(mode, "stop") == 0)
@@ -361,6 +419,9 @@ int main(int argc, char *argv[]) {
                                 phase = phase_of(label);
                                 snprintf(current, sizeof(current), "%s", label);
                         }
+                        window_start = t;
+                        window_ops = 0;
+                        window_working = strcmp(mode, "busy") == 0 || strcmp(mode, "light") == 0;
                 }
                 if (terminated)
                         break;
@@ -407,6 +468,7 @@ int main(int argc, char *argv[]) {
                                 phase->misses++;
                         }
                         ops++;
+                        window_ops++;
                         nanosleep(&(struct timespec){ .tv_nsec = light ? 25 * PAUSE_NS : PAUSE_NS }, NULL);
                 } else
                         nanosleep(&(struct timespec){ .tv_nsec = 100000000 }, NULL);
