@@ -48,11 +48,13 @@ START_TEST(test_loop_run) {
         ck_assert_int_ge(sd_event_add_defer(event, NULL, quick, &n), 0);
         ck_assert_int_ge(sd_event_add_time_relative(event, NULL, CLOCK_MONOTONIC, 10 * 1000, 0, busy_then_exit, NULL),
                          0);
-        /* The loop's exit code, as sd_event_loop's; the 30 ms handler is one slow dispatch and the longest. */
+        /* The loop's exit code, as sd_event_loop's; the 30 ms handler is a slow dispatch and the longest (on a
+         * loaded machine a preempted quick one may be slow too: at least one, at most every dispatch). */
         ck_assert_int_eq(loop_run(event, &s), 7);
         ck_assert_int_ge(n, 1);
         ck_assert_uint_ge(s.dispatches, 2);
-        ck_assert_uint_eq(s.slow, 1);
+        ck_assert_uint_ge(s.slow, 1);
+        ck_assert_uint_le(s.slow, s.dispatches);
         ck_assert_uint_ge(s.longest_usec, 30 * 1000);
         ck_assert_uint_gt(s.longest_at_usec, 0);
         ck_assert_int_eq(sd_event_get_state(event), SD_EVENT_FINISHED);
