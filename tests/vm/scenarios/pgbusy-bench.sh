@@ -1,0 +1,216 @@
+#!/bin/sh
+# A busy database during a backup, figures (make bench): PostgreSQL as
+# Debian ships it (postgresql@VERSION-main.service) serving `pgbench -S`
+# throughout, while borg backs up fresh data as a service (as a timer starts
+# it), with and without pagewarden.  Issue 29's last case: before the
+# governor's second version, pagewarden made a busy database slower.
+#
+# One boot, PW_PG_RUNS (3) runs of each variant, interleaved (none,
+# pagewarden, none, ...):
+#   none        no daemon: the backup runs in system.slice, nothing protected;
+#   pagewarden  pagewarden.service running with the policy operators write:
+#               the shipped backup class (memory.high 256M, floor 64M) with a
+#               units: rule for nightly-backup.service, and the database's
+#               unit protected with min: auto.
+# Every run starts alike: the database restarted, the page cache dropped,
+# its tables read twice by the database itself (pg_prewarm, so that the
+# cache is charged to its unit and on the active list) and its shared
+# buffers filled, then PW_PG_BEFORE
+# (30) s of pgbench before the backup, the backup (a new borg repository of
+# PW_PG_DATA_MIB, 1536, MiB of incompressible files), and PW_PG_AFTER (40)
+# s after.  The cluster and the backup's data are on the data disk (the
+# bench spec throttles it), swap on the swap disk.
+#
+# Per run: the database's rate (transactions per second, from pgbench's
+# per-transaction log) before, during the backup, and over whole seconds
+# 2-11 after it, as % of before; seconds until every second of 5 in a row is
+# back at >= 90% of before; latency p50/p99 per phase (all transactions);
+# the share of the accounts table and its index in the page cache at the
+# backup's end (mincore); the backup's time; swap-ins, OOM kills, the
+# database unit's memory stall (PSI some, ms) during the backup; and, with
+# pagewarden, its memory.min and the governor's actions.  Then medians and
+# ranges per variant.  A figure, not a test: the checks are only that each
+# run worked (the backup finished, pgbench ran, the daemon was there and
+# gave its values back).
+. /lib.sh
+MIB=1048576
+D=$PW_DATA_MNT
+SRC=$D/src
+REPO=$D/borg
+PGDATA=$D/pgdata
+RUNS=${PW_PG_RUNS:-3}
+SCALE=${PW_PG_SCALE:-30}
+DATA_MIB=${PW_PG_DATA_MIB:-1536}
+BEFORE=${PW_PG_BEFORE:-30}
+AFTER=${PW_PG_AFTER:-40}
+CLIENTS=${PW_PG_CLIENTS:-2}
+OUT=/run/pgbusy
+mkdir -p $OUT
+export HOME=/root BORG_UNKNOWN_UNENCRYPTED_REPO_ACCESS_IS_OK=yes
+
+epoch() { date +%s.%N; }
+vmstat() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
+# psi_some_ms FILE: a pressure file's "some" total, in ms
+psi_some_ms() { awk '$1 == "some" { split($5, a, "="); printf "%d", a[2] / 1000 }' "$1" 2>/dev/null || echo 0; }
+# kept: the accounts table and its index in the page cache, % (mincore of every segment)
+kept() {
+	for f in $(ls "$PGDATA/$REL" "$PGDATA/$REL".* "$PGDATA/$IDX" "$PGDATA/$IDX".* 2>/dev/null); do
+		pwload resident "$f"
+	done | awk -F'[ =]' '{ r += $2; s += $4 } END { printf "%.1f", s ? 100 * r / s : 0 }'
+}
+
+diag "$(dpkg-query -W -f '${Package} ${Version}, ' postgresql borgbackup systemd)"
+diag "guest: $(awk '/MemTotal/ { printf "%d MiB", $2 / 1024 }' /proc/meminfo) of RAM, $(nproc) vCPUs, kernel $(uname -r)"
+
+# ---- the database: Debian's cluster, moved to the data disk ----
+PGV=$(ls /usr/lib/postgresql | sort -n | tail -1)
+UNIT=postgresql@$PGV-main.service
+pg_dropcluster --stop "$PGV" main 2>/dev/null
+check "pg_createcluster on the data disk" sh -c "pg_createcluster -d $PGDATA $PGV main >/dev/null"
+check "$UNIT starts" systemctl start "$UNIT"
+wait_for 120 pg_isready -q
+runuser -u postgres -- createuser -s root
+createdb bench
+t0=$(uptime_ms)
+check "pgbench -i -s $SCALE" sh -c "pgbench -i -q -s $SCALE bench >$OUT/init.log 2>&1"
+psql -qAt -c 'CREATE EXTENSION pg_prewarm' bench
+REL=$(psql -qAt -c "SELECT pg_relation_filepath('pgbench_accounts')" bench)
+IDX=$(psql -qAt -c "SELECT pg_relation_filepath('pgbench_accounts_pkey')" bench)
+DBSIZE=$(psql -qAt -c "SELECT pg_database_size('bench') / 1048576" bench)
+diag "database: scale $SCALE, $DBSIZE MiB, made in $(($(uptime_ms) - t0)) ms; accounts $REL, index $IDX; shared_buffers $(psql -qAt -c 'SHOW shared_buffers' bench)"
+CGDIR=$CG$(systemctl show -P ControlGroup "$UNIT")
+
+# ---- the backup's data and its unit ----
+mkdir -p "$SRC"
+t0=$(uptime_ms)
+i=0
+while [ $i -lt $((DATA_MIB / 32)) ]; do
+	dd if=/dev/urandom of="$SRC/part$i" bs=1M count=32 status=none
+	i=$((i + 1))
+done
+sync
+diag "backup data: $(du -sm "$SRC" | cut -f1) MiB in $SRC, made in $(($(uptime_ms) - t0)) ms"
+cat >/etc/systemd/system/nightly-backup.service <<UNIT
+[Service]
+Type=oneshot
+Environment=HOME=/root BORG_UNKNOWN_UNENCRYPTED_REPO_ACCESS_IS_OK=yes
+ExecStart=/usr/bin/borg create $REPO::nightly $SRC
+UNIT
+systemctl daemon-reload
+
+# ---- pagewarden's policy: the shipped backup class, a rule, the database ----
+printf 'log_level: info\n' >/etc/pagewarden/pagewarden.yaml
+cat >/etc/pagewarden/policies.d/jobs.yaml <<YAML
+jobs:
+  backup:
+    memory:
+      high: 256M
+    under_pressure:
+      memory_high_floor: 64M
+    match:
+      units: [nightly-backup.service]
+protect:
+  postgres:
+    unit: $UNIT
+    memory: {min: auto}
+YAML
+chmod 0644 /etc/pagewarden/*.yaml /etc/pagewarden/policies.d/*.yaml
+check "pagewardenctl check --strict accepts the policy" sh -c 'pagewardenctl check --strict >/dev/null'
+
+# ---- the runs ----
+# run K VARIANT: one run; a line of figures in $OUT/runs
+run() {
+	k=$1 v=$2
+	systemctl restart "$UNIT"
+	wait_for 120 pg_isready -q
+	rm -rf "$REPO"
+	borg init --encryption=none "$REPO" >/dev/null 2>&1
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	if [ "$v" = pagewarden ]; then
+		systemctl start pagewarden.service
+		wait_daemon
+	fi
+	min_unit=$(cat "$CGDIR/memory.min")
+	for _ in 1 2; do
+		psql -qAt -c "SELECT pg_prewarm('pgbench_accounts', 'read'), pg_prewarm('pgbench_accounts_pkey', 'read')" bench >/dev/null
+	done
+	# and its shared buffers filled, the index first, as pgbench would leave them
+	psql -qAt -c "SELECT pg_prewarm('pgbench_accounts_pkey', 'buffer'), pg_prewarm('pgbench_accounts', 'buffer')" bench >/dev/null
+	kept0=$(kept)
+	rm -f $OUT/pgb.*
+	pgbench -S -n -c "$CLIENTS" -j 1 -T 3000 -l --log-prefix=$OUT/pgb bench >$OUT/pgbench.log 2>&1 &
+	pgb=$!
+	sleep "$BEFORE"
+	sin0=$(vmstat pswpin) oom0=$(vmstat oom_kill) psi0=$(psi_some_ms "$CGDIR/memory.pressure")
+	jlog=$(date '+%Y-%m-%d %H:%M:%S')
+	b0=$(epoch)
+	systemctl start nightly-backup.service
+	brc=$?
+	b1=$(epoch)
+	keptb=$(kept)
+	psi1=$(psi_some_ms "$CGDIR/memory.pressure")
+	min_end=$(cat "$CGDIR/memory.min")
+	sleep "$AFTER"
+	sin1=$(vmstat pswpin) oom1=$(vmstat oom_kill)
+	kill "$pgb"
+	wait "$pgb" 2>/dev/null
+	expect_eq "run $k ($v): the backup finished" "$brc" 0
+	check "run $k ($v): pgbench ran throughout" test -s "$(ls $OUT/pgb.* | head -1)"
+	acts=0
+	if [ "$v" = pagewarden ]; then
+		journalctl -u pagewarden.service -q --no-pager -o cat --since "$jlog" |
+			grep -E '^Governor: |[Pp]rotect|auto' | grep -v 'reaction latency' | head -20 | sed "s/^/# run $k daemon: /"
+		acts=$(journalctl -u pagewarden.service -q --no-pager -o cat --since "$jlog" | grep -c '^Governor: .* on class ')
+		diag "run $k: the daemon's CPU time $(($(systemctl show -P CPUUsageNSec pagewarden.service) / 1000000)) ms, its memory $(($(systemctl show -P MemoryCurrent pagewarden.service) / 1024)) KiB"
+		systemctl stop pagewarden.service
+		wait_for 10 test "$(cat "$CGDIR/memory.min")" = 0
+		expect_eq "run $k: the daemon gave the database's memory.min back at its stop" "$(cat "$CGDIR/memory.min")" 0
+	fi
+	# Per-transaction log: client tx latency_us script epoch_s epoch_us
+	cat $OUT/pgb.* | awk -v b0="$b0" -v b1="$b1" -v before="$BEFORE" -v after="$AFTER" '
+		{ t = $5 + $6 / 1e6; s = int(t); n[s]++; lat = $3 / 1000
+		  if (t >= b0 - before + 5 && t < b0) print "before", lat
+		  else if (t >= b0 && t < b1) print "during", lat
+		  else if (t >= b1 + 2 && t < b1 + 12) print "after", lat
+		  if (t >= b0 && t < b1) nd++ }
+		END {
+			s0 = int(b0) - before + 5; sb = 0; nb = 0
+			for (s = s0; s < int(b0); s++) { sb += n[s]; nb++ }
+			base = sb / nb
+			e = int(b1) + 1; sa = 0
+			for (s = e + 1; s <= e + 10; s++) sa += n[s]
+			rec = -1
+			for (s = e; s <= e + after - 6 && rec < 0; s++) {
+				good = 1
+				for (j = 0; j < 5; j++) if (n[s + j] < 0.9 * base) good = 0
+				if (good) rec = s - e
+			}
+			printf "rate %.1f %.1f %.1f %s\n", base, 100 * nd / (b1 - b0) / base, 100 * sa / 10 / base, rec < 0 ? ">" (after - 5) : rec
+		}' >$OUT/phases
+	rates=$(sed -n 's/^rate //p' $OUT/phases)
+	pct() { awk -v p="$1" -v ph="$2" '$1 == ph { print $2 }' $OUT/phases | sort -n | awk -v p="$1" '{ a[NR] = $1 } END { i = int(NR * p); if (i < 1) i = 1; printf "%.1f", a[i] }'; }
+	line=$(printf 'run=%s variant=%s backup_s=%.1f tps_before=%s during_pct=%s after_pct=%s recover_s=%s p50_before_ms=%s p99_before_ms=%s p50_during_ms=%s p99_during_ms=%s p50_after_ms=%s p99_after_ms=%s kept_start_pct=%s kept_end_pct=%s stall_ms=%s swapins=%s oom=%s min_before=%s min_during=%s actions=%s' \
+		"$k" "$v" "$(awk -v a="$b0" -v b="$b1" 'BEGIN { print b - a }')" $rates \
+		"$(pct 0.5 before)" "$(pct 0.99 before)" "$(pct 0.5 during)" "$(pct 0.99 during)" "$(pct 0.5 after)" "$(pct 0.99 after)" \
+		"$kept0" "$keptb" $((psi1 - psi0)) $((sin1 - sin0)) $((oom1 - oom0)) "$min_unit" "$min_end" "$acts")
+	echo "$line" >>$OUT/runs
+	diag "$line"
+}
+
+k=0
+while [ $k -lt "$RUNS" ]; do
+	k=$((k + 1))
+	run "$k" none
+	run "$k" pagewarden
+done
+
+# ---- medians [ranges] per variant ----
+diag "---- $RUNS runs each, medians [min-max]; rates in % of the same run's rate before the backup ----"
+for v in none pagewarden; do
+	for f in backup_s tps_before during_pct after_pct recover_s p99_before_ms p99_during_ms p99_after_ms kept_end_pct stall_ms swapins oom actions; do
+		grep "variant=$v " $OUT/runs | tr ' ' '\n' | sed -n "s/^$f=//p" | tr -d '>' | sort -n |
+			awk -v v="$v" -v f="$f" '{ a[NR] = $1 } END { printf "# %-10s %-14s %s [%s-%s]\n", v, f, a[int((NR + 1) / 2)], a[1], a[NR] }'
+	done
+done
+done_testing
