@@ -29,7 +29,13 @@
 #                   ~80% of RAM, most of it a cold file read once, as a
 #                   database's does after days of uptime; its hot set is 20% of
 #                   RAM; a third, unprotected service with a small working set
-#                   is measured beside it: svc_* figures)
+#                   is measured beside it: svc_* figures),
+#                   grow (plain, with a working set that grows during the
+#                   job: the application holds 40% of RAM at the start, and 5 s
+#                   into the backup a second process of it starts using 20%
+#                   more, a file it reads twice: grow_* figures; the static
+#                   memory.min is sized, as an operator would, to what the
+#                   application used before)
 #   BENCH_MGLRU     on, off, or empty (the kernel's default)
 #   BENCH_LABEL     the kernel's name in the table (6.1, 6.12, 6.12-nomglru)
 #   BENCH_IO_BPS    the high-io variant's io.max rbps and wbps, bytes/s (default 40 MiB/s)
@@ -58,6 +64,13 @@ if [ "$WORKLOAD" = bighot ]; then
 	APP_ANON=$((RAM_MIB / 10))
 	APP_FILE=$((RAM_MIB / 10))
 	COLD=$((RAM_MIB * 60 / 100))
+fi
+# grow: 20% + 20% at the start, a file of 20% more from 5 s into the backup.
+GROW=0
+if [ "$WORKLOAD" = grow ]; then
+	APP_ANON=$((RAM_MIB / 5))
+	APP_FILE=$((RAM_MIB / 5))
+	GROW=$((RAM_MIB / 5))
 fi
 BIG=$((RAM_MIB * 3))
 INDEX=$((RAM_MIB * 30 / 100))
@@ -90,7 +103,7 @@ stall)
 	echo 40M >$BURSTCG/memory.high
 	;;
 smallfiles) BACKUP="$TOOL tree-write $PW_DATA_MNT/tree $BIG 256 && $TOOL tree-read $PW_DATA_MNT/tree" ;;
-bighot) BACKUP=$S ;;
+bighot | grow) BACKUP=$S ;;
 *) echo "result error=unknown-workload"; exit 1 ;;
 esac
 # A shell of its own, so that LD_PRELOAD (nocache) reaches the tool and only it.
@@ -139,6 +152,7 @@ esac
 
 pwload write "$PW_DATA_MNT/app.dat" $APP_FILE >/dev/null
 [ $COLD -gt 0 ] && pwload write "$PW_DATA_MNT/cold.dat" $COLD >/dev/null && pwload write "$PW_DATA_MNT/svc.dat" $((RAM_MIB * 3 / 100)) >/dev/null
+[ $GROW -gt 0 ] && pwload write "$PW_DATA_MNT/grow.dat" $GROW >/dev/null
 sync
 echo 3 >/proc/sys/vm/drop_caches
 oom0=$(keyed /proc/vmstat oom_kill)
@@ -219,6 +233,16 @@ fi
 SAMPLER=$!
 echo "$MODE during" >/tmp/mode
 t0=$(uptime_ms)
+# grow: the application's second process, 5 s in, in its cgroup (it reads its file twice, then works as the
+# first does, in the same mode).
+GROWER=
+if [ $GROW -gt 0 ]; then
+	(
+		sleep 5
+		exec sh -c "echo \$\$ >$APPCG/cgroup.procs; exec pwapp 1 $PW_DATA_MNT/grow.dat /tmp/mode" >/tmp/grow.log
+	) &
+	GROWER=$!
+fi
 case "$VARIANT" in
 pagewarden | pagewarden-nohigh)
 	pagewardenctl run --job backup --name nightly -- env ${PRELOAD:+LD_PRELOAD=$PRELOAD} sh -c "$BACKUP" >/dev/null
@@ -234,6 +258,9 @@ l1=$(lines)
 stat1=$(cat $APPCG/memory.stat)
 psi1=$(for r in memory io cpu; do psi_total $APPCG/$r.pressure; done | tr "\n" " ")
 file1=$(hot_file) anon1=$(st "$stat1" anon)
+# grow: the part the application started using during the backup, in the page cache at its end, % of its size
+grow=
+[ $GROW -gt 0 ] && grow="grow_kept=$(pwload resident $PW_DATA_MNT/grow.dat | awk -F'[= ]' '{ printf "%.1f", $4 ? 100 * $2 / $4 : 0 }')"
 swap1=$(cat $APPCG/memory.swap.current)
 # After: whole seconds 2-11 (the first second is the switch, partly still the backup's).
 echo "busy settle" >/tmp/mode
@@ -277,6 +304,7 @@ fi
 echo stop >/tmp/mode
 wait $APP
 [ -n "$SVC" ] && wait $SVC
+[ -n "$GROWER" ] && wait $GROWER
 # phase_field LOG PHASE KEY: a figure of pwapp's "phase=" line ("-" if none)
 phase_field() { awk -v p="phase=$2" -v k="$3" '$1 == p { for (i = 2; i <= NF; i++) { split($i, a, "="); if (a[1] == k) v = a[2] } }
 	END { print v == "" ? "-" : v }' "$1"; }
@@ -285,6 +313,7 @@ for ph in before during after; do
 	for k in p50_us p99_us p999_us misses; do
 		lat="$lat ${ph}_$k=$(phase_field /tmp/app.log $ph $k)"
 		[ -n "$SVC" ] && lat="$lat svc_${ph}_$k=$(phase_field /tmp/svc.log $ph $k)"
+		[ -n "$GROWER" ] && [ "$ph" != before ] && lat="$lat grow_${ph}_$k=$(phase_field /tmp/grow.log $ph $k)"
 	done
 done
 lat="$lat oom_kills=$(($(keyed /proc/vmstat oom_kill) - oom0))"
@@ -312,4 +341,4 @@ echo "result label=${BENCH_LABEL:-$PW_KERNEL} kernel=$PW_KERNEL mglru=$MGLRU wor
 	"swapped_mib=$(awk -v a="$swap0" -v b="$swap1" 'BEGIN { printf "%.1f", (b - a) / 1048576 }')" \
 	"majflt_after=$((maj2 - maj1)) ops_before=$before ops_before_mode=$before_mode" \
 	"during_mean=$during_mean during_worst=$during_worst during_windows=$during_windows after_mean=$after_mean recover_s=$recover $gov" \
-	"$lat $psi $refaults $resident_min"
+	"$lat $psi $refaults $resident_min $grow"
