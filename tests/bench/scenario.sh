@@ -35,7 +35,12 @@
 #                   into the backup a second process of it starts using 20%
 #                   more, a file it reads twice: grow_* figures; the static
 #                   memory.min is sized, as an operator would, to what the
-#                   application used before)
+#                   application used before),
+#                   readonly (the backup only reads: 3x RAM of data already on
+#                   the disk, read and sent elsewhere, as tar or restic to a
+#                   remote repository: clean pages only),
+#                   noswap (plain in a guest without swap: compare boots it
+#                   with vm-run --no-swap; only file pages can be reclaimed)
 #   BENCH_MGLRU     on, off, or empty (the kernel's default)
 #   BENCH_LABEL     the kernel's name in the table (6.1, 6.12, 6.12-nomglru)
 #   BENCH_IO_BPS    the high-io variant's io.max rbps and wbps, bytes/s (default 40 MiB/s)
@@ -103,7 +108,8 @@ stall)
 	echo 40M >$BURSTCG/memory.high
 	;;
 smallfiles) BACKUP="$TOOL tree-write $PW_DATA_MNT/tree $BIG 256 && $TOOL tree-read $PW_DATA_MNT/tree" ;;
-bighot | grow) BACKUP=$S ;;
+bighot | grow | noswap) BACKUP=$S ;;
+readonly) BACKUP="$TOOL read $PW_DATA_MNT/big.dat" ;;
 *) echo "result error=unknown-workload"; exit 1 ;;
 esac
 # A shell of its own, so that LD_PRELOAD (nocache) reaches the tool and only it.
@@ -153,6 +159,8 @@ esac
 pwload write "$PW_DATA_MNT/app.dat" $APP_FILE >/dev/null
 [ $COLD -gt 0 ] && pwload write "$PW_DATA_MNT/cold.dat" $COLD >/dev/null && pwload write "$PW_DATA_MNT/svc.dat" $((RAM_MIB * 3 / 100)) >/dev/null
 [ $GROW -gt 0 ] && pwload write "$PW_DATA_MNT/grow.dat" $GROW >/dev/null
+# readonly: the data to back up is there before the application starts (and out of the cache below).
+[ "$WORKLOAD" = readonly ] && pwload write "$PW_DATA_MNT/big.dat" $BIG >/dev/null
 sync
 echo 3 >/proc/sys/vm/drop_caches
 oom0=$(keyed /proc/vmstat oom_kill)

@@ -7,7 +7,7 @@ export top_srcdir top_builddir="$TMP/build" BENCH_OUT="$TMP/bench-out"
 
 run env BENCH_WORKLOADS="plain stal" "$COMPARE"
 expect_status 2 "an unknown workload is refused"
-expect_in "$ERR" "BENCH_WORKLOADS: unknown workload 'stal' (plain, dedup, verify, stall, smallfiles, bighot, grow)" "and named, with the known ones"
+expect_in "$ERR" "BENCH_WORKLOADS: unknown workload 'stal' (plain, dedup, verify, stall, smallfiles, bighot, grow, readonly, noswap)" "and named, with the known ones"
 run env BENCH_VARIANTS="none pagewardn" "$COMPARE"
 expect_status 2 "an unknown variant is refused"
 expect_in "$ERR" "unknown variant 'pagewardn'" "and named"
@@ -81,6 +81,11 @@ expect_in "$(head -n 1 "$TMP/fake/args")" "--disk-profile disk " "the disks cost
 expect_in "$(head -n 1 "$TMP/fake/args")" "BENCH_DISK=disk " "and the scenario is told"
 expect_in "$(cat "$R/results.md")" "Storage (vm-run --disk-profile): ram (" "the table says what storage its runs had"
 expect_not_in "$(cat "$TMP/fake/args")" "nocache" "nocache is not needed without its variant"
+expect_not_in "$(cat "$TMP/fake/args")" "--no-swap" "every workload but noswap has its swap disk"
+rm -rf "$R" "$TMP/fake"/*
+fake BENCH_WORKLOADS="plain noswap" BENCH_VARIANTS=none
+expect_eq "noswap: its guest has no swap disk, plain's has" \
+        "$(grep -c -- '--no-swap .*BENCH_WORKLOAD=noswap' "$TMP/fake/args") $(grep -c -- '--no-swap' "$TMP/fake/args")" "1 1"
 rm -rf "$R" "$TMP/fake"/*
 fake BENCH_TRIES=1 BENCH_VARIANTS=pagewarden
 expect_status 1 "BENCH_TRIES=1: one failed boot fails the run"
