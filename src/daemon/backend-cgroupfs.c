@@ -11,6 +11,12 @@ static char *cgfs_class_path(struct backend *b, const char *class) {
         return asprintf(&p, "%s/%s", cgroup_engine_root(b->engine), class) < 0 ? NULL : p;
 }
 
+/* A class limit the worker wrote; a failure is said here, as the systemd backend says its failed calls. */
+static void class_write_done(void *userdata, const struct worker_task *t) {
+        if (t->r < 0 && t->r != -ENOENT)
+                log_warning_errno(t->r, "Writing %s %s of /%s failed: %m", t->file, t->value, t->path);
+}
+
 /* The limits at once, except those whose write reclaims: the worker writes them (the loop never waits on reclaim). */
 static int cgfs_class_apply(struct backend *b, const struct pw_job_class *c) {
         _cleanup_free_ char *path = NULL;
@@ -27,18 +33,19 @@ static int cgfs_class_apply(struct backend *b, const struct pw_job_class *c) {
         /* memory.max first: with both lower, memory.high then reclaims nothing more. */
         if (deferred & CGROUP_DEFERRED_MAX) {
                 cgv_format_limit(c->memory_max, value, sizeof(value));
-                r = worker_write(b->worker, path, "memory.max", value, 0);
+                r = worker_write(b->worker, path, "memory.max", value, 0, class_write_done, NULL);
                 if (r < 0)
                         return r;
         }
         if (deferred & CGROUP_DEFERRED_HIGH) {
                 cgv_format_limit(c->memory_high, value, sizeof(value));
-                r = worker_write(b->worker, path, "memory.high", value, 0);
+                r = worker_write(b->worker, path, "memory.high", value, 0, class_write_done, NULL);
         }
         return r < 0 ? r : 0;
 }
 
-static int cgfs_class_set_memory_high(struct backend *b, const char *class, uint64_t bytes, uint64_t wake_usec) {
+static int cgfs_class_set_memory_high(struct backend *b, const char *class, uint64_t bytes, uint64_t wake_usec,
+                                      worker_done_fn done, void *userdata) {
         _cleanup_free_ char *path = cgfs_class_path(b, class);
         char value[32];
         int r;
@@ -47,7 +54,7 @@ static int cgfs_class_set_memory_high(struct backend *b, const char *class, uint
                 return -ENOMEM;
         /* Lowering memory.high reclaims in the writer: the worker writes it. */
         cgv_format_limit(bytes, value, sizeof(value));
-        r = worker_write(b->worker, path, "memory.high", value, wake_usec);
+        r = worker_write(b->worker, path, "memory.high", value, wake_usec, done, userdata);
         return r < 0 ? r : 0;
 }
 

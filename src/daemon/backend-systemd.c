@@ -474,12 +474,13 @@ static int sysd_class_apply(struct backend *b, const struct pw_job_class *c) {
         return r < 0 ? r : sysd_call_later(b, m, "starting a class's slice");
 }
 
-static int sysd_class_set_memory_high(struct backend *b, const char *class, uint64_t bytes, uint64_t wake_usec) {
+static int sysd_class_set_memory_high(struct backend *b, const char *class, uint64_t bytes, uint64_t wake_usec,
+                                      worker_done_fn done, void *userdata) {
         _cleanup_free_ char *slice = class_slice(b, class);
         int r;
 
         /* systemd lowers memory.high itself, reclaiming: do not wait for it.  The call is sent now, where the
-         * reaction latency ends (ops->class_set_memory_high's 1). */
+         * reaction latency ends (ops->class_set_memory_high's 1; done is for the worker's writes). */
         r = slice ? sysd_unit_set_memory_high(b, slice, bytes) : -ENOMEM;
         return r < 0 ? r : 1;
 }

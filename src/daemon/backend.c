@@ -14,7 +14,7 @@ static int engine_open(const struct backend_setup *s, bool manage, struct cgroup
         r = cgroup_engine_new(s->mount, s->root, s->state_dir, manage, &e);
         if (r < 0)
                 return log_error_errno(r, "Cannot set up /%s below %s: %m", s->root, s->mount);
-        r = worker_new(s->event, e, s->done, s->userdata, ret_worker);
+        r = worker_new(s->event, e, ret_worker);
         if (r < 0)
                 return log_error_errno(r, "Cannot start the worker thread: %m");
         *ret_engine = TAKE_PTR(e);

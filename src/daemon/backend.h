@@ -64,9 +64,10 @@ struct backend_ops {
         /* The class's cgroup, relative to the mount. */
         char *(*class_path)(struct backend *b, const char *class);
         int (*class_apply)(struct backend *b, const struct pw_job_class *c);
-        /* Returns 1 when the write has started now, 0 when it is queued (its
-         * completion is reported later), or a negative errno. */
-        int (*class_set_memory_high)(struct backend *b, const char *class, uint64_t bytes, uint64_t wake_usec);
+        /* Returns 1 when the write has started now, 0 when it is queued (the worker then calls done, if not
+         * NULL, with userdata on the loop once it is written), or a negative errno. */
+        int (*class_set_memory_high)(struct backend *b, const char *class, uint64_t bytes, uint64_t wake_usec,
+                                     worker_done_fn done, void *userdata);
         int (*class_set_io)(struct backend *b, const char *class, const struct pw_io_limit *io, size_t n);
         int (*class_freeze)(struct backend *b, const char *class, bool frozen);
         int (*thaw_all)(struct backend *b);
@@ -148,8 +149,6 @@ struct backend_setup {
         const char *root;      /* settings cgroup_root */
         const char *state_dir; /* where originals of protection are kept (NULL: in memory) */
         enum pw_backend want;
-        worker_done_fn done; /* the worker's finished tasks, on the loop */
-        void *userdata;
 };
 
 /*

@@ -44,7 +44,9 @@ static void record_latency(struct govern *g, uint64_t usec) {
                 }
 }
 
-void govern_write_done(struct govern *g, const struct worker_task *t) {
+void govern_write_done(void *userdata, const struct worker_task *t) {
+        struct govern *g = userdata;
+
         if (t->wake_usec) {
                 uint64_t lat = t->start_usec - t->wake_usec;
 
@@ -57,9 +59,8 @@ void govern_write_done(struct govern *g, const struct worker_task *t) {
         if (t->end_usec - t->start_usec > g->write_usec_max)
                 g->write_usec_max = t->end_usec - t->start_usec;
         if (t->r < 0 && t->r != -ENOENT)
-                action_log_add(g->log, LOG_LEVEL_WARNING, "%s %s %s of /%s failed: %s",
-                               t->wake_usec ? "Governor: writing" : "Writing", t->file, t->value, t->path,
-                               strerror(-t->r));
+                action_log_add(g->log, LOG_LEVEL_WARNING, "Governor: writing %s %s of /%s failed: %s", t->file,
+                               t->value, t->path, strerror(-t->r));
 }
 
 /* The io limits the governor has for c now; the policy's iops limits stay. */
@@ -94,7 +95,7 @@ static int apply_one(struct govern *g, const struct governor_action *a, uint64_t
         switch (a->type) {
         case GOV_SET_MEMORY_HIGH:
                 units_format_human(a->value, value, len);
-                return ops->class_set_memory_high(g->backend, c->name, a->value, wake_usec);
+                return ops->class_set_memory_high(g->backend, c->name, a->value, wake_usec, govern_write_done, g);
         case GOV_SET_IO:
                 units_format_human(c->n_io ? (c->io[0].wbps != UNITS_MAX ? c->io[0].wbps : c->io[0].rbps) : 0, value,
                                    len);

@@ -124,8 +124,8 @@ void govern_done(struct govern *g);
 void govern_update(struct govern *g);
 /* Stops it: every class back to the policy's limits, thawed. */
 void govern_stop(struct govern *g);
-/* A memory.high write the worker did for the governor (a WORKER_WRITE task). */
-void govern_write_done(struct govern *g, const struct worker_task *t);
+/* A memory.high write the worker did for the governor (userdata: the governor): its latency, a failure. */
+void govern_write_done(void *userdata, const struct worker_task *t);
 json_object *govern_json(const struct govern *g);
 /*
  * Whether the whole machine's memory pressure (/proc/pressure/memory full)

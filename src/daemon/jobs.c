@@ -493,6 +493,8 @@ void jobs_done(struct jobs *js) {
         js->n = 0;
 }
 
+static void release_done(void *userdata, const struct worker_task *t);
+
 static void job_start_release(struct jobs *js, struct job *j) {
         int r;
 
@@ -502,7 +504,7 @@ static void job_start_release(struct jobs *js, struct job *j) {
          * spins at 100% CPU inside sd_event_wait() on a buffered inotify event whose only source is
          * disabled (systemd#38265).  Seen here: a job ending while its class was frozen hung the daemon. */
         j->releasing = true;
-        r = worker_release(js->backend->worker, j->id, j->path);
+        r = worker_release(js->backend->worker, j->id, j->path, release_done, js);
         if (r < 0) {
                 action_log_add(js->log, LOG_LEVEL_ERR, "Job %" PRIu64 " (%s): cannot queue its release: %s", j->id,
                                j->name, strerror(-r));
@@ -558,7 +560,7 @@ static void job_check(struct jobs *js, struct job *j) {
         int r;
 
         if (j->releasing)
-                return; /* the worker is at it; jobs_release_done() looks again if it must */
+                return; /* the worker is at it; release_done() looks again if it must */
         r = cgroup_read_file(js->backend->engine, j->path, "cgroup.events", &text);
         if (r == -ENOENT || r == -ENODEV) {
                 /* systemd removes a scope's cgroup as soon as it is empty: that is the job's end. */
@@ -649,7 +651,9 @@ static int watch(struct jobs *js, struct job *j) {
         return r;
 }
 
-void jobs_release_done(struct jobs *js, const struct worker_task *t) {
+/* The worker released an ended job's cgroup (userdata: the jobs). */
+static void release_done(void *userdata, const struct worker_task *t) {
+        struct jobs *js = userdata;
         struct job *j = jobs_find_id(js, t->job_id);
         char freed[32], left[32];
 

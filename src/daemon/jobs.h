@@ -157,5 +157,3 @@ void jobs_forget(struct jobs *js, struct job *j);
 
 /* After a restart (or a crash): the jobs an earlier instance left, and thaws every class. */
 int jobs_adopt(struct jobs *js);
-/* The worker released an ended job's cgroup (a WORKER_RELEASE task). */
-void jobs_release_done(struct jobs *js, const struct worker_task *t);

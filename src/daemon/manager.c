@@ -203,15 +203,6 @@ static void on_jobs_changed(void *userdata, const char *class, bool ended) {
         notify_status(m);
 }
 
-static void on_worker_done(void *userdata, const struct worker_task *t) {
-        struct manager *m = userdata;
-
-        if (t->kind == WORKER_RELEASE)
-                jobs_release_done(&m->jobs, t);
-        else if (t->kind == WORKER_WRITE)
-                govern_write_done(&m->govern, t);
-}
-
 /* ---- configuration ---- */
 
 /* Settings that cannot change while running keep their old values in s. */
@@ -571,9 +562,7 @@ int manager_new(const char *config_path, bool config_optional, const struct poli
                                                   .mount = m->mount.path,
                                                   .root = m->settings.cgroup_root,
                                                   .state_dir = STATE_DIR,
-                                                  .want = m->settings.backend,
-                                                  .done = on_worker_done,
-                                                  .userdata = m },
+                                                  .want = m->settings.backend },
                          &m->backend);
         if (r < 0)
                 return r;

@@ -37,7 +37,7 @@ void pressure_trigger_close(int *fd, sd_event_source **source) {
 void pressure_trigger_release(struct worker *w, int *fd, sd_event_source **source) {
         *source = sd_event_source_disable_unref(*source);
         if (*fd >= 0 && w)
-                (void) worker_close(w, *fd);
+                (void) worker_close(w, *fd, NULL, NULL); /* nobody waits for it */
         else
                 closep(fd);
         *fd = -1;

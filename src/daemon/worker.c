@@ -18,8 +18,6 @@ static void task_free(struct worker_task *t) {
 
 struct worker {
         struct cgroup_engine *engine;
-        worker_done_fn done;
-        void *userdata;
         pthread_t thread;
         bool started;
         pthread_mutex_t lock;
@@ -64,12 +62,12 @@ static void *worker_main(void *arg) {
 }
 
 static int on_result(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        struct worker *w = userdata;
         struct worker_task *t;
         ssize_t n;
 
         while ((n = read(fd, &t, sizeof(t))) == (ssize_t) sizeof(t)) {
-                w->done(w->userdata, t);
+                if (t->done)
+                        t->done(t->userdata, t);
                 task_free(t);
         }
         if (n < 0 && errno != EAGAIN && errno != EINTR)
@@ -77,16 +75,13 @@ static int on_result(sd_event_source *s, int fd, uint32_t revents, void *userdat
         return 0;
 }
 
-int worker_new(sd_event *event, struct cgroup_engine *engine, worker_done_fn done, void *userdata,
-               struct worker **ret) {
+int worker_new(sd_event *event, struct cgroup_engine *engine, struct worker **ret) {
         _cleanup_(worker_freep) struct worker *w = calloc(1, sizeof(*w));
         int r;
 
         if (!w)
                 return -ENOMEM;
         w->engine = engine;
-        w->done = done;
-        w->userdata = userdata;
         w->pipe[0] = w->pipe[1] = -1;
         pthread_mutex_init(&w->lock, NULL);
         pthread_cond_init(&w->cond, NULL);
@@ -94,7 +89,7 @@ int worker_new(sd_event *event, struct cgroup_engine *engine, worker_done_fn don
                 return -errno;
         if (fcntl(w->pipe[0], F_SETFL, O_NONBLOCK) < 0)
                 return -errno;
-        r = sd_event_add_io(event, &w->source, w->pipe[0], EPOLLIN, on_result, w);
+        r = sd_event_add_io(event, &w->source, w->pipe[0], EPOLLIN, on_result, NULL);
         if (r < 0)
                 return r;
         (void) sd_event_source_set_description(w->source, "worker-results");
@@ -117,12 +112,14 @@ static void queue(struct worker *w, struct worker_task *t) {
         pthread_mutex_unlock(&w->lock);
 }
 
-int worker_release(struct worker *w, uint64_t job_id, const char *path) {
+int worker_release(struct worker *w, uint64_t job_id, const char *path, worker_done_fn done, void *userdata) {
         struct worker_task *t = calloc(1, sizeof(*t));
 
         if (!t)
                 return -ENOMEM;
         t->kind = WORKER_RELEASE;
+        t->done = done;
+        t->userdata = userdata;
         t->job_id = job_id;
         t->path = strdup(path);
         if (!t->path) {
@@ -133,12 +130,15 @@ int worker_release(struct worker *w, uint64_t job_id, const char *path) {
         return 0;
 }
 
-int worker_write(struct worker *w, const char *path, const char *file, const char *value, uint64_t wake_usec) {
+int worker_write(struct worker *w, const char *path, const char *file, const char *value, uint64_t wake_usec,
+                 worker_done_fn done, void *userdata) {
         struct worker_task *t = calloc(1, sizeof(*t));
 
         if (!t)
                 return -ENOMEM;
         t->kind = WORKER_WRITE;
+        t->done = done;
+        t->userdata = userdata;
         t->wake_usec = wake_usec;
         t->path = strdup(path);
         t->file = strdup(file);
@@ -151,7 +151,7 @@ int worker_write(struct worker *w, const char *path, const char *file, const cha
         return 0;
 }
 
-int worker_close(struct worker *w, int fd) {
+int worker_close(struct worker *w, int fd, worker_done_fn done, void *userdata) {
         struct worker_task *t = calloc(1, sizeof(*t));
 
         if (!t) {
@@ -159,6 +159,8 @@ int worker_close(struct worker *w, int fd) {
                 return -ENOMEM;
         }
         t->kind = WORKER_CLOSE;
+        t->done = done;
+        t->userdata = userdata;
         t->fd = fd;
         queue(w, t);
         return 0;

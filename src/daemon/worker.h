@@ -6,13 +6,19 @@
  * memory.high below a cgroup's usage, reclaims synchronously in the
  * writer's context and can take seconds under pressure: it must never stall
  * the event loop, which serves the control socket, the PSI triggers and the
- * watchdog.  Finished tasks come back to the loop through a pipe, in order.
+ * watchdog.  Finished tasks come back to the loop through a pipe, in order,
+ * each to the callback its submitter gave.
  */
 
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
 #include "cgroup.h"
+
+struct worker_task;
+
+/* Called on the event loop for a finished task; the task is freed after. */
+typedef void (*worker_done_fn)(void *userdata, const struct worker_task *t);
 
 enum worker_kind {
         WORKER_RELEASE, /* cgroup_job_release(path) */
@@ -29,19 +35,20 @@ struct worker_task {
         uint64_t start_usec, end_usec; /* CLOCK_MONOTONIC, around the work */
         int r;
         struct cgroup_release rel;
+        worker_done_fn done; /* NULL: nobody waits for it */
+        void *userdata;
         struct worker_task *next;
 };
 
 struct worker;
 
-/* Called on the event loop for each finished task; the task is freed after. */
-typedef void (*worker_done_fn)(void *userdata, const struct worker_task *t);
-
-int worker_new(sd_event *event, struct cgroup_engine *engine, worker_done_fn done, void *userdata, struct worker **ret);
-int worker_release(struct worker *w, uint64_t job_id, const char *path);
-int worker_write(struct worker *w, const char *path, const char *file, const char *value, uint64_t wake_usec);
+int worker_new(sd_event *event, struct cgroup_engine *engine, struct worker **ret);
+/* Each calls DONE (if not NULL) with USERDATA on the loop once the task has finished. */
+int worker_release(struct worker *w, uint64_t job_id, const char *path, worker_done_fn done, void *userdata);
+int worker_write(struct worker *w, const char *path, const char *file, const char *value, uint64_t wake_usec,
+                 worker_done_fn done, void *userdata);
 /* Closes fd on the thread (it is the worker's from now, even on error: then closed here). */
-int worker_close(struct worker *w, int fd);
+int worker_close(struct worker *w, int fd, worker_done_fn done, void *userdata);
 /* Stops the thread after its current task; queued tasks are dropped (the
  * next start adopts the slots and releases them then). */
 struct worker *worker_free(struct worker *w);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The worker thread: what it finished while the loop no longer ran is freed with it (LeakSanitizer checks);
- * a file descriptor handed to it is closed there, and the loop hears of it. */
+ * a file descriptor handed to it is closed there, and the loop hears of it; each task's own callback hears of
+ * that task, in order. */
 #include <errno.h>
 #include <signal.h>
 #include <time.h>
@@ -23,11 +24,11 @@ START_TEST(test_worker_free_with_results_unread) {
 
         ck_assert_int_ge(sd_event_new(&event), 0);
         ck_assert_int_eq(cgroup_engine_new(dir, "pagewarden.slice", NULL, false, &engine), 0);
-        ck_assert_int_eq(worker_new(event, engine, on_done, &done, &w), 0);
+        ck_assert_int_eq(worker_new(event, engine, &w), 0);
         /* Writes that fail (no such cgroup) at once: their results wait in the pipe for a loop that never runs. */
         for (int i = 0; i < 3; i++)
-                ck_assert_int_eq(worker_write(w, "no/such/cgroup", "memory.high", "1", 0), 0);
-        ck_assert_int_eq(worker_release(w, 1, "no/such/slot"), 0);
+                ck_assert_int_eq(worker_write(w, "no/such/cgroup", "memory.high", "1", 0, on_done, &done), 0);
+        ck_assert_int_eq(worker_release(w, 1, "no/such/slot", on_done, &done), 0);
         nanosleep(&(struct timespec){ .tv_nsec = 300 * 1000 * 1000 }, NULL);
         w = worker_free(w);
         ck_assert_ptr_null(w);
@@ -60,9 +61,9 @@ START_TEST(test_worker_close) {
 
         ck_assert_int_ge(sd_event_new(&event), 0);
         ck_assert_int_eq(cgroup_engine_new(dir, "pagewarden.slice", NULL, false, &engine), 0);
-        ck_assert_int_eq(worker_new(event, engine, on_closed, &c, &w), 0);
+        ck_assert_int_eq(worker_new(event, engine, &w), 0);
         ck_assert_int_eq(pipe(p), 0);
-        ck_assert_int_eq(worker_close(w, p[0]), 0);
+        ck_assert_int_eq(worker_close(w, p[0], on_closed, &c), 0);
         for (int i = 0; i < 100 && c.n == 0; i++)
                 ck_assert_int_ge(sd_event_run(event, 20 * 1000), 0);
         ck_assert_int_eq(c.n, 1);
@@ -79,12 +80,58 @@ START_TEST(test_worker_close) {
 }
 END_TEST
 
+/* Who heard of which task, in order. */
+struct heard {
+        char log[8][48];
+        int n;
+};
+
+static void heard(struct heard *h, const char *who, const struct worker_task *t) {
+        if (h->n < 8)
+                snprintf(h->log[h->n++], sizeof(h->log[0]), "%s %s %s", who,
+                         t->kind == WORKER_RELEASE ? "release" : t->file, t->r < 0 ? "failed" : "done");
+}
+static void on_first(void *userdata, const struct worker_task *t) {
+        heard(userdata, "first", t);
+}
+static void on_second(void *userdata, const struct worker_task *t) {
+        heard(userdata, "second", t);
+}
+
+START_TEST(test_worker_each_task_its_callback) {
+        _cleanup_(sd_event_unrefp) sd_event *event = NULL;
+        struct cgroup_engine *engine = NULL;
+        struct worker *w = NULL;
+        struct heard a = {}, b = {};
+        char *dir = tmpdir_new();
+
+        ck_assert_int_ge(sd_event_new(&event), 0);
+        ck_assert_int_eq(cgroup_engine_new(dir, "pagewarden.slice", NULL, false, &engine), 0);
+        ck_assert_int_eq(worker_new(event, engine, &w), 0);
+        ck_assert_int_eq(worker_write(w, "no/such/cgroup", "memory.max", "1", 0, on_first, &a), 0);
+        ck_assert_int_eq(worker_write(w, "no/such/cgroup", "memory.high", "1", 0, NULL, NULL), 0); /* nobody asks */
+        ck_assert_int_eq(worker_release(w, 7, "no/such/slot", on_second, &b), 0);
+        ck_assert_int_eq(worker_write(w, "no/such/cgroup", "memory.high", "2", 0, on_first, &a), 0);
+        for (int i = 0; i < 100 && (a.n < 2 || b.n < 1); i++)
+                ck_assert_int_ge(sd_event_run(event, 20 * 1000), 0);
+        ck_assert_int_eq(a.n, 2);
+        ck_assert_str_eq(a.log[0], "first memory.max failed"); /* no such cgroup */
+        ck_assert_str_eq(a.log[1], "first memory.high failed");
+        ck_assert_int_eq(b.n, 1);
+        ck_assert_str_eq(b.log[0], "second release failed");
+        w = worker_free(w);
+        cgroup_engine_free(engine);
+        tmpdir_cleanup(dir);
+}
+END_TEST
+
 Suite *worker_suite(void) {
         Suite *s = suite_create("worker");
         TCase *tc = tcase_create("free");
 
         tcase_add_test(tc, test_worker_free_with_results_unread);
         tcase_add_test(tc, test_worker_close);
+        tcase_add_test(tc, test_worker_each_task_its_callback);
         suite_add_tcase(s, tc);
         return s;
 }
