@@ -528,37 +528,3 @@ int sysd_units_watch(struct backend *b, void (*fn)(void *userdata, const char *u
                 r = sysd_method_later(b, "Subscribe", NULL, NULL);
         return r;
 }
-
-/* ---- the governor's actions on a unit ---- */
-
-int sysd_unit_freeze(struct backend *b, const char *unit, bool frozen) {
-        return sysd_method_later(b, frozen ? "FreezeUnit" : "ThawUnit", unit, NULL);
-}
-
-int sysd_unit_set_memory_high(struct backend *b, const char *unit, uint64_t bytes) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
-        int r;
-
-        r = sysd_new_set_properties(b, unit, &m);
-        if (r >= 0)
-                r = sysd_append_u64(m, "MemoryHigh", bytes);
-        if (r >= 0)
-                r = sd_bus_message_close_container(m);
-        if (r >= 0)
-                r = sysd_call_later(b, m, "setting MemoryHigh");
-        return r;
-}
-
-int sysd_unit_set_io(struct backend *b, const char *unit, const struct pw_io_limit *io, size_t n) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
-        int r;
-
-        r = sysd_new_set_properties(b, unit, &m);
-        if (r >= 0)
-                r = sysd_append_io_all(m, io, n);
-        if (r >= 0)
-                r = sd_bus_message_close_container(m);
-        if (r >= 0)
-                r = sysd_call_later(b, m, "setting io limits");
-        return r;
-}

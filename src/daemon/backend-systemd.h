@@ -3,7 +3,9 @@
 
 /*
  * Internal to the systemd backend (backend-systemd*.c): its state and the
- * helpers its files share for talking to systemd over the bus.  Nothing
+ * helpers its files share for talking to systemd over the bus (the bus
+ * layer, backend-systemd-bus.c, which the other two use and which uses
+ * neither).  Nothing
  * outside the backend includes this; the rest of the daemon sees backend.h.
  * Errors: negative errno; NoSuchUnit is -ENOENT.
  */
@@ -67,6 +69,8 @@ int sysd_unit_get_u64(struct backend *b, const char *unit, const char *property,
 /* The unit's cgroup, relative to the mount; -ENOENT if it has none (not running).  Kept from PID 1's last
  * answer while that still holds (see backend-systemd.c). */
 int sysd_unit_cgroup(struct backend *b, const char *unit, char **ret);
+/* Whether the cgroup path (relative to the mount) is there now. */
+bool sysd_cgroup_there(struct backend *b, const char *path);
 /* An event of unit came: ask PID 1 again next time. */
 void sysd_unit_cgroup_forget(struct systemd_data *d, const char *unit);
 
@@ -86,6 +90,8 @@ typedef void (*sysd_answer_fn)(struct backend *b, int r, const char *message, vo
 /* As sysd_call_later, with done(b, r, message, userdata) called with the answer instead of logging an error; userdata
  * (NULL or malloc'ed) is freed with the call, answered or not (the bus closed first), and on an error here. */
 int sysd_call_later_then(struct backend *b, sd_bus_message *m, const char *what, sysd_answer_fn done, void *userdata);
+/* backend_ops.when_answered: 1, and fn(userdata) once every call sent so far is answered; 0 if none waits. */
+int sysd_when_answered(struct backend *b, void (*fn)(void *userdata), void *userdata);
 /* The manager's method member(unit, mode), each argument left out when NULL, called later. */
 int sysd_method_later(struct backend *b, const char *member, const char *unit, const char *mode);
 /* Units matching a pattern (loaded ones): fn(name, description, active state). */
@@ -102,6 +108,8 @@ int sysd_unit_apply(struct backend *b, const char *unit, const struct pw_job_cla
 int sysd_unit_restore(struct backend *b, const char *unit);
 /* Adds a listener of units' events (UnitNew, JobRemoved, a unit's state changing); -ENOSPC past SYSD_UNIT_LISTENERS. */
 int sysd_units_watch(struct backend *b, void (*fn)(void *userdata, const char *unit), void *userdata);
+
+/* backend-systemd-bus.c: one property of a unit, sent without waiting (sysd_call_later). */
 int sysd_unit_set_memory_high(struct backend *b, const char *unit, uint64_t bytes);
 int sysd_unit_set_io(struct backend *b, const char *unit, const struct pw_io_limit *io, size_t n);
 int sysd_unit_freeze(struct backend *b, const char *unit, bool frozen);

@@ -1,0 +1,421 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The systemd backend's bus layer: calls to PID 1 (waiting, or answered
+ * later on the loop), units' objects, properties and cgroups, and the
+ * writes of one property of a unit.  backend-systemd.c (classes, jobs,
+ * protection) and backend-systemd-units.c (units placed by rule) both use
+ * it; it uses neither.
+ */
+#include <assert.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <systemd/sd-bus.h>
+
+#include "backend-systemd.h"
+#include "log.h"
+#include "units.h"
+#include "util.h"
+
+struct systemd_data *sysd_data(struct backend *b) {
+        return b->data;
+}
+
+/* The D-Bus interface that carries a unit's cgroup properties. */
+const char *sysd_unit_interface(const char *unit) {
+        static const struct {
+                const char *suffix, *iface;
+        } map[] = {
+                { ".service", "org.freedesktop.systemd1.Service" }, { ".scope", "org.freedesktop.systemd1.Scope" },
+                { ".slice", "org.freedesktop.systemd1.Slice" },     { ".socket", "org.freedesktop.systemd1.Socket" },
+                { ".mount", "org.freedesktop.systemd1.Mount" },     { ".swap", "org.freedesktop.systemd1.Swap" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(map); i++)
+                if (endswith(unit, map[i].suffix))
+                        return map[i].iface;
+        return NULL;
+}
+
+/* ---- bus helpers ---- */
+
+int sysd_bus_errno(const sd_bus_error *e, int r) {
+        if (sd_bus_error_has_name(e, "org.freedesktop.systemd1.NoSuchUnit") ||
+            sd_bus_error_has_name(e, "org.freedesktop.DBus.Error.UnknownObject"))
+                return -ENOENT;
+        if (sd_bus_error_has_name(e, "org.freedesktop.systemd1.UnitExists"))
+                return -EEXIST;
+        return r < 0 ? r : -EIO;
+}
+
+int sysd_unit_object(struct backend *b, const char *unit, bool load, char **ret_path) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        const char *path;
+        int r;
+
+        r = sd_bus_call_method(sysd_data(b)->bus, SD_DEST, SD_PATH, SD_MANAGER, load ? "LoadUnit" : "GetUnit", &e,
+                               &reply, "s", unit);
+        if (r < 0)
+                return sysd_bus_errno(&e, r);
+        r = sd_bus_message_read(reply, "o", &path);
+        if (r < 0)
+                return r;
+        *ret_path = strdup(path);
+        return *ret_path ? 0 : -ENOMEM;
+}
+
+int sysd_unit_get_u64(struct backend *b, const char *unit, const char *property, uint64_t *ret) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_free_ char *path = NULL;
+        const char *iface = sysd_unit_interface(unit);
+        int r;
+
+        if (!iface)
+                return -EINVAL;
+        r = sysd_unit_object(b, unit, false, &path);
+        if (r < 0)
+                return r;
+        r = sd_bus_get_property_trivial(sysd_data(b)->bus, SD_DEST, path, iface, property, &e, 't', ret);
+        return r < 0 ? sysd_bus_errno(&e, r) : 0;
+}
+
+/* The unit's cgroup, relative to the mount ("system.slice/x.service"); -ENOENT if it has none (not running). */
+static int unit_cgroup_ask(struct backend *b, const char *unit, char **ret) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_free_ char *path = NULL, *cg = NULL;
+        const char *iface = sysd_unit_interface(unit);
+        int r;
+
+        if (!iface)
+                return -EINVAL;
+        r = sysd_unit_object(b, unit, false, &path);
+        if (r < 0)
+                return r;
+        r = sd_bus_get_property_string(sysd_data(b)->bus, SD_DEST, path, iface, "ControlGroup", &e, &cg);
+        if (r < 0)
+                return sysd_bus_errno(&e, r);
+        if (!cg[0] || streq(cg, "/"))
+                return -ENOENT;
+        *ret = strdup(cg + 1);
+        return *ret ? 0 : -ENOMEM;
+}
+
+bool sysd_cgroup_there(struct backend *b, const char *path) {
+        _cleanup_free_ char *abs = NULL;
+        struct stat st;
+
+        return asprintf(&abs, "%s/%s", cgroup_engine_mount(b->engine), path) >= 0 && stat(abs, &st) >= 0 &&
+               S_ISDIR(st.st_mode);
+}
+
+/*
+ * What PID 1 said of a unit's cgroup is kept, so that status, run and the
+ * governor do not wait on PID 1 each time (it may be slow to answer): a
+ * cgroup while its directory exists; "none" while systemd's unit events come
+ * (sysd_unit_cgroup_forget() drops the entry on each event of the unit).
+ */
+int sysd_unit_cgroup(struct backend *b, const char *unit, char **ret) {
+        struct systemd_data *d = sysd_data(b);
+        struct sysd_unit_cg *c = NULL;
+        char *cg = NULL;
+        int r;
+
+        for (size_t i = 0; i < d->n_unit_cgs; i++)
+                if (streq(d->unit_cgs[i].unit, unit))
+                        c = &d->unit_cgs[i];
+        if (c && c->path && sysd_cgroup_there(b, c->path)) {
+                *ret = strdup(c->path);
+                return *ret ? 0 : -ENOMEM;
+        }
+        if (c && !c->path && d->unit_new)
+                return -ENOENT;
+        if (c)
+                sysd_unit_cgroup_forget(d, unit);
+        r = unit_cgroup_ask(b, unit, &cg);
+        if ((r >= 0 || r == -ENOENT) && GROW(d->unit_cgs, d->allocated_unit_cgs, d->n_unit_cgs + 1) >= 0) {
+                char *name = strdup(unit), *copy = cg ? strdup(cg) : NULL;
+
+                if (name && (!cg || copy))
+                        d->unit_cgs[d->n_unit_cgs++] = (struct sysd_unit_cg){ .unit = name, .path = copy };
+                else {
+                        free(name);
+                        free(copy);
+                }
+        }
+        if (r < 0)
+                return r;
+        *ret = cg;
+        return 0;
+}
+
+void sysd_unit_cgroup_forget(struct systemd_data *d, const char *unit) {
+        for (size_t i = 0; i < d->n_unit_cgs; i++)
+                if (streq(d->unit_cgs[i].unit, unit)) {
+                        free(d->unit_cgs[i].unit);
+                        free(d->unit_cgs[i].path);
+                        d->unit_cgs[i] = d->unit_cgs[--d->n_unit_cgs];
+                        return;
+                }
+}
+
+int sysd_append_u64(sd_bus_message *m, const char *name, uint64_t v) {
+        return sd_bus_message_append(m, "(sv)", name, "t", v);
+}
+
+/* An io property: reset the list, then one entry per limited disk. */
+static int append_io(sd_bus_message *m, const char *name, const struct pw_io_limit *io, size_t n, int which) {
+        int r;
+
+        for (int pass = 0; pass < 2; pass++) {
+                r = sd_bus_message_open_container(m, 'r', "sv");
+                if (r >= 0)
+                        r = sd_bus_message_append(m, "s", name);
+                if (r >= 0)
+                        r = sd_bus_message_open_container(m, 'v', "a(st)");
+                if (r >= 0)
+                        r = sd_bus_message_open_container(m, 'a', "(st)");
+                for (size_t i = 0; pass == 1 && r >= 0 && i < n; i++) {
+                        uint64_t v = which == 0   ? io[i].read_bps
+                                     : which == 1 ? io[i].write_bps
+                                     : which == 2 ? io[i].read_iops
+                                                  : io[i].write_iops;
+                        char dev[64];
+
+                        if (v == UNITS_MAX || io[i].absent)
+                                continue;
+                        snprintf(dev, sizeof(dev), "/dev/block/%u:%u", io[i].major, io[i].minor);
+                        r = sd_bus_message_append(m, "(st)", dev, v);
+                }
+                if (r >= 0)
+                        r = sd_bus_message_close_container(m);
+                if (r >= 0)
+                        r = sd_bus_message_close_container(m);
+                if (r >= 0)
+                        r = sd_bus_message_close_container(m);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int sysd_append_io_all(sd_bus_message *m, const struct pw_io_limit *io, size_t n) {
+        static const char *const names[] = { "IOReadBandwidthMax", "IOWriteBandwidthMax", "IOReadIOPSMax",
+                                             "IOWriteIOPSMax" };
+        int r = 0;
+
+        for (int k = 0; r >= 0 && k < 4; k++)
+                r = append_io(m, names[k], io, n, k);
+        return r;
+}
+
+int sysd_append_class_properties(sd_bus_message *m, const struct pw_job_class *c) {
+        int r;
+
+        r = sd_bus_message_append(m, "(sv)", "MemoryAccounting", "b", 1);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "(sv)", "IOAccounting", "b", 1);
+        if (r >= 0)
+                r = sysd_append_u64(m, "MemoryHigh", c->memory_high);
+        if (r >= 0)
+                r = sysd_append_u64(m, "MemoryMax", c->memory_max);
+        if (r >= 0)
+                r = sysd_append_u64(m, "MemorySwapMax", c->memory_swap_max);
+        if (r >= 0)
+                r = sysd_append_u64(m, "CPUWeight", c->cpu_weight);
+        if (r >= 0)
+                r = sysd_append_io_all(m, c->io, c->n_io);
+        return r;
+}
+
+/* A SetUnitProperties(unit, runtime=true, ...) message, properties open. */
+int sysd_new_set_properties(struct backend *b, const char *unit, sd_bus_message **ret) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        int r;
+
+        r = sd_bus_message_new_method_call(sysd_data(b)->bus, &m, SD_DEST, SD_PATH, SD_MANAGER, "SetUnitProperties");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "sb", unit, 1);
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "(sv)");
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(m);
+        return 0;
+}
+
+int sysd_call(struct backend *b, sd_bus_message *m, sd_bus_message **ret_reply) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        int r = sd_bus_call(sysd_data(b)->bus, m, BUS_TIMEOUT_USEC, &e, ret_reply);
+
+        if (r < 0) {
+                log_debug("systemd: %s: %s", e.name ?: "?", e.message ?: strerror(-r));
+                return sysd_bus_errno(&e, r);
+        }
+        return 0;
+}
+
+/*
+ * Calls the event loop does not wait for: every write of this backend (class
+ * slices and limits, protection, the governor's actions, freezing, stops).
+ * They are counted until answered, so that whoever must know they are in
+ * force (a reload's answer, the daemon's exit) waits for them without
+ * holding the loop: sysd_when_answered().
+ */
+struct later {
+        struct backend *b;
+        const char *what;
+        sysd_answer_fn done; /* NULL: an error is logged */
+        void *userdata;      /* done's, freed with the call */
+};
+
+static void later_free(void *p) {
+        struct later *l = p;
+
+        free(l->userdata);
+        free(l);
+}
+
+static void answered(struct systemd_data *d) {
+        struct sysd_waiter *w;
+        size_t n;
+
+        assert(d->n_later > 0);
+        if (--d->n_later > 0 || d->n_waiters == 0)
+                return;
+        /* Taken first: a waiter may send calls and wait again. */
+        w = TAKE_PTR(d->waiters);
+        n = d->n_waiters;
+        d->n_waiters = d->allocated_waiters = 0;
+        for (size_t i = 0; i < n; i++)
+                w[i].fn(w[i].userdata);
+        free(w);
+}
+
+static int on_later_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        struct later *l = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+
+        if (l->done)
+                l->done(l->b, e ? sysd_bus_errno(e, -(sd_bus_error_get_errno(e) ?: EIO)) : 0,
+                        e ? e->message ?: e->name : NULL, l->userdata);
+        else if (e)
+                log_warning("systemd: %s failed: %s", l->what, e->message ?: e->name);
+        answered(sysd_data(l->b));
+        return 0;
+}
+
+int sysd_call_later_then(struct backend *b, sd_bus_message *m, const char *what, sysd_answer_fn done, void *userdata) {
+        struct systemd_data *d = sysd_data(b);
+        _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *slot = NULL;
+        struct later *l = malloc(sizeof(*l));
+        int r;
+
+        if (!l) {
+                free(userdata);
+                return -ENOMEM;
+        }
+        *l = (struct later){ .b = b, .what = what, .done = done, .userdata = userdata };
+        r = sd_bus_call_async(d->bus, &slot, m, on_later_reply, l, BUS_TIMEOUT_USEC);
+        if (r < 0) {
+                later_free(l);
+                return r;
+        }
+        /* The bus owns it from here, and frees l with it (answered, or the bus closed). */
+        (void) sd_bus_slot_set_destroy_callback(slot, later_free);
+        (void) sd_bus_slot_set_floating(slot, 1);
+        d->n_later++;
+        return 0;
+}
+
+int sysd_call_later(struct backend *b, sd_bus_message *m, const char *what) {
+        return sysd_call_later_then(b, m, what, NULL, NULL);
+}
+
+int sysd_when_answered(struct backend *b, void (*fn)(void *userdata), void *userdata) {
+        struct systemd_data *d = sysd_data(b);
+
+        if (d->n_later == 0)
+                return 0;
+        if (GROW(d->waiters, d->allocated_waiters, d->n_waiters + 1) < 0)
+                return -ENOMEM;
+        d->waiters[d->n_waiters++] = (struct sysd_waiter){ .fn = fn, .userdata = userdata };
+        return 1;
+}
+
+int sysd_method_later(struct backend *b, const char *member, const char *unit, const char *mode) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        int r;
+
+        r = sd_bus_message_new_method_call(sysd_data(b)->bus, &m, SD_DEST, SD_PATH, SD_MANAGER, member);
+        if (r >= 0 && unit)
+                r = sd_bus_message_append(m, "s", unit);
+        if (r >= 0 && mode)
+                r = sd_bus_message_append(m, "s", mode);
+        return r < 0 ? r : sysd_call_later(b, m, member);
+}
+
+/* Units matching a pattern: (name, description, active state). */
+int sysd_list_units(struct backend *b, const char *pattern,
+                    int (*fn)(struct backend *b, const char *name, const char *desc, const char *active, void *ud),
+                    void *ud) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        const char *name, *desc, *load, *active;
+        int r;
+
+        r = sd_bus_message_new_method_call(sysd_data(b)->bus, &m, SD_DEST, SD_PATH, SD_MANAGER, "ListUnitsByPatterns");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "as", 0);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "as", 1, pattern);
+        if (r < 0)
+                return r;
+        r = sysd_call(b, m, &reply);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_enter_container(reply, 'a', "(ssssssouso)");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_read(reply, "(ssssssouso)", &name, &desc, &load, &active, NULL, NULL, NULL, NULL,
+                                        NULL, NULL)) > 0) {
+                int k = fn(b, name, desc, active, ud);
+
+                if (k < 0)
+                        return k;
+        }
+        return r;
+}
+
+/* ---- one property of a unit (the governor's actions, on a class's slice or a unit) ---- */
+
+int sysd_unit_freeze(struct backend *b, const char *unit, bool frozen) {
+        return sysd_method_later(b, frozen ? "FreezeUnit" : "ThawUnit", unit, NULL);
+}
+
+int sysd_unit_set_memory_high(struct backend *b, const char *unit, uint64_t bytes) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        int r;
+
+        r = sysd_new_set_properties(b, unit, &m);
+        if (r >= 0)
+                r = sysd_append_u64(m, "MemoryHigh", bytes);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        if (r >= 0)
+                r = sysd_call_later(b, m, "setting MemoryHigh");
+        return r;
+}
+
+int sysd_unit_set_io(struct backend *b, const char *unit, const struct pw_io_limit *io, size_t n) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        int r;
+
+        r = sysd_new_set_properties(b, unit, &m);
+        if (r >= 0)
+                r = sysd_append_io_all(m, io, n);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        if (r >= 0)
+                r = sysd_call_later(b, m, "setting io limits");
+        return r;
+}
