@@ -203,7 +203,7 @@ static const char *confinement(struct autoplace *a, const struct rules_process *
 
 /* The policy whose units: rules place units, where the backend does. */
 static const struct pw_policy *units_policy(const struct autoplace *a) {
-        return a->backend->ops->caps.places_units ? a->policy : NULL;
+        return backend_places_units(a->backend) ? a->policy : NULL;
 }
 
 /* The parent is a match of its own (a scan finds both): its job takes the child along. */
@@ -649,7 +649,7 @@ static void units_update(struct autoplace *a) {
                         unit_release(a, &a->units[i]);
         if (total == 0)
                 return;
-        if (!a->backend->ops->caps.places_units) {
+        if (!backend_places_units(a->backend)) {
                 action_log_add(a->log, LOG_LEVEL_WARNING,
                                "units: rules need the systemd backend (systemd is not PID 1 here, or backend: "
                                "cgroupfs is set): no unit is placed; name the programs with exe: or cmdline:");

@@ -724,7 +724,7 @@ static int sysd_unit_front_async(struct backend *b, const char *unit, void (*fn)
 
 static const struct backend_ops systemd_ops = {
         .name = "systemd",
-        .caps = { .releases_jobs = false, .protects_units = true, .places_units = true },
+        .caps = { .releases_jobs = false, .protects_units = true },
         .class_path = sysd_class_path,
         .class_apply = sysd_class_apply,
         .class_set_memory_high = sysd_class_set_memory_high,

@@ -21,7 +21,18 @@ static int engine_open(const struct backend_setup *s, bool manage, struct cgroup
         return 0;
 }
 
+/* The operations of units placed by rule come all together or not at all (backend_places_units() asks one). */
+static bool units_ops_whole(const struct backend_ops *o) {
+        bool any = o->units_find || o->unit_apply || o->unit_restore || o->units_watch || o->unit_path ||
+                   o->unit_set_memory_high || o->unit_set_io || o->unit_freeze;
+        bool all = o->units_find && o->unit_apply && o->unit_restore && o->units_watch && o->unit_path &&
+                   o->unit_set_memory_high && o->unit_set_io && o->unit_freeze;
+
+        return any == all;
+}
+
 static void log_choice(const struct backend *b, const char *mount) {
+        assert(units_ops_whole(b->ops));
         const struct cgroup_features *f = cgroup_engine_features(b->engine);
 
         if (b->ops->caps.releases_jobs)

@@ -47,8 +47,6 @@ struct backend_caps {
         bool releases_jobs;
         /* unit: entries can be protected and watched (systemd is asked). */
         bool protects_units;
-        /* units: rules can place units (the unit_* and units_* operations exist). */
-        bool places_units;
 };
 
 /* The end of a job_place_async: r, and on success the job's cgroup (relative to the mount). */
@@ -72,7 +70,7 @@ struct backend_ops {
         int (*class_freeze)(struct backend *b, const char *class, bool frozen);
         int (*thaw_all)(struct backend *b);
         /* A class that left the policy and has no job any more: its cgroup goes.
-         * With units (caps.places_units), NULL stops the slice above the classes. */
+         * With units (backend_places_units()), NULL stops the slice above the classes. */
         int (*class_remove)(struct backend *b, const char *class);
         /* A new job of class holding pids, with limits on its own cgroup; *ret_path is that cgroup. */
         int (*job_place)(struct backend *b, const char *class, const struct pw_job_limits *limits,
@@ -112,7 +110,7 @@ struct backend_ops {
                                 void *userdata);
         void (*free)(struct backend *b);
 
-        /* Units placed by rule (caps.places_units; NULL elsewhere). */
+        /* Units placed by rule: all of these, or none (NULL): backend_places_units(). */
         /* Each unit, loaded or only a unit file, whose name matches one of patterns. */
         int (*units_find)(struct backend *b, const char *const *patterns, size_t n,
                           void (*fn)(void *userdata, const char *unit), void *userdata);
@@ -160,6 +158,11 @@ int backend_open(const struct backend_setup *s, struct backend **ret);
 struct backend *backend_free(struct backend *b);
 /* ops->when_answered, or 0 where the backend has none. */
 int backend_when_answered(struct backend *b, void (*fn)(void *userdata), void *userdata);
+/* Whether units: rules can place units: the backend has the unit_* and units_* operations. An operation
+ * a backend does not have is NULL; caps say what is not an operation. */
+static inline bool backend_places_units(const struct backend *b) {
+        return b->ops->unit_apply != NULL;
+}
 /* The policy's protected entry as the backend takes it (its cgroup relative to the mount, without the
  * policy's leading '/'); min and low 0. */
 struct backend_protect backend_protect_of(const struct pw_protect *pr);

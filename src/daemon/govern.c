@@ -148,7 +148,7 @@ static void apply_actions(struct govern *g, const struct governor_action *a, siz
                 char v[32];
                 int r = apply_one(g, &a[i], wake_usec, v, sizeof(v));
 
-                if (g->backend->ops->caps.places_units)
+                if (backend_places_units(g->backend))
                         apply_to_units(g, &a[i]);
 
                 if (r == 1 && wake_usec) { /* started now (systemd: the call is sent); else the worker reports */

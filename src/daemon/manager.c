@@ -308,7 +308,7 @@ static void manager_stop(struct manager *m) {
          * a job stop with the daemon, so that no unit of pagewarden's outlives
          * it (a removed package leaves none behind); they come back with the
          * next start.  A class with a job stays, with its limits. */
-        if (m->backend->ops->caps.places_units) {
+        if (backend_places_units(m->backend)) {
                 for (size_t i = 0; i < m->policy.n_classes; i++)
                         if (jobs_in_class(&m->jobs, m->policy.classes[i].name) == 0)
                                 (void) m->backend->ops->class_remove(m->backend, m->policy.classes[i].name);
