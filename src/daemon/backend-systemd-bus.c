@@ -65,15 +65,19 @@ int sysd_unit_object(struct backend *b, const char *unit, bool load, char **ret_
         return *ret_path ? 0 : -ENOMEM;
 }
 
+/* A loaded unit's object path and the interface of its cgroup properties. */
+static int unit_properties_at(struct backend *b, const char *unit, const char **ret_iface, char **ret_path) {
+        *ret_iface = sysd_unit_interface(unit);
+        return *ret_iface ? sysd_unit_object(b, unit, false, ret_path) : -EINVAL;
+}
+
 int sysd_unit_get_u64(struct backend *b, const char *unit, const char *property, uint64_t *ret) {
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
         _cleanup_free_ char *path = NULL;
-        const char *iface = sysd_unit_interface(unit);
+        const char *iface;
         int r;
 
-        if (!iface)
-                return -EINVAL;
-        r = sysd_unit_object(b, unit, false, &path);
+        r = unit_properties_at(b, unit, &iface, &path);
         if (r < 0)
                 return r;
         r = sd_bus_get_property_trivial(sysd_data(b)->bus, SD_DEST, path, iface, property, &e, 't', ret);
@@ -84,12 +88,10 @@ int sysd_unit_get_u64(struct backend *b, const char *unit, const char *property,
 static int unit_cgroup_ask(struct backend *b, const char *unit, char **ret) {
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
         _cleanup_free_ char *path = NULL, *cg = NULL;
-        const char *iface = sysd_unit_interface(unit);
+        const char *iface;
         int r;
 
-        if (!iface)
-                return -EINVAL;
-        r = sysd_unit_object(b, unit, false, &path);
+        r = unit_properties_at(b, unit, &iface, &path);
         if (r < 0)
                 return r;
         r = sd_bus_get_property_string(sysd_data(b)->bus, SD_DEST, path, iface, "ControlGroup", &e, &cg);
