@@ -40,7 +40,11 @@
 #                   the disk, read and sent elsewhere, as tar or restic to a
 #                   remote repository: clean pages only),
 #                   noswap (plain in a guest without swap: compare boots it
-#                   with vm-run --no-swap; only file pages can be reclaimed)
+#                   with vm-run --no-swap; only file pages can be reclaimed),
+#                   twoapps (two protected applications of 30% of RAM each,
+#                   /apps/app and /apps/app2, both measured: app2_* figures),
+#                   exceed (dedup with an index of 50% of RAM: the application
+#                   and the backup's own needs exceed RAM; who pays, and no OOM)
 #   BENCH_MGLRU     on, off, or empty (the kernel's default)
 #   BENCH_LABEL     the kernel's name in the table (6.1, 6.12, 6.12-nomglru)
 #   BENCH_IO_BPS    the high-io variant's io.max rbps and wbps, bytes/s (default 40 MiB/s)
@@ -77,8 +81,17 @@ if [ "$WORKLOAD" = grow ]; then
 	APP_FILE=$((RAM_MIB / 5))
 	GROW=$((RAM_MIB / 5))
 fi
+# twoapps: each application 18% + 12%.
+APP2=0
+APP2CG=$CG/apps/app2
+if [ "$WORKLOAD" = twoapps ]; then
+	APP_ANON=$((RAM_MIB * 18 / 100))
+	APP_FILE=$((RAM_MIB * 12 / 100))
+	APP2=1
+fi
 BIG=$((RAM_MIB * 3))
 INDEX=$((RAM_MIB * 30 / 100))
+[ "$WORKLOAD" = exceed ] && INDEX=$((RAM_MIB / 2))
 
 # The kernel's own choice, before the run forces one (Debian's 6.12 boots with MGLRU on).
 MGLRU_BOOT=$(cat /sys/kernel/mm/lru_gen/enabled 2>/dev/null || echo none)
@@ -97,7 +110,7 @@ S="$TOOL write $PW_DATA_MNT/big.dat $BIG && $TOOL read $PW_DATA_MNT/big.dat"
 case "$WORKLOAD" in
 plain) BACKUP=$S ;;
 verify) BACKUP="$S && $TOOL read $PW_DATA_MNT/big.dat" ;;
-dedup) BACKUP="$TOOL index $INDEX & i=\$!; $S; r=\$?; kill \$i; exit \$r" ;;
+dedup | exceed) BACKUP="$TOOL index $INDEX & i=\$!; $S; r=\$?; kill \$i; exit \$r" ;;
 stall)
 	# The second application stalls under a memory.high of its own, as make
 	# check's faults scenario makes one stall: its trigger fires whatever the
@@ -108,7 +121,7 @@ stall)
 	echo 40M >$BURSTCG/memory.high
 	;;
 smallfiles) BACKUP="$TOOL tree-write $PW_DATA_MNT/tree $BIG 256 && $TOOL tree-read $PW_DATA_MNT/tree" ;;
-bighot | grow | noswap) BACKUP=$S ;;
+bighot | grow | noswap | twoapps) BACKUP=$S ;;
 readonly) BACKUP="$TOOL read $PW_DATA_MNT/big.dat" ;;
 *) echo "result error=unknown-workload"; exit 1 ;;
 esac
@@ -147,6 +160,8 @@ pagewarden | rule | pagewarden-nohigh)
 	printf 'protect:\n  app:\n    cgroup: /apps/app\n    memory: {min: auto}\n' >/etc/pagewarden/policies.d/app.yaml
 	[ "$WORKLOAD" = stall ] &&
 		printf '  burst:\n    cgroup: /apps/burst\n    memory: {min: auto}\n' >>/etc/pagewarden/policies.d/app.yaml
+	[ $APP2 = 1 ] &&
+		printf '  app2:\n    cgroup: /apps/app2\n    memory: {min: auto}\n' >>/etc/pagewarden/policies.d/app.yaml
 	[ "$VARIANT" = rule ] &&
 		sed -i "s|^  backup:\$|&\n    match: {exe: [$TOOL]}|" /etc/pagewarden/policies.d/jobs.yaml
 	[ "$VARIANT" = pagewarden-nohigh ] &&
@@ -159,6 +174,7 @@ esac
 pwload write "$PW_DATA_MNT/app.dat" $APP_FILE >/dev/null
 [ $COLD -gt 0 ] && pwload write "$PW_DATA_MNT/cold.dat" $COLD >/dev/null && pwload write "$PW_DATA_MNT/svc.dat" $((RAM_MIB * 3 / 100)) >/dev/null
 [ $GROW -gt 0 ] && pwload write "$PW_DATA_MNT/grow.dat" $GROW >/dev/null
+[ $APP2 = 1 ] && pwload write "$PW_DATA_MNT/app2.dat" $APP_FILE >/dev/null
 # readonly: the data to back up is there before the application starts (and out of the cache below).
 [ "$WORKLOAD" = readonly ] && pwload write "$PW_DATA_MNT/big.dat" $BIG >/dev/null
 sync
@@ -179,6 +195,13 @@ echo "busy before" >/tmp/mode
 sh -c "echo \$\$ >$APPCG/cgroup.procs; exec pwapp $APP_ANON $PW_DATA_MNT/app.dat /tmp/mode" >/tmp/app.log &
 APP=$!
 while ! grep -q ready /tmp/app.log 2>/dev/null; do sleep 0.2; done
+A2=
+if [ $APP2 = 1 ]; then
+	mkdir -p $APP2CG
+	sh -c "echo \$\$ >$APP2CG/cgroup.procs; exec pwapp $APP_ANON $PW_DATA_MNT/app2.dat /tmp/mode" >/tmp/app2.log &
+	A2=$!
+	while ! grep -q ready /tmp/app2.log 2>/dev/null; do sleep 0.2; done
+fi
 SVC=
 if [ $COLD -gt 0 ]; then
 	mkdir -p $SVCCG
@@ -193,12 +216,14 @@ hot_file() { pwload resident $PW_DATA_MNT/app.dat | awk -F'[= ]' '{ print $2 * 1
 # bounded by its parent's (written there alone it protects nothing).
 case "$VARIANT" in
 min | min-high)
-	echo $(((APP_ANON + APP_FILE) * MIB)) >$CG/apps/memory.min
+	echo $(((APP2 + 1) * (APP_ANON + APP_FILE) * MIB)) >$CG/apps/memory.min
 	echo $(((APP_ANON + APP_FILE) * MIB)) >$APPCG/memory.min
+	[ $APP2 = 0 ] || echo $(((APP_ANON + APP_FILE) * MIB)) >$APP2CG/memory.min
 	;;
 low)
-	echo $(((APP_ANON + APP_FILE) * MIB)) >$CG/apps/memory.low
+	echo $(((APP2 + 1) * (APP_ANON + APP_FILE) * MIB)) >$CG/apps/memory.low
 	echo $(((APP_ANON + APP_FILE) * MIB)) >$APPCG/memory.low
+	[ $APP2 = 0 ] || echo $(((APP_ANON + APP_FILE) * MIB)) >$APP2CG/memory.low
 	;;
 esac
 sleep 7
@@ -266,8 +291,10 @@ l1=$(lines)
 stat1=$(cat $APPCG/memory.stat)
 psi1=$(for r in memory io cpu; do psi_total $APPCG/$r.pressure; done | tr "\n" " ")
 file1=$(hot_file) anon1=$(st "$stat1" anon)
-# grow: the part the application started using during the backup, in the page cache at its end, % of its size
+# grow: the part the application started using during the backup, in the page cache at its end, % of its size;
+# twoapps: the second application's file in the page cache at the backup's end, % of its size
 grow=
+[ $APP2 = 1 ] && grow="app2_kept=$(pwload resident $PW_DATA_MNT/app2.dat | awk -F'[= ]' '{ printf "%.1f", $4 ? 100 * $2 / $4 : 0 }')"
 [ $GROW -gt 0 ] && grow="grow_kept=$(pwload resident $PW_DATA_MNT/grow.dat | awk -F'[= ]' '{ printf "%.1f", $4 ? 100 * $2 / $4 : 0 }')"
 swap1=$(cat $APPCG/memory.swap.current)
 # After: whole seconds 2-11 (the first second is the switch, partly still the backup's).
@@ -313,6 +340,7 @@ echo stop >/tmp/mode
 wait $APP
 [ -n "$SVC" ] && wait $SVC
 [ -n "$GROWER" ] && wait $GROWER
+[ -n "$A2" ] && wait $A2
 # phase_field LOG PHASE KEY: a figure of pwapp's "phase=" line ("-" if none)
 phase_field() { awk -v p="phase=$2" -v k="$3" '$1 == p { for (i = 2; i <= NF; i++) { split($i, a, "="); if (a[1] == k) v = a[2] } }
 	END { print v == "" ? "-" : v }' "$1"; }
@@ -322,6 +350,7 @@ for ph in before during after; do
 		lat="$lat ${ph}_$k=$(phase_field /tmp/app.log $ph $k)"
 		[ -n "$SVC" ] && lat="$lat svc_${ph}_$k=$(phase_field /tmp/svc.log $ph $k)"
 		[ -n "$GROWER" ] && [ "$ph" != before ] && lat="$lat grow_${ph}_$k=$(phase_field /tmp/grow.log $ph $k)"
+		[ -n "$A2" ] && lat="$lat app2_${ph}_$k=$(phase_field /tmp/app2.log $ph $k)"
 	done
 done
 lat="$lat oom_kills=$(($(keyed /proc/vmstat oom_kill) - oom0))"

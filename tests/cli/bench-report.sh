@@ -48,6 +48,9 @@ g="${common/workload=plain/workload=grow} mode=light backup_s=20.0 file_kept=90.
 g="$g majflt_after=0 during_mean=90.0 during_worst=- after_mean=90.0 recover_s=0 $lat after_p99_us=100 after_misses=0"
 raw 6.1-grow-light-min-1 $g variant=min grow_kept=40.0 grow_during_p99_us=700 grow_during_misses=300 grow_after_p99_us=500
 raw 6.1-grow-light-pagewarden-1 $g variant=pagewarden grow_kept=99.0 grow_during_p99_us=90 grow_during_misses=2 grow_after_p99_us=80
+# twoapps: the second protected application's figures.
+t="${g/workload=grow/workload=twoapps} variant=pagewarden app2_kept=98.0 app2_before_p99_us=20 app2_during_p99_us=60"
+raw 6.1-twoapps-light-pagewarden-1 $t app2_during_misses=4 app2_after_p99_us=30
 
 run "$REPORT" "$D"
 expect_status 0 "report succeeds"
@@ -56,8 +59,8 @@ lat_row() { echo "$OUT" | sed -n '/^| mode | variant | n | p99 before us/,/^$/p'
 expect_eq "the application's operations: p99 before, during, after, after/before, misses, file kept at its lowest, PSI" \
         "$(lat_row light none)" "| light | none | 1 | 100 | 900 | 300 | 3.00 | 500 | 90 | 40 | 1.2 | 4.0 | 0.5 |"
 expect_in "$(lat_row light pagewarden)" "| 110 | 1.10 | 500 | 0 |" "per variant"
-ok "$([ "$(echo "$OUT" | grep -c '^| mode | variant | n | p99 before us')" = 2 ] && echo 0 || echo 1)" \
-        "that table only where the runs have those figures (verify and grow, not the older plain runs)"
+ok "$([ "$(echo "$OUT" | grep -c '^| mode | variant | n | p99 before us')" = 3 ] && echo 0 || echo 1)" \
+        "that table only where the runs have those figures (verify, grow and twoapps, not the older plain runs)"
 row() { echo "$OUT" | grep "^| $1 | $2 |"; }
 grow_row() { echo "$OUT" | sed -n '/^| mode | variant | n | grown part kept %/,/^$/p' | grep "^| $1 | $2 |"; }
 expect_eq "grow: the part that came during the backup, kept %, its p99 and misses during, its p99 after" \
@@ -65,6 +68,9 @@ expect_eq "grow: the part that came during the backup, kept %, its p99 and misse
 expect_eq "per variant" "$(grow_row light pagewarden)" "| light | pagewarden | 1 | 99 | 90 | 2 | 80 |"
 ok "$([ "$(echo "$OUT" | grep -c '^| mode | variant | n | grown part kept %')" = 1 ] && echo 0 || echo 1)" \
         "that table only for the workload whose runs have those figures"
+expect_eq "twoapps: the second application's file kept, its p99 before, during, misses during, p99 after" \
+        "$(echo "$OUT" | sed -n '/^| mode | variant | n | app2 file kept %/,/^$/p' | grep '^| light |')" \
+        "| light | pagewarden | 1 | 98 | 20 | 60 | 4 | 30 |"
 expect_in "$OUT" "### kernel 6.1, workload plain" "one table per kernel and workload"
 expect_in "$OUT" "WARNING: nocache was not loaded into the backup in 1 run(s)" "a nocache run without nocache is named"
 expect_in "$(row busy none)" "| busy | none | 3 | 12 [10-20] | 82 [80-90] | 34 [30-40] | 3200 [3000-3400] | 54 [50-58] | 22 [20-24] | 32 [30-34] |" \
@@ -87,7 +93,7 @@ expect_in "$(row idle none)" "| 1 | 50 | 99 | 9000 | - | - | 5 | 12 | 1.00 | - |
 ok "$([ "$(echo "$OUT" | grep -c '^| busy')" = 2 ] && echo 0 || echo 1)" "one row per mode and variant"
 ok "$(head -n "$(wc -l <"$D/results.md")" "$TMP/out" | cmp -s "$D/results.md" - && echo 0 || echo 1)" "results.md holds the table it printed"
 expect_in "$OUT" "plot: $D/ops-6.1-plain.png" "and it names the plot"
-expect_eq "runs.tsv: a header and one line per run" "$(wc -l <"$D/runs.tsv")" 13
+expect_eq "runs.tsv: a header and one line per run" "$(wc -l <"$D/runs.tsv")" 14
 expect_in "$(head -1 "$D/runs.tsv")" "backup_s" "runs.tsv's header names the figures"
 expect_eq "the series of the first repetition" "$(cat "$D/series/6.1-plain-busy-pagewarden.dat")" "$(printf -- '-1 400\n0 300\n1 100\n2 390')"
 expect_eq "the plot is a PNG" "$(head -c 4 "$D/ops-6.1-plain.png" | tail -c 3)" PNG
