@@ -102,6 +102,7 @@ esac
 MGLRU=$(cat /sys/kernel/mm/lru_gen/enabled 2>/dev/null || echo none)
 
 mkdir -p /usr/local/bin $CG/apps $JOBCG $APPCG
+[ $APP2 = 0 ] || mkdir -p $APP2CG
 cp "$(command -v pwload)" $TOOL
 echo "+memory +io +cpu" >$CG/cgroup.subtree_control
 echo +memory >$CG/apps/cgroup.subtree_control
@@ -197,7 +198,6 @@ APP=$!
 while ! grep -q ready /tmp/app.log 2>/dev/null; do sleep 0.2; done
 A2=
 if [ $APP2 = 1 ]; then
-	mkdir -p $APP2CG
 	sh -c "echo \$\$ >$APP2CG/cgroup.procs; exec pwapp $APP_ANON $PW_DATA_MNT/app2.dat /tmp/mode" >/tmp/app2.log &
 	A2=$!
 	while ! grep -q ready /tmp/app2.log 2>/dev/null; do sleep 0.2; done
