@@ -44,7 +44,10 @@
 #                   twoapps (two protected applications of 30% of RAM each,
 #                   /apps/app and /apps/app2, both measured: app2_* figures),
 #                   exceed (dedup with an index of 50% of RAM: the application
-#                   and the backup's own needs exceed RAM; who pays, and no OOM)
+#                   and the backup's own needs exceed RAM; who pays, and no OOM),
+#                   fsync (plain, and each of the application's operations also
+#                   appends 4 KiB to its log and fdatasync()s it, as a database
+#                   writes its log, while the backup's dirty pages flood)
 #   BENCH_MGLRU     on, off, or empty (the kernel's default)
 #   BENCH_LABEL     the kernel's name in the table (6.1, 6.12, 6.12-nomglru)
 #   BENCH_IO_BPS    the high-io variant's io.max rbps and wbps, bytes/s (default 40 MiB/s)
@@ -122,7 +125,7 @@ stall)
 	echo 40M >$BURSTCG/memory.high
 	;;
 smallfiles) BACKUP="$TOOL tree-write $PW_DATA_MNT/tree $BIG 256 && $TOOL tree-read $PW_DATA_MNT/tree" ;;
-bighot | grow | noswap | twoapps) BACKUP=$S ;;
+bighot | grow | noswap | twoapps | fsync) BACKUP=$S ;;
 readonly) BACKUP="$TOOL read $PW_DATA_MNT/big.dat" ;;
 *) echo "result error=unknown-workload"; exit 1 ;;
 esac
@@ -193,7 +196,10 @@ export PWAPP_PASSES=2
 echo "busy before" >/tmp/mode
 # bighot: the cold file, read once by the application (its cgroup is charged with it), before its hot set.
 [ $COLD -gt 0 ] && sh -c "echo \$\$ >$APPCG/cgroup.procs; exec pwload read $PW_DATA_MNT/cold.dat" >/dev/null
-sh -c "echo \$\$ >$APPCG/cgroup.procs; exec pwapp $APP_ANON $PW_DATA_MNT/app.dat /tmp/mode" >/tmp/app.log &
+# fsync: the application's log, on the same disk as its data and the backup's
+APPENV=
+[ "$WORKLOAD" = fsync ] && APPENV=PWAPP_LOG=$PW_DATA_MNT/app.log
+sh -c "echo \$\$ >$APPCG/cgroup.procs; exec env $APPENV pwapp $APP_ANON $PW_DATA_MNT/app.dat /tmp/mode" >/tmp/app.log &
 APP=$!
 while ! grep -q ready /tmp/app.log 2>/dev/null; do sleep 0.2; done
 A2=

@@ -7,7 +7,7 @@ export top_srcdir top_builddir="$TMP/build" BENCH_OUT="$TMP/bench-out"
 
 run env BENCH_WORKLOADS="plain stal" "$COMPARE"
 expect_status 2 "an unknown workload is refused"
-expect_in "$ERR" "BENCH_WORKLOADS: unknown workload 'stal' (plain, dedup, verify, stall, smallfiles, bighot, grow, readonly, noswap, twoapps, exceed)" "and named, with the known ones"
+expect_in "$ERR" "BENCH_WORKLOADS: unknown workload 'stal' (plain, dedup, verify, stall, smallfiles, bighot, grow, readonly, noswap, twoapps, exceed, fsync)" "and named, with the known ones"
 run env BENCH_VARIANTS="none pagewardn" "$COMPARE"
 expect_status 2 "an unknown variant is refused"
 expect_in "$ERR" "unknown variant 'pagewardn'" "and named"

@@ -140,6 +140,20 @@ expect_status 0 "pwapp exits 0 on SIGTERM"
 expect_eq "and prints its phase: no label is \"-\", no operation \"-\" figures" "$(echo "$OUT" | grep '^phase=')" \
         "phase=- ops=0 p50_us=- p99_us=- p999_us=- max_us=- misses=0 majflt=0 windows=0 rate_p1=- rate_mean=-"
 
+# PWAPP_LOG: each operation also appends 4 KiB to the log and fdatasync()s it: the log holds exactly as many
+# pages as operations were counted.
+echo "busy before" >"$M"
+PWAPP_LOG=$DATA/app.log start_app
+sleep 1
+echo stop >"$M"
+wait_app
+expect_status 0 "pwapp with PWAPP_LOG exits 0 on stop"
+n=$(field before ops)
+expect_eq "PWAPP_LOG: 4 KiB written for each of its $n operations" "$(stat -c %s "$DATA/app.log")" $((n * 4096))
+run env PWAPP_LOG=/nonexistent/dir/app.log "$APP" 4 "$F" "$M"
+expect_status 1 "a PWAPP_LOG that cannot be opened is refused"
+expect_in "$ERR" "pwapp: PWAPP_LOG /nonexistent/dir/app.log: No such file or directory" "and says why"
+
 run env PWAPP_PASSES=9 "$APP" 4 "$F" "$M"
 expect_status 2 "PWAPP_PASSES out of 1 to 4 is refused"
 expect_in "$ERR" "PWAPP_PASSES must be 1 to 4" "and says why"

@@ -24,7 +24,9 @@
  *
  * An operation is one anonymous-page touch and one 64-byte read of a file
  * page, timed with CLOCK_MONOTONIC (the pause between operations is not part
- * of it).  The read first tries preadv2(RWF_NOWAIT), which fails with EAGAIN
+ * of it).  With PWAPP_LOG=PATH it also appends 4 KiB to that file and
+ * fdatasync()s it, as a database writes its log (the file is created, and
+ * written again from its start past 64 MiB).  The read first tries preadv2(RWF_NOWAIT), which fails with EAGAIN
  * when the page is not in the page cache: that is a cache miss, counted
  * exactly, and the ordinary read that follows is part of the operation's
  * time.  (EAGAIN also comes for a cached page that carries the mark of a
@@ -356,7 +358,8 @@ int main(int argc, char *argv[]) {
         bool window_working = false; /* busy or light at the window's start */
         uint64_t misses = 0;
         long majflt_second, majflt_phase;
-        int fd, r = 0, passes;
+        int fd, log_fd = -1, r = 0, passes;
+        off_t log_off = 0;
 
         if (argc != 4) {
                 fprintf(stderr, "usage: pwapp ANON_MIB FILE MODEFILE\n");
@@ -383,6 +386,15 @@ int main(int argc, char *argv[]) {
                 free(anon);
                 close(fd);
                 return 2;
+        }
+        if (getenv("PWAPP_LOG")) {
+                log_fd = open(getenv("PWAPP_LOG"), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+                if (log_fd < 0) {
+                        fprintf(stderr, "pwapp: PWAPP_LOG %s: %s\n", getenv("PWAPP_LOG"), strerror(errno));
+                        free(anon);
+                        close(fd);
+                        return 1;
+                }
         }
         for (int pass = 0; pass < passes; pass++)
                 for (size_t i = 0; i < file_pages; i++)
@@ -458,6 +470,14 @@ int main(int argc, char *argv[]) {
                                 r = 1;
                                 break;
                         }
+                        if (log_fd >= 0) {
+                                if (pwrite(log_fd, buf, PAGE, log_off) != PAGE || fdatasync(log_fd) < 0) {
+                                        perror("pwapp: log");
+                                        r = 1;
+                                        break;
+                                }
+                                log_off = (log_off + PAGE) % (64 * 1024 * 1024);
+                        }
 
                         uint64_t ns = now_ns() - t0;
 
@@ -481,5 +501,7 @@ int main(int argc, char *argv[]) {
         if (file_map)
                 munmap(file_map, (size_t) st.st_size);
         close(fd);
+        if (log_fd >= 0)
+                close(log_fd);
         return r;
 }
