@@ -17,7 +17,7 @@
 # cache is charged to its unit and on the active list) and its shared
 # buffers filled, then PW_PG_BEFORE
 # (30) s of pgbench before the backup, the backup (a new borg repository of
-# PW_PG_DATA_MIB, 1536, MiB of incompressible files), and PW_PG_AFTER (40)
+# PW_PG_DATA_MIB, 1024, MiB of incompressible files), and PW_PG_AFTER (40)
 # s after.  The cluster and the backup's data are on the data disk (the
 # bench spec throttles it), swap on the swap disk.
 #
@@ -40,7 +40,7 @@ REPO=$D/borg
 PGDATA=$D/pgdata
 RUNS=${PW_PG_RUNS:-3}
 SCALE=${PW_PG_SCALE:-30}
-DATA_MIB=${PW_PG_DATA_MIB:-1536}
+DATA_MIB=${PW_PG_DATA_MIB:-1024}
 BEFORE=${PW_PG_BEFORE:-30}
 AFTER=${PW_PG_AFTER:-40}
 CLIENTS=${PW_PG_CLIENTS:-2}
