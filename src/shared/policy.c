@@ -6,6 +6,7 @@
 #include <sys/sysinfo.h>
 
 #include "device.h"
+#include "policy-match.h"
 #include "policy-parse.h"
 #include "policy-programs.h"
 #include "policy.h"
@@ -190,7 +191,7 @@ static void add_user(struct pstate *st, struct pw_job_class *c, const struct yno
 }
 
 /* Whether item i of the list val is past max: then an error says so, and the rest of the list is not read. */
-static bool list_full(struct pstate *st, const struct ynode *val, size_t i, size_t max, const char *what) {
+bool policy_list_full(struct pstate *st, const struct ynode *val, size_t i, size_t max, const char *what) {
         if (i < max)
                 return false;
         pstate_error(st, val->children[i], "more than %zu %s (the rest of the list is not read)", max, what);
@@ -204,7 +205,7 @@ static void p_users(struct pstate *st, const struct ynode *val, void *target) {
                 const char *why;
                 int r;
 
-                if (list_full(st, val, i, PW_MAX_USERS, "users in a job class"))
+                if (policy_list_full(st, val, i, PW_MAX_USERS, "users in a job class"))
                         break;
                 if (u->type != YNODE_SCALAR) {
                         pstate_error(st, u, "users must be a list of user names, not of %s", ynode_type_name(u->type));
@@ -319,7 +320,7 @@ static void p_io(struct pstate *st, const struct ynode *val, void *target) {
                 };
                 size_t before = st->diags->n_errors;
 
-                if (list_full(st, val, i, PW_MAX_IO, "io entries in a job class"))
+                if (policy_list_full(st, val, i, PW_MAX_IO, "io entries in a job class"))
                         break;
                 if (item->type != YNODE_MAP) {
                         pstate_error(st, item, "each io entry must be a mapping with device: and limits, not %s",
@@ -359,179 +360,6 @@ static const struct field class_memory_fields[] = {
         {},
 };
 
-/* ---- match: rules the daemon applies itself ------------------------------ */
-
-static void patterns_done(struct pw_patterns *p) {
-        for (size_t i = 0; i < p->n; i++) {
-                free(p->v[i].text);
-                free(p->v[i].source);
-        }
-        free(p->v);
-        *p = (struct pw_patterns){};
-}
-
-static void match_done(struct pw_match *m) {
-        patterns_done(&m->units);
-        patterns_done(&m->exe);
-        patterns_done(&m->cmdline);
-        patterns_done(&m->user);
-        patterns_done(&m->under);
-}
-
-bool policy_class_matches(const struct pw_job_class *c) {
-        return c->match.units.n || c->match.exe.n || c->match.cmdline.n;
-}
-
-static void pattern_add(struct pstate *st, struct pw_patterns *p, const struct ynode *v) {
-        char *copy;
-
-        for (size_t i = 0; i < p->n; i++)
-                if (streq(p->v[i].text, v->value)) {
-                        pstate_error(st, v, "'%s' is listed twice", v->value);
-                        return;
-                }
-        copy = strdup(v->value);
-        if (!copy || GROW(p->v, p->allocated, p->n + 1) < 0) {
-                free(copy);
-                st->oom = true;
-                return;
-        }
-        p->v[p->n++] = (struct pw_pattern){ .text = copy, .line = v->line, .column = v->column };
-}
-
-/* Why a value of this list is wrong, or NULL. */
-typedef const char *(*pattern_check)(struct pstate *st, const char *value);
-
-static const char *exe_problem(struct pstate *st, const char *v) {
-        if (v[0] != '/')
-                return "an executable must be an absolute path";
-        if (strlen(v) >= PATH_MAX)
-                return "path is too long";
-        if (strstr(v, "//") || strstr(v, "/./") || strstr(v, "/../") || endswith(v, "/.") || endswith(v, "/..") ||
-            endswith(v, "/"))
-                return "path must be normalised (no //, . or .., no trailing /)";
-        if (strpbrk(v, "*?["))
-                return "an executable is a path, not a pattern (use cmdline: for patterns)";
-        return NULL;
-}
-
-static const char *cmdline_problem(struct pstate *st, const char *v) {
-        if (!v[0])
-                return "a command-line pattern cannot be empty";
-        if (strlen(v) > 1024)
-                return "a command-line pattern has at most 1024 characters";
-        for (const char *c = v; *c; c++)
-                if ((unsigned char) *c < ' ')
-                        return "a command-line pattern cannot hold control characters";
-        return NULL;
-}
-
-static const char *unit_problem(struct pstate *st, const char *v) {
-        return policy_unit_pattern_problem(v);
-}
-
-static const char *user_problem(struct pstate *st, const char *v) {
-        const char *why = policy_user_name_problem(v);
-
-        if (why)
-                return why;
-        switch (pstate_account_known(st, v, false)) {
-        case 0:
-                return "unknown user";
-        case -E2BIG:
-                return pstate_lookups_problem();
-        default:
-                return NULL; /* known, or out of memory (st->oom) */
-        }
-}
-
-static const char *under_problem(struct pstate *st, const char *v) {
-        return v[0] == '/' ? policy_cgroup_path_problem(v) : policy_unit_name_problem(v);
-}
-
-static void parse_patterns(struct pstate *st, const struct ynode *val, struct pw_patterns *p, const char *what,
-                           pattern_check check) {
-        for (size_t i = 0; i < val->n_children && !st->oom; i++) {
-                const struct ynode *v = val->children[i];
-                const char *why;
-
-                if (i >= PW_MAX_MATCH) {
-                        char entries[64];
-
-                        snprintf(entries, sizeof(entries), "entries in match.%s", what);
-                        list_full(st, val, i, PW_MAX_MATCH, entries);
-                        break;
-                }
-                if (v->type != YNODE_SCALAR) {
-                        pstate_error(st, v, "match.%s must be a list of strings, not of %s", what,
-                                     ynode_type_name(v->type));
-                        continue;
-                }
-                why = check(st, v->value);
-                if (why)
-                        pstate_error(st, v, "match.%s '%s': %s", what, v->value, why);
-                else if (!st->oom)
-                        pattern_add(st, p, v);
-        }
-}
-
-#define MATCH_PARSER(field, check)                                                                      \
-        static void p_match_##field(struct pstate *st, const struct ynode *val, void *target) {         \
-                parse_patterns(st, val, &((struct pw_job_class *) target)->match.field, #field, check); \
-        }
-MATCH_PARSER(units, unit_problem)
-MATCH_PARSER(cmdline, cmdline_problem)
-MATCH_PARSER(user, user_problem)
-MATCH_PARSER(under, under_problem)
-
-/* Programs are also looked at on this host, when the context asks: a warning for one that cannot match. */
-static void p_match_exe(struct pstate *st, const struct ynode *val, void *target) {
-        struct pw_patterns *exe = &((struct pw_job_class *) target)->match.exe;
-        size_t first = exe->n;
-
-        parse_patterns(st, val, exe, "exe", exe_problem);
-        for (size_t i = first; i < exe->n && st->ctx->check_programs && !st->oom; i++)
-                if (policy_check_program(st->src, &exe->v[i], st->diags) < 0)
-                        st->oom = true;
-}
-
-/* clang-format off */
-static const struct field class_match_fields[] = {
-        { "units", YNODE_SEQ, p_match_units, 0 },
-        { "exe", YNODE_SEQ, p_match_exe, 0 },
-        { "cmdline", YNODE_SEQ, p_match_cmdline, 0 },
-        { "user", YNODE_SEQ, p_match_user, 0 },
-        { "under", YNODE_SEQ, p_match_under, 0 },
-        {},
-};
-/* clang-format on */
-
-static size_t match_count(const struct pw_match *m) {
-        return m->units.n + m->exe.n + m->cmdline.n + m->user.n + m->under.n;
-}
-
-static void match_finish(struct pstate *st, const struct ynode *entry, struct pw_job_class *c,
-                         const struct pw_policy *p) {
-        const struct ynode *m = ymap_where(entry, "match", NULL);
-        size_t total = match_count(&c->match);
-
-        if (m && !policy_class_matches(c))
-                pstate_error(st, m, "match: needs units, exe or cmdline (user and under only narrow those)");
-        /* Anyone may start a program with any arguments, so argv alone names no one's work. */
-        if (m && c->match.cmdline.n && !c->match.user.n && !c->match.under.n)
-                pstate_error(st, ymap_where(m, "cmdline", NULL),
-                             "match.cmdline needs user or under as well: any local user can give a program any "
-                             "command line");
-        if (!m || total == 0)
-                return;
-        for (size_t i = 0; i < p->n_classes; i++)
-                if (&p->classes[i] != c) /* a class that extend: adds to is counted once */
-                        total += match_count(&p->classes[i].match);
-        if (total > PW_MAX_MATCH_TOTAL)
-                pstate_error(st, m, "the job classes would have %zu match entries in all, more than %d", total,
-                             PW_MAX_MATCH_TOTAL);
-}
-
 static const struct field class_job_memory_fields[] = {
         { "high", YNODE_SCALAR, field_size, offsetof(struct pw_job_class, per_job.memory_high) },
         { "max", YNODE_SCALAR, field_size, offsetof(struct pw_job_class, per_job.memory_max) },
@@ -564,7 +392,7 @@ static const struct field class_fields[] = {
         { "cpu", YNODE_MAP, NULL, 0, class_cpu_fields },
         { "under_pressure", YNODE_MAP, NULL, 0, class_pressure_fields },
         { "users", YNODE_SEQ, p_users, 0 },
-        { "match", YNODE_MAP, NULL, 0, class_match_fields },
+        { "match", YNODE_MAP, NULL, 0, policy_match_fields },
         {},
 };
 
@@ -577,7 +405,7 @@ static void class_done(struct pw_job_class *c) {
         for (size_t i = 0; i < c->n_users; i++)
                 free(c->users[i]);
         free(c->users);
-        match_done(&c->match);
+        policy_match_done(&c->match);
         free(c->extended);
 }
 
@@ -607,7 +435,7 @@ static void class_finish(struct pstate *st, const struct ynode *entry, struct pw
         uint64_t min_bps = UNITS_MAX;
 
         check_memory(st, entry, "memory", c->memory_high, c->memory_max);
-        match_finish(st, entry, c, p);
+        policy_match_finish(st, entry, c, p);
         check_memory(st, entry, "per_job.memory", c->per_job.memory_high, c->per_job.memory_max);
 
         /* Given here, or by the file that defined the class (when extend: adds to it). */
@@ -667,107 +495,11 @@ static char *source_basename(const struct source *src) {
         return name;
 }
 
-/* The node of list (match.exe, ...) in entry that holds text. */
-static const struct ynode *pattern_node(const struct ynode *entry, const char *list, const char *text) {
-        const struct ynode *seq = ymap_where(entry, list, entry);
-
-        for (size_t i = 0; seq->type == YNODE_SEQ && i < seq->n_children; i++)
-                if (seq->children[i]->type == YNODE_SCALAR && streq(seq->children[i]->value, text))
-                        return seq->children[i];
-        return seq;
-}
-
-/*
- * The executables (or unit patterns) of the policy's classes, sorted, to
- * find which class names one already: comparing each new entry with all
- * the others made checking a policy of many classes slow.  Entries point
- * to texts that the policy owns and does not move.
- */
-struct pattern_index {
-        struct pattern_ref {
-                const char *text;
-                size_t class, pattern; /* p->classes[class].match.LIST.v[pattern] */
-        } * v;
-        size_t n, allocated;
-        const struct pw_patterns *(*list)(const struct pw_job_class *c); /* which list of a class */
-};
-
-/* What a policy file is parsed into: the policy, and the indexes of its classes' match lists. */
+/* What a policy file is parsed into: the policy, and the index of its classes' match lists. */
 struct policy_parse {
         struct pw_policy *p;
-        struct pattern_index exe, units;
+        struct match_index index;
 };
-
-static const struct pw_patterns *match_exe(const struct pw_job_class *c) {
-        return &c->match.exe;
-}
-
-static const struct pw_patterns *match_units(const struct pw_job_class *c) {
-        return &c->match.units;
-}
-
-static int pattern_ref_cmp(const void *a, const void *b) {
-        return strcmp(((const struct pattern_ref *) a)->text, ((const struct pattern_ref *) b)->text);
-}
-
-/* Adds the entries of class k of p from the from-th on; -ENOMEM. */
-static int pattern_index_add(struct pattern_index *idx, const struct pw_policy *p, size_t k, size_t from) {
-        const struct pw_patterns *l = idx->list(&p->classes[k]);
-
-        if (l->n <= from)
-                return 0;
-        if (GROW(idx->v, idx->allocated, idx->n + l->n - from) < 0)
-                return -ENOMEM;
-        for (size_t j = from; j < l->n; j++)
-                idx->v[idx->n++] = (struct pattern_ref){ .text = l->v[j].text, .class = k, .pattern = j };
-        qsort(idx->v, idx->n, sizeof(*idx->v), pattern_ref_cmp);
-        return 0;
-}
-
-static int pattern_index_init(struct pattern_index *idx, const struct pw_policy *p,
-                              const struct pw_patterns *(*list)(const struct pw_job_class *c)) {
-        *idx = (struct pattern_index){ .list = list };
-        for (size_t k = 0; k < p->n_classes; k++)
-                if (pattern_index_add(idx, p, k, 0) < 0)
-                        return -ENOMEM;
-        return 0;
-}
-
-static void pattern_index_done(struct pattern_index *idx) {
-        free(idx->v);
-        *idx = (struct pattern_index){};
-}
-
-static const struct pattern_ref *pattern_index_find(const struct pattern_index *idx, const char *text) {
-        struct pattern_ref key = { .text = text };
-
-        return idx->n ? bsearch(&key, idx->v, idx->n, sizeof(*idx->v), pattern_ref_cmp) : NULL;
-}
-
-/* The entries of c's list (match.exe or match.units) that another class of the policy has already. */
-static void check_list_conflicts(struct pstate *st, const struct ynode *entry, const struct pw_job_class *c,
-                                 const struct pw_policy *p, const struct pattern_index *idx, const char *name) {
-        const struct pw_patterns *l = idx->list(c);
-
-        for (size_t i = 0; i < l->n; i++) {
-                const struct pattern_ref *ref = pattern_index_find(idx, l->v[i].text);
-                const struct pw_job_class *o;
-
-                if (!ref)
-                        continue;
-                o = &p->classes[ref->class];
-                pstate_error(st, pattern_node(entry, name, l->v[i].text), "%s is matched by class '%s' already (%s:%u)",
-                             l->v[i].text, o->name, idx->list(o)->v[ref->pattern].source ?: o->source,
-                             idx->list(o)->v[ref->pattern].line);
-        }
-}
-
-/* An executable or a unit pattern names one class only: which would win would not be obvious. */
-static void check_match_conflicts(struct pstate *st, const struct ynode *entry, const struct pw_job_class *c,
-                                  const struct policy_parse *pp) {
-        check_list_conflicts(st, entry, c, pp->p, &pp->exe, "match.exe");
-        check_list_conflicts(st, entry, c, pp->p, &pp->units, "match.units");
-}
 
 /* Names c after key and adds it to the policy (and its match entries to the indexes); takes c either way. */
 static void add_class(struct pstate *st, struct policy_parse *pp, const struct ynode *key, struct pw_job_class *c) {
@@ -782,8 +514,7 @@ static void add_class(struct pstate *st, struct policy_parse *pp, const struct y
                 return;
         }
         p->classes[p->n_classes++] = *c;
-        if (pattern_index_add(&pp->exe, p, p->n_classes - 1, 0) < 0 ||
-            pattern_index_add(&pp->units, p, p->n_classes - 1, 0) < 0)
+        if (match_index_add(&pp->index, p, p->n_classes - 1, 0, 0) < 0)
                 st->oom = true;
 }
 
@@ -822,7 +553,7 @@ static void parse_class(struct pstate *st, const struct ynode *key, const struct
         if (!st->oom)
                 class_finish(st, val->type == YNODE_MAP ? val : key, &c, pp->p);
         if (!st->oom && val->type == YNODE_MAP)
-                check_match_conflicts(st, val, &c, pp);
+                match_index_check(st, val, &c, pp->p, &pp->index);
 
         if (st->diags->n_errors != before || st->oom)
                 class_done(&c);
@@ -874,22 +605,6 @@ static const struct {
         { "under_pressure.freeze_max", offsetof(struct pw_job_class, freeze_max_usec), sizeof(uint64_t) },
 };
 
-/* Moves the entries of from to the end of to, each marked with the file that added it. */
-static void patterns_move(struct pstate *st, struct pw_patterns *to, struct pw_patterns *from, const char *source) {
-        if (GROW(to->v, to->allocated, to->n + from->n) < 0) {
-                st->oom = true;
-                return;
-        }
-        for (size_t i = 0; i < from->n; i++) {
-                to->v[to->n] = from->v[i];
-                to->v[to->n++].source = strdup(source);
-                if (!to->v[to->n - 1].source)
-                        st->oom = true;
-        }
-        free(from->v);
-        *from = (struct pw_patterns){};
-}
-
 /* An entry of add's lists that c has already (exe and units are checked against every class elsewhere). */
 static void check_repeats(struct pstate *st, const struct ynode *val, const struct pw_job_class *c,
                           const struct pw_job_class *add) {
@@ -909,7 +624,7 @@ static void check_repeats(struct pstate *st, const struct ynode *val, const stru
                 for (size_t i = 0; i < a->n; i++)
                         for (size_t j = 0; j < b->n; j++)
                                 if (streq(a->v[i].text, b->v[j].text))
-                                        pstate_error(st, pattern_node(val, lists[k].key, a->v[i].text),
+                                        pstate_error(st, policy_pattern_node(val, lists[k].key, a->v[i].text),
                                                      "'%s' is in class '%s' already (%s:%u)", a->v[i].text, c->name,
                                                      b->v[j].source ?: c->source, b->v[j].line);
         }
@@ -945,11 +660,7 @@ static void extend_merge(struct pstate *st, const struct ynode *val, struct pw_j
                         c->users[c->n_users++] = TAKE_PTR(add->users[i]);
                 add->n_users = 0;
         }
-        patterns_move(st, &c->match.units, &add->match.units, source);
-        patterns_move(st, &c->match.exe, &add->match.exe, source);
-        patterns_move(st, &c->match.cmdline, &add->match.cmdline, source);
-        patterns_move(st, &c->match.user, &add->match.user, source);
-        patterns_move(st, &c->match.under, &add->match.under, source);
+        policy_match_move(st, &c->match, &add->match, source);
 }
 
 static void extend_class(struct pstate *st, const struct ynode *key, const struct ynode *val, struct policy_parse *pp) {
@@ -981,7 +692,7 @@ static void extend_class(struct pstate *st, const struct ynode *key, const struc
         }
         fields_parse(st, val, where, class_fields, &add);
         if (!st->oom) {
-                check_match_conflicts(st, val, &add, pp); /* exe and units: no class names one twice */
+                match_index_check(st, val, &add, pp->p, &pp->index); /* exe and units: no class names one twice */
                 check_repeats(st, val, c, &add);
         }
         if (st->diags->n_errors != before || st->oom) {
@@ -999,7 +710,7 @@ static void extend_class(struct pstate *st, const struct ynode *key, const struc
         }
         if (!st->oom)
                 class_finish(st, val, c, pp->p);
-        if (pattern_index_add(&pp->exe, pp->p, k, exe0) < 0 || pattern_index_add(&pp->units, pp->p, k, units0) < 0)
+        if (match_index_add(&pp->index, pp->p, k, exe0, units0) < 0)
                 st->oom = true;
 }
 
@@ -1167,12 +878,11 @@ int policy_parse_source(const struct policy_context *ctx, const struct source *s
                 pstate_error(&st, root, "a policy file must be a mapping with jobs: and protect:, not %s",
                              ynode_type_name(root->type));
         else if (root) {
-                if (pattern_index_init(&pp.exe, p, match_exe) < 0 || pattern_index_init(&pp.units, p, match_units) < 0)
+                if (match_index_init(&pp.index, p) < 0)
                         st.oom = true;
                 else
                         fields_parse(&st, root, "a policy file", policy_fields, &pp);
-                pattern_index_done(&pp.exe);
-                pattern_index_done(&pp.units);
+                match_index_done(&pp.index);
         }
         return pstate_result(&st);
 }
@@ -1208,27 +918,12 @@ const struct pw_protect *policy_find_protect(const struct pw_policy *p, const ch
 
 /* ---- comparison ------------------------------------------------------------ */
 
-static bool patterns_equal(const struct pw_patterns *a, const struct pw_patterns *b) {
-        if (a->n != b->n)
-                return false;
-        for (size_t i = 0; i < a->n; i++)
-                if (!streq(a->v[i].text, b->v[i].text))
-                        return false;
-        return true;
-}
-
-static bool match_equal(const struct pw_match *a, const struct pw_match *b) {
-        return patterns_equal(&a->units, &b->units) && patterns_equal(&a->exe, &b->exe) &&
-               patterns_equal(&a->cmdline, &b->cmdline) && patterns_equal(&a->user, &b->user) &&
-               patterns_equal(&a->under, &b->under);
-}
-
 static bool class_equal(const struct pw_job_class *a, const struct pw_job_class *b) {
         if (!streq(a->name, b->name) || a->memory_high != b->memory_high || a->memory_max != b->memory_max ||
             a->memory_swap_max != b->memory_swap_max || a->cpu_weight != b->cpu_weight || a->n_io != b->n_io ||
             a->memory_high_floor != b->memory_high_floor || a->io_floor != b->io_floor || a->freeze != b->freeze ||
             a->freeze_max_usec != b->freeze_max_usec || a->n_users != b->n_users ||
-            memcmp(&a->per_job, &b->per_job, sizeof(a->per_job)) != 0 || !match_equal(&a->match, &b->match))
+            memcmp(&a->per_job, &b->per_job, sizeof(a->per_job)) != 0 || !policy_match_equal(&a->match, &b->match))
                 return false;
         for (size_t i = 0; i < a->n_io; i++) {
                 const struct pw_io_limit *x = &a->io[i], *y = &b->io[i];
