@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup-engine.h"
 #include "cgroup.h"
 #include "ledger.h"
 #include "log.h"
@@ -30,13 +31,6 @@
 #define RECLAIM_ROUNDS 64
 #define RECLAIM_STALLS 40
 #define RECLAIM_STALL_USEC 50000
-
-struct cgroup_engine {
-        char *mount, *root;
-        struct cgroup_features features;
-        unsigned idle_slots;
-        struct ledger protection; /* keys: paths relative to the mount */
-};
 
 /* ---- libcgroup glue ---- */
 
@@ -162,7 +156,7 @@ static int remove_cgroup(const char *path) {
 
 /* ---- direct reads ---- */
 
-static char *abs_path(const struct cgroup_engine *e, const char *path, const char *file) {
+char *cgroup_abs_path(const struct cgroup_engine *e, const char *path, const char *file) {
         char *p;
 
         if (asprintf(&p, "%s%s%s%s%s", e->mount, *path ? "/" : "", path, file ? "/" : "", file ?: "") < 0)
@@ -171,7 +165,7 @@ static char *abs_path(const struct cgroup_engine *e, const char *path, const cha
 }
 
 int cgroup_read_file(struct cgroup_engine *e, const char *path, const char *file, char **ret) {
-        _cleanup_free_ char *p = abs_path(e, path, file);
+        _cleanup_free_ char *p = cgroup_abs_path(e, path, file);
 
         if (!p)
                 return -ENOMEM;
@@ -262,7 +256,7 @@ int cgroup_confinement(struct cgroup_engine *e, const char *path, const char *to
         if (!cur)
                 return -ENOMEM;
         for (;;) {
-                _cleanup_free_ char *dir = abs_path(e, cur, NULL);
+                _cleanup_free_ char *dir = cgroup_abs_path(e, cur, NULL);
                 _cleanup_close_ int dfd = -1;
                 char *slash;
                 int n;
@@ -322,7 +316,7 @@ static int read_keyed(struct cgroup_engine *e, const char *path, const char *fil
 }
 
 static bool has_file(const struct cgroup_engine *e, const char *path, const char *file) {
-        _cleanup_free_ char *p = abs_path(e, path, file);
+        _cleanup_free_ char *p = cgroup_abs_path(e, path, file);
 
         return p && access(p, F_OK) == 0;
 }
@@ -352,8 +346,6 @@ static int enable_in_root(const char *mount, const char *controller) {
         return 0;
 }
 
-static int protection_init(struct cgroup_engine *e, const char *state_dir);
-
 int cgroup_engine_new(const char *mount, const char *root, const char *state_dir, bool manage,
                       struct cgroup_engine **ret) {
         _cleanup_(cgroup_engine_freep) struct cgroup_engine *e = NULL;
@@ -381,7 +373,7 @@ int cgroup_engine_new(const char *mount, const char *root, const char *state_dir
         if (r < 0)
                 return r;
         if (!manage) {
-                r = protection_init(e, state_dir);
+                r = cgroup_protect_init(e, state_dir);
                 if (r < 0)
                         return r;
                 e->features.swap = has_file(e, "system.slice", "memory.swap.max");
@@ -408,14 +400,14 @@ int cgroup_engine_new(const char *mount, const char *root, const char *state_dir
         e->features.kill = has_file(e, e->root, "cgroup.kill");
         e->features.cpu = e->features.cpu && has_file(e, e->root, "cpu.weight");
         {
-                _cleanup_free_ char *dir = abs_path(e, e->root, NULL);
+                _cleanup_free_ char *dir = cgroup_abs_path(e, e->root, NULL);
 
                 if (!dir)
                         return -ENOMEM;
                 e->features.user_xattr = setxattr(dir, "user.pagewarden.probe", "1", 1, 0) == 0;
                 (void) removexattr(dir, "user.pagewarden.probe");
         }
-        r = protection_init(e, state_dir);
+        r = cgroup_protect_init(e, state_dir);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(e);
@@ -620,7 +612,7 @@ static int label_parse(const char *s, struct cgroup_job_label *ret) {
 
 /* The label of a slot: 0, -ENODATA when the slot is idle, or another error. */
 static int read_label(struct cgroup_engine *e, const char *path, struct cgroup_job_label *ret) {
-        _cleanup_free_ char *dir = abs_path(e, path, NULL);
+        _cleanup_free_ char *dir = cgroup_abs_path(e, path, NULL);
         char buf[512];
         ssize_t n;
 
@@ -651,7 +643,7 @@ static bool slot_number(const char *name, unsigned *ret) {
 /* Idle slots of a class (not labelled, nothing inside), and the lowest unused number. */
 static int scan_class_slots(struct cgroup_engine *e, const char *cpath, const char *skip, char **ret_idle,
                             unsigned *ret_n_idle, unsigned *ret_free_number) {
-        _cleanup_free_ char *dir = abs_path(e, cpath, NULL);
+        _cleanup_free_ char *dir = cgroup_abs_path(e, cpath, NULL);
         _cleanup_free_ bool *used = NULL;
         size_t used_len = 0;
         struct dirent *de;
@@ -734,7 +726,7 @@ int cgroup_job_acquire(struct cgroup_engine *e, const char *class, const struct 
                         if (r < 0)
                                 return r;
                 }
-                dir = abs_path(e, spath, NULL);
+                dir = cgroup_abs_path(e, spath, NULL);
                 if (!dir)
                         return -ENOMEM;
                 if (setxattr(dir, JOB_XATTR, value, strlen(value), XATTR_CREATE) >= 0)
@@ -828,7 +820,7 @@ static int reclaim(struct cgroup_engine *e, const char *path, uint64_t *ret_befo
 }
 
 int cgroup_job_release(struct cgroup_engine *e, const char *path, struct cgroup_release *ret) {
-        _cleanup_free_ char *cpath = strdup(path), *dir = abs_path(e, path, NULL);
+        _cleanup_free_ char *cpath = strdup(path), *dir = cgroup_abs_path(e, path, NULL);
         struct cgroup_release rel = {};
         unsigned n_idle = 0;
         bool populated;
@@ -919,7 +911,7 @@ void cgroup_job_counters(struct cgroup_engine *e, const char *path, struct cgrou
 }
 
 int cgroup_scan(struct cgroup_engine *e, struct cgroup_slot **ret, size_t *ret_n) {
-        _cleanup_free_ char *rootdir = abs_path(e, e->root, NULL);
+        _cleanup_free_ char *rootdir = cgroup_abs_path(e, e->root, NULL);
         struct cgroup_slot *slots = NULL;
         size_t n = 0, allocated = 0;
         struct dirent *de;
@@ -938,7 +930,7 @@ int cgroup_scan(struct cgroup_engine *e, struct cgroup_slot **ret, size_t *ret_n
 
                 if (de->d_type != DT_DIR || policy_name_problem(de->d_name))
                         continue;
-                if (asprintf(&cpath, "%s/%s", e->root, de->d_name) < 0 || !(cdir = abs_path(e, cpath, NULL))) {
+                if (asprintf(&cpath, "%s/%s", e->root, de->d_name) < 0 || !(cdir = cgroup_abs_path(e, cpath, NULL))) {
                         r = -ENOMEM;
                         break;
                 }
@@ -984,7 +976,7 @@ void cgroup_slots_free(struct cgroup_slot *s, size_t n) {
 }
 
 int cgroup_thaw_all(struct cgroup_engine *e) {
-        _cleanup_free_ char *rootdir = abs_path(e, e->root, NULL);
+        _cleanup_free_ char *rootdir = cgroup_abs_path(e, e->root, NULL);
         struct dirent *de;
         DIR *d;
         int r = 0;
@@ -1046,7 +1038,7 @@ int cgroup_psi_trigger(struct cgroup_engine *e, const char *path, const char *re
 
         if (asprintf(&file, "%s.pressure", resource) < 0)
                 return -ENOMEM;
-        p = path ? abs_path(e, path, file) : path_join("/proc/pressure", resource);
+        p = path ? cgroup_abs_path(e, path, file) : path_join("/proc/pressure", resource);
         if (!p)
                 return -ENOMEM;
         fd = open(p, O_RDWR | O_NONBLOCK | O_CLOEXEC);
@@ -1056,172 +1048,4 @@ int cgroup_psi_trigger(struct cgroup_engine *e, const char *path, const char *re
                 return -errno;
         *ret_fd = TAKE_FD(fd);
         return 0;
-}
-
-/* ---- protection: the ledger (ledger.h) on cgroupfs files ---- */
-
-static bool valid_relative_path(const char *path) {
-        _cleanup_free_ char *abs = NULL;
-
-        return asprintf(&abs, "/%s", path) >= 0 && !policy_cgroup_path_problem(abs);
-}
-
-static int protection_init(struct cgroup_engine *e, const char *state_dir) {
-        _cleanup_free_ char *file = NULL;
-
-        if (state_dir && asprintf(&file, "%s/protect.state", state_dir) < 0)
-                return -ENOMEM;
-        return ledger_init(&e->protection, file,
-                           "# pagewarden: original memory.min memory.low memory.swap.max of cgroups it changed",
-                           valid_relative_path);
-}
-
-size_t cgroup_protect_saved(const struct cgroup_engine *e) {
-        return e->protection.n;
-}
-
-static const char *fs_key(const char *path) {
-        return path + (path[0] == '/');
-}
-
-/*
- * The cgroup at path, held by its directory: the node with inode number id (0:
- * whichever is there), its number in *ret_id (may be NULL).  Files opened through it are
- * that cgroup's, or fail once it is removed (-ENOENT, -ENODEV), never those
- * of one created again under its name: libcgroup, which goes by name each
- * time, could not promise that.
- */
-static int pin_node(struct cgroup_engine *e, const char *path, uint64_t id, uint64_t *ret_id) {
-        _cleanup_free_ char *abs = abs_path(e, fs_key(path), NULL);
-        _cleanup_close_ int fd = -1;
-        struct stat st;
-
-        if (!abs)
-                return -ENOMEM;
-        fd = open(abs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0 || fstat(fd, &st) < 0)
-                return -errno;
-        if (id && (uint64_t) st.st_ino != id)
-                return -ESTALE;
-        if (ret_id)
-                *ret_id = (uint64_t) st.st_ino;
-        return TAKE_FD(fd);
-}
-
-static int read_u64_at(int dir, const char *file, uint64_t *ret) {
-        _cleanup_close_ int fd = openat(dir, file, O_RDONLY | O_CLOEXEC);
-        _cleanup_free_ char *s = NULL;
-        int r;
-
-        if (fd < 0)
-                return -errno;
-        r = read_full_fd(fd, 4096, &s, NULL);
-        return r < 0 ? r : cgv_parse_limit(s, ret);
-}
-
-/* Writes v unless the file has it already (a write of the same value is not free: reclaim may run). */
-static int write_u64_at(int dir, const char *file, uint64_t v) {
-        _cleanup_close_ int fd = -1;
-        uint64_t cur;
-        char buf[32];
-        int r;
-
-        r = read_u64_at(dir, file, &cur);
-        if (r < 0 || cur == v)
-                return r;
-        fd = openat(dir, file, O_WRONLY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        cgv_format_limit(v, buf, sizeof(buf));
-        return write(fd, buf, strlen(buf)) < 0 ? -errno : 0;
-}
-
-static int fs_read(void *userdata, const char *path, uint64_t id, bool swap, struct ledger_values *ret,
-                   uint64_t *ret_id) {
-        struct cgroup_engine *e = userdata;
-        _cleanup_close_ int dir = pin_node(e, path, id, ret_id);
-        int r;
-
-        *ret = (struct ledger_values){};
-        if (dir < 0)
-                return dir;
-        r = read_u64_at(dir, "memory.min", &ret->min);
-        if (r >= 0)
-                r = read_u64_at(dir, "memory.low", &ret->low);
-        if (r >= 0 && swap && e->features.swap) {
-                r = read_u64_at(dir, "memory.swap.max", &ret->swap_max);
-                ret->has_swap = r >= 0;
-        }
-        return r;
-}
-
-static int fs_write(void *userdata, const char *path, uint64_t id, const struct ledger_values *v) {
-        struct cgroup_engine *e = userdata;
-        _cleanup_close_ int dir = pin_node(e, path, id, NULL);
-        int r;
-
-        if (dir < 0)
-                return dir;
-        r = write_u64_at(dir, "memory.min", v->min);
-        if (r >= 0)
-                r = write_u64_at(dir, "memory.low", v->low);
-        if (r >= 0 && v->has_swap && e->features.swap)
-                r = write_u64_at(dir, "memory.swap.max", v->swap_max);
-        return r;
-}
-
-int cgroup_protect_read(struct cgroup_engine *e, const char *path, struct cgroup_protect_result *res) {
-        _cleanup_free_ char *p = strdup(path);
-
-        *res = (struct cgroup_protect_result){ .effective_min = UNITS_MAX, .effective_low = UNITS_MAX };
-        if (!p)
-                return -ENOMEM;
-        if (cgroup_read_u64(e, path, "memory.min", &res->min) < 0 ||
-            cgroup_read_u64(e, path, "memory.low", &res->low) < 0) {
-                *res = (struct cgroup_protect_result){ .error = -ENOENT };
-                return -ENOENT;
-        }
-        /* A cgroup is protected only as far as each ancestor is. */
-        for (char *slash = p + strlen(p); slash; slash = strrchr(p, '/')) {
-                uint64_t v;
-
-                *slash = '\0';
-                if (cgroup_read_u64(e, p, "memory.min", &v) >= 0 && v < res->effective_min)
-                        res->effective_min = v;
-                if (cgroup_read_u64(e, p, "memory.low", &v) >= 0 && v < res->effective_low)
-                        res->effective_low = v;
-                if (!strchr(p, '/'))
-                        break;
-        }
-        return 0;
-}
-
-int cgroup_protect_set(struct cgroup_engine *e, const struct cgroup_protect *req, size_t n,
-                       struct cgroup_protect_result *results) {
-        const struct ledger_io io = { .key = fs_key, .read = fs_read, .write = fs_write, .userdata = e };
-        _cleanup_free_ struct ledger_request *lreq = calloc(n + 1, sizeof(*lreq));
-        _cleanup_free_ char **abs = calloc(n + 1, sizeof(char *));
-        _cleanup_free_ int *errs = calloc(n + 1, sizeof(int));
-        int r = 0;
-
-        if (!lreq || !abs || !errs)
-                return -ENOMEM;
-        for (size_t i = 0; i < n && r >= 0; i++) {
-                if (asprintf(&abs[i], "/%s", req[i].path) < 0)
-                        r = -ENOMEM;
-                else if (policy_cgroup_path_problem(abs[i]))
-                        r = -EINVAL;
-                else
-                        lreq[i] = (struct ledger_request){ abs[i], req[i].min, req[i].low, req[i].swap_deny };
-        }
-        if (r >= 0)
-                r = ledger_apply(&e->protection, lreq, n, &io, errs);
-        for (size_t i = 0; r != -ENOMEM && r != -EINVAL && results && i < n; i++)
-                if (errs[i] < 0)
-                        results[i] = (struct cgroup_protect_result){ .error = errs[i] };
-                else
-                        (void) cgroup_protect_read(e, req[i].path, &results[i]);
-        for (size_t i = 0; i < n; i++)
-                free(abs[i]);
-        return r;
 }

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * Internal to the cgroup engine (cgroup.c, cgroup-protect.c): its state,
+ * and what its files share.  The rest of the daemon sees cgroup.h.
+ */
+
+#include "cgroup.h"
+#include "ledger.h"
+
+struct cgroup_engine {
+        char *mount, *root;
+        struct cgroup_features features;
+        unsigned idle_slots;
+        struct ledger protection; /* keys: paths relative to the mount */
+};
+
+/* mount/path/file (path "" is the mount, file NULL the directory); NULL when out of memory. */
+char *cgroup_abs_path(const struct cgroup_engine *e, const char *path, const char *file);
+/* The protection ledger, its originals kept in state_dir (NULL: in memory). */
+int cgroup_protect_init(struct cgroup_engine *e, const char *state_dir);

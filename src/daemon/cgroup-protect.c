@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The cgroup engine's protection: the ledger (ledger.h) on cgroupfs files.
+ * memory.min, memory.low and memory.swap.max of a protected cgroup and its
+ * ancestors, each cgroup pinned by its inode number so that a cgroup
+ * removed and made again under the same name is not taken for the one whose
+ * original values the ledger keeps.
+ */
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cgroup-engine.h"
+#include "cgroup-values.h"
+#include "log.h"
+#include "util.h"
+
+static bool valid_relative_path(const char *path) {
+        _cleanup_free_ char *abs = NULL;
+
+        return asprintf(&abs, "/%s", path) >= 0 && !policy_cgroup_path_problem(abs);
+}
+
+int cgroup_protect_init(struct cgroup_engine *e, const char *state_dir) {
+        _cleanup_free_ char *file = NULL;
+
+        if (state_dir && asprintf(&file, "%s/protect.state", state_dir) < 0)
+                return -ENOMEM;
+        return ledger_init(&e->protection, file,
+                           "# pagewarden: original memory.min memory.low memory.swap.max of cgroups it changed",
+                           valid_relative_path);
+}
+
+size_t cgroup_protect_saved(const struct cgroup_engine *e) {
+        return e->protection.n;
+}
+
+static const char *fs_key(const char *path) {
+        return path + (path[0] == '/');
+}
+
+/*
+ * The cgroup at path, held by its directory: the node with inode number id (0:
+ * whichever is there), its number in *ret_id (may be NULL).  Files opened through it are
+ * that cgroup's, or fail once it is removed (-ENOENT, -ENODEV), never those
+ * of one created again under its name: libcgroup, which goes by name each
+ * time, could not promise that.
+ */
+static int pin_node(struct cgroup_engine *e, const char *path, uint64_t id, uint64_t *ret_id) {
+        _cleanup_free_ char *abs = cgroup_abs_path(e, fs_key(path), NULL);
+        _cleanup_close_ int fd = -1;
+        struct stat st;
+
+        if (!abs)
+                return -ENOMEM;
+        fd = open(abs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0 || fstat(fd, &st) < 0)
+                return -errno;
+        if (id && (uint64_t) st.st_ino != id)
+                return -ESTALE;
+        if (ret_id)
+                *ret_id = (uint64_t) st.st_ino;
+        return TAKE_FD(fd);
+}
+
+static int read_u64_at(int dir, const char *file, uint64_t *ret) {
+        _cleanup_close_ int fd = openat(dir, file, O_RDONLY | O_CLOEXEC);
+        _cleanup_free_ char *s = NULL;
+        int r;
+
+        if (fd < 0)
+                return -errno;
+        r = read_full_fd(fd, 4096, &s, NULL);
+        return r < 0 ? r : cgv_parse_limit(s, ret);
+}
+
+/* Writes v unless the file has it already (a write of the same value is not free: reclaim may run). */
+static int write_u64_at(int dir, const char *file, uint64_t v) {
+        _cleanup_close_ int fd = -1;
+        uint64_t cur;
+        char buf[32];
+        int r;
+
+        r = read_u64_at(dir, file, &cur);
+        if (r < 0 || cur == v)
+                return r;
+        fd = openat(dir, file, O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        cgv_format_limit(v, buf, sizeof(buf));
+        return write(fd, buf, strlen(buf)) < 0 ? -errno : 0;
+}
+
+static int fs_read(void *userdata, const char *path, uint64_t id, bool swap, struct ledger_values *ret,
+                   uint64_t *ret_id) {
+        struct cgroup_engine *e = userdata;
+        _cleanup_close_ int dir = pin_node(e, path, id, ret_id);
+        int r;
+
+        *ret = (struct ledger_values){};
+        if (dir < 0)
+                return dir;
+        r = read_u64_at(dir, "memory.min", &ret->min);
+        if (r >= 0)
+                r = read_u64_at(dir, "memory.low", &ret->low);
+        if (r >= 0 && swap && e->features.swap) {
+                r = read_u64_at(dir, "memory.swap.max", &ret->swap_max);
+                ret->has_swap = r >= 0;
+        }
+        return r;
+}
+
+static int fs_write(void *userdata, const char *path, uint64_t id, const struct ledger_values *v) {
+        struct cgroup_engine *e = userdata;
+        _cleanup_close_ int dir = pin_node(e, path, id, NULL);
+        int r;
+
+        if (dir < 0)
+                return dir;
+        r = write_u64_at(dir, "memory.min", v->min);
+        if (r >= 0)
+                r = write_u64_at(dir, "memory.low", v->low);
+        if (r >= 0 && v->has_swap && e->features.swap)
+                r = write_u64_at(dir, "memory.swap.max", v->swap_max);
+        return r;
+}
+
+int cgroup_protect_read(struct cgroup_engine *e, const char *path, struct cgroup_protect_result *res) {
+        _cleanup_free_ char *p = strdup(path);
+
+        *res = (struct cgroup_protect_result){ .effective_min = UNITS_MAX, .effective_low = UNITS_MAX };
+        if (!p)
+                return -ENOMEM;
+        if (cgroup_read_u64(e, path, "memory.min", &res->min) < 0 ||
+            cgroup_read_u64(e, path, "memory.low", &res->low) < 0) {
+                *res = (struct cgroup_protect_result){ .error = -ENOENT };
+                return -ENOENT;
+        }
+        /* A cgroup is protected only as far as each ancestor is. */
+        for (char *slash = p + strlen(p); slash; slash = strrchr(p, '/')) {
+                uint64_t v;
+
+                *slash = '\0';
+                if (cgroup_read_u64(e, p, "memory.min", &v) >= 0 && v < res->effective_min)
+                        res->effective_min = v;
+                if (cgroup_read_u64(e, p, "memory.low", &v) >= 0 && v < res->effective_low)
+                        res->effective_low = v;
+                if (!strchr(p, '/'))
+                        break;
+        }
+        return 0;
+}
+
+int cgroup_protect_set(struct cgroup_engine *e, const struct cgroup_protect *req, size_t n,
+                       struct cgroup_protect_result *results) {
+        const struct ledger_io io = { .key = fs_key, .read = fs_read, .write = fs_write, .userdata = e };
+        _cleanup_free_ struct ledger_request *lreq = calloc(n + 1, sizeof(*lreq));
+        _cleanup_free_ char **abs = calloc(n + 1, sizeof(char *));
+        _cleanup_free_ int *errs = calloc(n + 1, sizeof(int));
+        int r = 0;
+
+        if (!lreq || !abs || !errs)
+                return -ENOMEM;
+        for (size_t i = 0; i < n && r >= 0; i++) {
+                if (asprintf(&abs[i], "/%s", req[i].path) < 0)
+                        r = -ENOMEM;
+                else if (policy_cgroup_path_problem(abs[i]))
+                        r = -EINVAL;
+                else
+                        lreq[i] = (struct ledger_request){ abs[i], req[i].min, req[i].low, req[i].swap_deny };
+        }
+        if (r >= 0)
+                r = ledger_apply(&e->protection, lreq, n, &io, errs);
+        for (size_t i = 0; r != -ENOMEM && r != -EINVAL && results && i < n; i++)
+                if (errs[i] < 0)
+                        results[i] = (struct cgroup_protect_result){ .error = errs[i] };
+                else
+                        (void) cgroup_protect_read(e, req[i].path, &results[i]);
+        for (size_t i = 0; i < n; i++)
+                free(abs[i]);
+        return r;
+}
