@@ -143,6 +143,7 @@ run() {
 	pgb=$!
 	sleep "$BEFORE"
 	sin0=$(vmstat pswpin) oom0=$(vmstat oom_kill) psi0=$(psi_some_ms "$CGDIR/memory.pressure")
+	st0=$(cat "$CGDIR/memory.stat")
 	jlog=$(date '+%Y-%m-%d %H:%M:%S')
 	b0=$(epoch)
 	systemctl start nightly-backup.service
@@ -153,6 +154,12 @@ run() {
 	min_end=$(cat "$CGDIR/memory.min")
 	sleep "$AFTER"
 	sin1=$(vmstat pswpin) oom1=$(vmstat oom_kill)
+	# What the database itself paid (whose the swap-ins are): its refaults and major faults from the backup's
+	# start to the end of the after window, and its memory then.
+	st1=$(cat "$CGDIR/memory.stat")
+	dstat() { echo "$st0
+$st1" | awk -v k="$1" '$1 == k { v[++n] = $2 } END { print v[2] - v[1] }'; }
+	diag "run $k ($v): the database's refaults anon +$(dstat workingset_refault_anon) file +$(dstat workingset_refault_file), major faults +$(dstat pgmajfault); anon +$(($(dstat anon) / 1048576)) MiB, file +$(($(dstat file) / 1048576)) MiB"
 	kill "$pgb"
 	wait "$pgb" 2>/dev/null
 	expect_eq "run $k ($v): the backup finished" "$brc" 0
