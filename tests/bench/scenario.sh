@@ -299,9 +299,10 @@ psi1=$(for r in memory io cpu; do psi_total $APPCG/$r.pressure; done | tr "\n" "
 file1=$(hot_file) anon1=$(st "$stat1" anon)
 # grow: the part the application started using during the backup, in the page cache at its end, % of its size;
 # twoapps: the second application's file in the page cache at the backup's end, % of its size
-grow=
-[ $APP2 = 1 ] && grow="app2_kept=$(pwload resident $PW_DATA_MNT/app2.dat | awk -F'[= ]' '{ printf "%.1f", $4 ? 100 * $2 / $4 : 0 }')"
-[ $GROW -gt 0 ] && grow="grow_kept=$(pwload resident $PW_DATA_MNT/grow.dat | awk -F'[= ]' '{ printf "%.1f", $4 ? 100 * $2 / $4 : 0 }')"
+kept_pct() { pwload resident "$1" | awk -F'[= ]' '{ printf "%.1f", $4 ? 100 * $2 / $4 : 0 }'; } # FILE's pages cached, %
+extra=
+[ $APP2 = 1 ] && extra="app2_kept=$(kept_pct $PW_DATA_MNT/app2.dat)"
+[ $GROW -gt 0 ] && extra="grow_kept=$(kept_pct $PW_DATA_MNT/grow.dat)"
 swap1=$(cat $APPCG/memory.swap.current)
 # After: whole seconds 2-11 (the first second is the switch, partly still the backup's).
 echo "busy settle" >/tmp/mode
@@ -384,4 +385,4 @@ echo "result label=${BENCH_LABEL:-$PW_KERNEL} kernel=$PW_KERNEL mglru=$MGLRU wor
 	"swapped_mib=$(awk -v a="$swap0" -v b="$swap1" 'BEGIN { printf "%.1f", (b - a) / 1048576 }')" \
 	"majflt_after=$((maj2 - maj1)) ops_before=$before ops_before_mode=$before_mode" \
 	"during_mean=$during_mean during_worst=$during_worst during_windows=$during_windows after_mean=$after_mean recover_s=$recover $gov" \
-	"$lat $psi $refaults $resident_min $grow"
+	"$lat $psi $refaults $resident_min $extra"
