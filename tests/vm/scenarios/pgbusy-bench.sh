@@ -52,6 +52,39 @@ epoch() { date +%s.%N; }
 vmstat() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
 # psi_some_ms FILE: a pressure file's "some" total, in ms
 psi_some_ms() { awk '$1 == "some" { split($5, a, "="); printf "%d", a[2] / 1000 }' "$1" 2>/dev/null || echo 0; }
+# trace: a line a second until killed, in $OUT/trace: the epoch, /proc/stat's
+# CPU jiffies (busy, iowait, all), the CPU time (us) and memory of the
+# database, the backup (system.slice's unit without pagewarden,
+# pagewarden.slice with it), this scenario (pgbench's client) and the daemon,
+# swap and reclaim counters, dirty and writeback pages, and the database's
+# PSI totals.  One grep and one awk a second, alike in both variants.
+trace() {
+	off=$(awk -v e="$(epoch)" '{ printf "%.3f", e - $1 }' /proc/uptime)
+	sc=$CG/system.slice/pw-scenario.service bk=$CG/system.slice/nightly-backup.service
+	pw=$CG/system.slice/pagewarden.service pws=$CG/pagewarden.slice
+	while :; do
+		grep -sH '' /proc/uptime /proc/stat /proc/vmstat $CGDIR/cpu.stat $CGDIR/memory.current \
+			$CGDIR/cpu.pressure $CGDIR/memory.pressure $CGDIR/io.pressure $bk/cpu.stat $bk/memory.current \
+			$pws/cpu.stat $pws/memory.current $sc/cpu.stat $sc/memory.current $pw/cpu.stat |
+			awk -v off="$off" -v pg="$CGDIR" -v sc="$sc" -v pw="$pw" '
+			{ i = index($0, ":"); f = substr($0, 1, i - 1); n = split(substr($0, i + 1), a, " ") }
+			f == "/proc/uptime" { t = a[1] + off }
+			f == "/proc/stat" && a[1] == "cpu" { for (j = 2; j <= n; j++) all += a[j]; idle = a[5]; iow = a[6] }
+			f == "/proc/vmstat" { v[a[1]] = a[2] }
+			f ~ /cpu.stat$/ && a[1] == "usage_usec" { d = substr(f, 1, length(f) - 9)
+				k = d == pg ? "pg" : d == sc ? "cl" : d == pw ? "pw" : "bk"; us[k] += a[2] }
+			f ~ /memory.current$/ { d = substr(f, 1, length(f) - 15)
+				k = d == pg ? "pg" : d == sc ? "cl" : "bk"; mem[k] += a[1] }
+			f ~ /pressure$/ && a[1] == "some" { split(a[5], b, "="); k = f; sub(/.*\//, "", k); sub(/\..*/, "", k); psi[k] = b[2] }
+			END { printf "t=%.2f busy=%d iow=%d all=%d pg_us=%d bk_us=%d cl_us=%d pw_us=%d", t, all - idle - iow, iow, all,
+				us["pg"], us["bk"], us["cl"], us["pw"]
+			      printf " pswpin=%d pswpout=%d majflt=%d scan=%d dirty=%d wb=%d pg_mem=%d bk_mem=%d cl_mem=%d", v["pswpin"],
+				v["pswpout"], v["pgmajfault"], v["pgscan_kswapd"] + v["pgscan_direct"], v["nr_dirty"],
+				v["nr_writeback"], mem["pg"], mem["bk"], mem["cl"]
+			      printf " psi_cpu=%d psi_mem=%d psi_io=%d\n", psi["cpu"], psi["memory"], psi["io"] }'
+		sleep 1
+	done >"$OUT/trace"
+}
 # kept: the accounts table and its index in the page cache, % (mincore of every segment)
 kept() {
 	for f in $(ls "$PGDATA/$REL" "$PGDATA/$REL".* "$PGDATA/$IDX" "$PGDATA/$IDX".* 2>/dev/null); do
@@ -139,6 +172,8 @@ run() {
 	psql -qAt -c "SELECT pg_prewarm('pgbench_accounts_pkey', 'buffer'), pg_prewarm('pgbench_accounts', 'buffer')" bench >/dev/null
 	kept0=$(kept)
 	rm -f $OUT/pgb.*
+	trace &
+	tr=$!
 	pgbench -S -n -c "$CLIENTS" -j 1 -T 3000 -l --log-prefix=$OUT/pgb bench >$OUT/pgbench.log 2>&1 &
 	pgb=$!
 	sleep "$BEFORE"
@@ -160,8 +195,8 @@ run() {
 	dstat() { echo "$st0
 $st1" | awk -v k="$1" '$1 == k { v[++n] = $2 } END { print v[2] - v[1] }'; }
 	diag "run $k ($v): the database's refaults anon +$(dstat workingset_refault_anon) file +$(dstat workingset_refault_file), major faults +$(dstat pgmajfault); anon +$(($(dstat anon) / 1048576)) MiB, file +$(($(dstat file) / 1048576)) MiB"
-	kill "$pgb"
-	wait "$pgb" 2>/dev/null
+	kill "$pgb" "$tr"
+	wait "$pgb" "$tr" 2>/dev/null
 	expect_eq "run $k ($v): the backup finished" "$brc" 0
 	check "run $k ($v): pgbench ran throughout" test -s "$(ls $OUT/pgb.* | head -1)"
 	acts=0
@@ -195,6 +230,47 @@ $st1" | awk -v k="$1" '$1 == k { v[++n] = $2 } END { print v[2] - v[1] }'; }
 			}
 			printf "rate %.1f %.1f %.1f %s\n", base, 100 * nd / (b1 - b0) / base, 100 * sa / 10 / base, rec < 0 ? ">" (after - 5) : rec
 		}' >$OUT/phases
+	# Where the time went: the trace's deltas per phase (before: the same window as the rate; after: seconds
+	# 2-12), then second by second from 4 s before the backup's end to 20 s after.  CPU in % of all vCPUs;
+	# pages a second; PSI in ms a second; tps from pgbench's log over the same interval.
+	cat $OUT/pgb.* | awk '{ print "x", $5 + $6 / 1e6 }' | cat - $OUT/trace | awk -v b0="$b0" -v b1="$b1" \
+		-v before="$BEFORE" -v run="run $k ($v)" '
+		$1 == "x" { x[int($2 * 10)]++; next }
+		{ for (i = 1; i <= NF; i++) { split($i, kv, "="); c[kv[1]] = kv[2] } }
+		c["t"] - p["t"] > 0.5 && p["t"] > 0 {
+			t = c["t"]; dt = t - p["t"]; tx = 0
+			for (b = int(p["t"] * 10) + 1; b <= int(t * 10); b++) tx += x[b]
+			mid = (t + p["t"]) / 2
+			ph = mid >= b0 - before + 5 && mid < b0 ? "before" : mid >= b0 && mid < b1 ? "during" : \
+				mid >= b1 + 2 && mid < b1 + 12 ? "after" : ""
+			d["tps"] = tx / dt
+			all = c["all"] - p["all"]
+			d["busy"] = all ? 100 * (c["busy"] - p["busy"]) / all : 0
+			d["iow"] = all ? 100 * (c["iow"] - p["iow"]) / all : 0
+			split("pg bk cl pw", w, " ")
+			for (i in w) d[w[i]] = (c[w[i] "_us"] - p[w[i] "_us"]) / 1e4 / dt / 2
+			split("pswpin pswpout majflt scan", w, " ")
+			for (i in w) d[w[i]] = (c[w[i]] - p[w[i]]) / dt
+			split("psi_cpu psi_mem psi_io", w, " ")
+			for (i in w) d[w[i]] = (c[w[i]] - p[w[i]]) / 1000 / dt
+			d["dirty"] = c["dirty"] / 256; d["wb"] = c["wb"] / 256
+			d["pg_mem"] = c["pg_mem"] / 1048576; d["bk_mem"] = c["bk_mem"] / 1048576; d["cl_mem"] = c["cl_mem"] / 1048576
+			if (ph != "") { ns[ph]++; for (f in d) sum[ph, f] += d[f] }
+			if (t - b1 >= -4 && t - b1 <= 20) { line[++nl] = sprintf("%+5.1f", t - b1); for (f in d) val[nl, f] = d[f] }
+		}
+		{ for (f in c) p[f] = c[f] }
+		function get(f, kind, k) { return kind == "mean" ? (ns[k] ? sum[k, f] / ns[k] : 0) : val[k, f] }
+		function row(lbl, kind, k) {
+			return sprintf("%s tps %4.0f cpu%% busy %3.0f pg %3.0f bk %3.0f cl %3.0f pw %2.0f iow %3.0f | swpin %4.0f swpout %4.0f majflt %4.0f scan %5.0f dirty %4.0fM wb %3.0fM | mem pg %3.0fM bk %3.0fM cl %2.0fM | pg psi ms cpu %3.0f mem %3.0f io %3.0f",
+				lbl, get("tps", kind, k), get("busy", kind, k), get("pg", kind, k), get("bk", kind, k), get("cl", kind, k), get("pw", kind, k), get("iow", kind, k), get("pswpin", kind, k),
+				get("pswpout", kind, k), get("majflt", kind, k), get("scan", kind, k), get("dirty", kind, k), get("wb", kind, k), get("pg_mem", kind, k), get("bk_mem", kind, k),
+				get("cl_mem", kind, k), get("psi_cpu", kind, k), get("psi_mem", kind, k), get("psi_io", kind, k))
+		}
+		END {
+			for (q = 1; q <= 3; q++) { ph = q == 1 ? "before" : q == 2 ? "during" : "after"
+				printf "# %s %-6s%s\n", run, ph, row("", "mean", ph) }
+			for (i = 1; i <= nl; i++) printf "# %s %s\n", run, row(line[i], "at", i)
+		}'
 	rates=$(sed -n 's/^rate //p' $OUT/phases)
 	pct() { awk -v p="$1" -v ph="$2" '$1 == ph { print $2 }' $OUT/phases | sort -n | awk -v p="$1" '{ a[NR] = $1 } END { i = int(NR * p); if (i < 1) i = 1; printf "%.1f", a[i] }'; }
 	line=$(printf 'run=%s variant=%s backup_s=%.1f tps_before=%s during_pct=%s after_pct=%s recover_s=%s p50_before_ms=%s p99_before_ms=%s p50_during_ms=%s p99_during_ms=%s p50_after_ms=%s p99_after_ms=%s kept_start_pct=%s kept_end_pct=%s stall_ms=%s swapins=%s oom=%s min_before=%s min_during=%s actions=%s' \
