@@ -6,9 +6,21 @@ CG=/sys/fs/cgroup
 echo "# pw-vm: scenario started at guest uptime $(cut -d' ' -f1 /proc/uptime) s"
 T_N=0
 T_FAILED=0
+# Where a scenario's time goes (CI has a time budget): the guest uptime in
+# centiseconds at each test, and the gaps before each, for done_testing's
+# summary (t_mark end: the gap after the last test).  Builtins only: no fork
+# per test.
+t_mark() {
+	read -r _up _ </proc/uptime
+	_c=${_up%.*}${_up#*.}
+	[ -z "${T_LAST:-}" ] || T_GAPS="${T_GAPS:-}$((_c - T_LAST)) ${1:-$T_N}
+"
+	T_LAST=$_c
+}
+t_mark
 
-ok() { T_N=$((T_N + 1)); echo "ok $T_N - $*"; }
-not_ok() { T_N=$((T_N + 1)); T_FAILED=$((T_FAILED + 1)); echo "not ok $T_N - $*"; }
+ok() { T_N=$((T_N + 1)); t_mark; echo "ok $T_N - $*"; }
+not_ok() { T_N=$((T_N + 1)); T_FAILED=$((T_FAILED + 1)); t_mark; echo "not ok $T_N - $*"; }
 diag() { echo "# $*"; }
 # check DESCRIPTION COMMAND...
 check() {
@@ -40,6 +52,11 @@ keyed() { awk -v k="$2" '$1 == k { print $2 }' "$1"; }
 # kv TEXT KEY: the value of key=value in a line of text
 kv() { echo "$1" | tr ' ' '\n' | awk -F= -v k="$2" '$1 == k { print $2; exit }'; }
 done_testing() {
+	t_mark end
+	printf '%s' "${T_GAPS:-}" | sort -rn | head -n 5 | awk -v all="${T_GAPS:-}" '
+		BEGIN { n = split(all, l, "\n"); for (i = 1; i <= n; i++) { split(l[i], f, " "); s += f[1] } }
+		{ w = w sprintf("%s%.1f s before %s", NR > 1 ? ", " : "", $1 / 100, $2 == "end" ? "the end" : "test " $2) }
+		END { printf "# time: %.1f s from the scenario'"'"'s start to its end; the longest: %s\n", s / 100, w }'
 	echo "1..$T_N"
 	[ "$T_FAILED" -eq 0 ]
 }
