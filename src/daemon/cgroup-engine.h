@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * Internal to the cgroup engine (cgroup.c, cgroup-protect.c): its state,
+ * Internal to the cgroup engine (cgroup.c, cgroup-slots.c, cgroup-protect.c): its state,
  * and what its files share.  The rest of the daemon sees cgroup.h.
  */
 
@@ -20,3 +20,13 @@ struct cgroup_engine {
 char *cgroup_abs_path(const struct cgroup_engine *e, const char *path, const char *file);
 /* The protection ledger, its originals kept in state_dir (NULL: in memory). */
 int cgroup_protect_init(struct cgroup_engine *e, const char *state_dir);
+/* Writes a limit ("max" for UNITS_MAX). */
+int engine_write_u64(struct cgroup_engine *e, const char *path, const char *file, uint64_t v);
+/* Creates path (and missing parents) with the controllers, through libcgroup; 0 if it exists. */
+int engine_mkdir(const char *path, const char *const *controllers, size_t n);
+/* Removes an empty cgroup. */
+int engine_rmdir(const char *path);
+/* cgroup.events' populated. */
+int engine_populated(struct cgroup_engine *e, const char *path, bool *ret);
+/* root/class, or NULL for a name that is not a policy name (or out of memory). */
+char *engine_class_path(const struct cgroup_engine *e, const char *class);
