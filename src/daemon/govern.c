@@ -198,7 +198,15 @@ static void apply_actions(struct govern *g, const struct governor_action *a, siz
                 }                                               \
         } while (0)
 
-/* Each class's jobs and usage, and what the running jobs did (their cgroups' counters summed). */
+static struct governor_class *class_find(struct govern *g, const char *name) {
+        for (size_t i = 0; i < g->gov.n_classes; i++)
+                if (streq(g->gov.classes[i].name, name))
+                        return &g->gov.classes[i];
+        return NULL;
+}
+
+/* Each class's jobs and usage, and what the running jobs did (their cgroups' counters summed): a read per class
+ * with jobs and per unit placed by rule, whatever the number of jobs. */
 static void update_class_readings(struct govern *g, uint64_t now) {
         struct govern_jobs_refs *jr = &g->jobs_refs;
 
@@ -215,11 +223,17 @@ static void update_class_readings(struct govern *g, uint64_t now) {
                 path = g->backend->ops->class_path(g->backend, c->name);
                 if (path)
                         (void) pressure_jobs_add(g->backend->engine, path, &jr->now);
-                /* Units placed by rule are outside the class's cgroup. */
-                for (struct job *j = g->jobs->list; j; j = j->next)
-                        if (j->unit && streq(j->class, c->name))
-                                (void) pressure_jobs_add(g->backend->engine, j->path, &jr->now);
                 c->memory_current = jr->now.current - before;
+        }
+        /* Units placed by rule are outside their class's cgroup. */
+        for (struct job *j = g->jobs->list; j; j = j->next) {
+                struct governor_class *c = j->unit ? class_find(g, j->class) : NULL;
+                uint64_t before = jr->now.current;
+
+                if (!c)
+                        continue;
+                (void) pressure_jobs_add(g->backend->engine, j->path, &jr->now);
+                c->memory_current += jr->now.current - before;
         }
         REF_ROTATE(jr->ref, jr->ref_usec, jr->now, now, g->gov.window_usec);
 }

@@ -371,12 +371,41 @@ struct job *jobs_find_id(const struct jobs *js, uint64_t id) {
         return NULL;
 }
 
-unsigned jobs_in_class(const struct jobs *js, const char *class) {
-        unsigned n = 0;
+static struct jobs_class_count *count_find(const struct jobs *js, const char *class) {
+        for (size_t i = 0; i < js->n_counts; i++)
+                if (streq(js->counts[i].class, class))
+                        return &js->counts[i];
+        return NULL;
+}
 
-        for (struct job *j = js->list; j; j = j->next)
-                n += streq(j->class, class);
-        return n;
+/* One job more in class; -ENOMEM only for a class that had none. */
+static int count_up(struct jobs *js, const char *class) {
+        struct jobs_class_count *c = count_find(js, class);
+
+        if (!c) {
+                if (GROW(js->counts, js->counts_allocated, js->n_counts + 1) < 0)
+                        return -ENOMEM;
+                c = &js->counts[js->n_counts++];
+                *c = (struct jobs_class_count){};
+                snprintf(c->class, sizeof(c->class), "%s", class);
+        }
+        c->n++;
+        return 0;
+}
+
+/* One job less; a class left with none leaves the table (the last entry takes its place). */
+static void count_down(struct jobs *js, const char *class) {
+        struct jobs_class_count *c = count_find(js, class);
+
+        assert(c && c->n > 0);
+        if (--c->n == 0)
+                *c = js->counts[--js->n_counts];
+}
+
+unsigned jobs_in_class(const struct jobs *js, const char *class) {
+        const struct jobs_class_count *c = count_find(js, class);
+
+        return c ? c->n : 0;
 }
 
 static struct job *job_free(struct job *j) {
@@ -401,6 +430,7 @@ static void job_end(struct jobs *js, struct job *j) {
                 if (*p == j) {
                         *p = j->next;
                         js->n--;
+                        count_down(js, j->class);
                         break;
                 }
         class_io_changed(js, j, false);
@@ -491,6 +521,8 @@ void jobs_done(struct jobs *js) {
                 job_free(j);
         }
         js->n = 0;
+        js->counts = mfree(js->counts);
+        js->n_counts = js->counts_allocated = 0;
 }
 
 static void release_done(void *userdata, const struct worker_task *t);
@@ -704,6 +736,8 @@ static int job_add(struct jobs *js, const struct cgroup_job_label *label, const 
         if (js->report.class_actions)
                 js->report.class_actions(js->userdata, j->class, &j->governor);
         r = j->path && (j->unit || !unit) ? watch(js, j) : -ENOMEM;
+        if (r >= 0)
+                r = count_up(js, j->class);
         if (r < 0) {
                 job_free(j);
                 return r;

@@ -82,6 +82,11 @@ struct jobs_report {
         json_object *(*governor_beliefs)(void *userdata, const char *class);
 };
 
+struct jobs_class_count {
+        char class[POLICY_NAME_MAX + 1];
+        unsigned n;
+};
+
 struct jobs {
         sd_event *event;
         struct backend *backend;
@@ -90,6 +95,9 @@ struct jobs {
         void *userdata;
         struct job *list;
         unsigned n;
+        /* Jobs per class, kept as jobs come and go (the governor asks every tick): classes with jobs only. */
+        struct jobs_class_count *counts;
+        size_t n_counts, counts_allocated;
         struct job_placing *placings;     /* under way */
         struct job_attaching *attachings; /* processes on their way into jobs */
         uint64_t next_id;

@@ -298,12 +298,15 @@ START_TEST(test_jobs_class_io) {
         ck_assert_int_eq(jobs_place_async(&js, &class, NULL, "dump", 0, "run", 4243, -1, on_placed, &b), 0);
         s.done(s.done_userdata, 0, SLICE "/pagewarden-backup-2.scope");
         ck_assert_uint_eq(js.n, 2);
+        ck_assert_uint_eq(jobs_in_class(&js, "backup"), 2);
+        ck_assert_uint_eq(jobs_in_class(&js, "batch"), 0);
         run_for(event, 1100);
 
         /* The second ends while the first runs: its I/O is not known. */
         ck_assert_int_eq(unlink(events_b), 0);
         run_for(event, 50);
         report = report_of(&log, b.id);
+        ck_assert_uint_eq(jobs_in_class(&js, "backup"), 1);
         ck_assert_msg(report && strstr(report,
                                        "not measured: peak memory, I/O (counted at its class, shared with "
                                        "another job), memory.high events, stalls"),
@@ -331,6 +334,8 @@ START_TEST(test_jobs_class_io) {
                               strstr(report, "read 3 MiB, wrote 0 B (counted at its class, where it ran alone);"),
                       "%s", strempty(report));
         ck_assert_uint_eq(js.n, 0);
+        ck_assert_uint_eq(jobs_in_class(&js, "backup"), 0);
+        ck_assert_uint_eq(js.n_counts, 0);
 #undef SLICE
 
         jobs_done(&js);
