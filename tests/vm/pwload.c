@@ -33,6 +33,10 @@
  *   pwload tree-read DIR           read every file tree-write wrote under DIR, one after another
  *   pwload resident FILE           print "resident_kib=R size_kib=S": FILE's pages in the page cache
  *                                  (mincore), whoever they are charged to
+ *   pwload sample MS FILE...       every MS milliseconds until killed: "T EPOCH" (seconds, to the
+ *                                  microsecond), then every line of each FILE that can be read, as
+ *                                  "FILE:LINE" (grep -H's form): a trace of /proc and cgroup counters
+ *                                  at the cost of a few system calls, not a fork per sample
  *   pwload rename COUNT             rename this process (PR_SET_NAME) COUNT times: a proc connector
  *                                  event each, with no fork, so a flood at system-call speed;
  *                                  print "renames=N seconds=S"
@@ -354,6 +358,35 @@ static int tree_cmd(bool write_it, const char *dir, long mib, long kib, void *ch
         return report(total, start);
 }
 
+static int sample_cmd(int argc, char *argv[]) {
+        long ms = atol(argv[2]);
+        struct timespec every = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+        char line[4096];
+
+        if (ms <= 0) {
+                fprintf(stderr, "sample: MS must be a positive number of milliseconds\n");
+                return 2;
+        }
+        for (;;) {
+                struct timespec t;
+
+                clock_gettime(CLOCK_REALTIME, &t);
+                printf("T %lld.%06ld\n", (long long) t.tv_sec, t.tv_nsec / 1000);
+                for (int i = 3; i < argc; i++) {
+                        FILE *f = fopen(argv[i], "re");
+
+                        if (!f)
+                                continue; /* not there (yet, or any more) */
+                        while (fgets(line, sizeof(line), f))
+                                printf("%s:%s%s", argv[i], line, strchr(line, '\n') ? "" : "\n");
+                        fclose(f);
+                }
+                if (fflush(stdout) != 0)
+                        return 1;
+                nanosleep(&every, NULL);
+        }
+}
+
 static int resident_cmd(const char *file) {
         struct stat st;
         size_t pages, resident = 0;
@@ -441,6 +474,8 @@ int main(int argc, char *argv[]) {
         }
         if (strcmp(argv[1], "resident") == 0)
                 return resident_cmd(argv[2]);
+        if (strcmp(argv[1], "sample") == 0)
+                return sample_cmd(argc, argv);
         if (strcmp(argv[1], "escape") == 0)
                 return escape_cmd(argv[2]);
         if (strcmp(argv[1], "churn") == 0) {

@@ -52,38 +52,45 @@ epoch() { date +%s.%N; }
 vmstat() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
 # psi_some_ms FILE: a pressure file's "some" total, in ms
 psi_some_ms() { awk '$1 == "some" { split($5, a, "="); printf "%d", a[2] / 1000 }' "$1" 2>/dev/null || echo 0; }
-# trace: a line a second until killed, in $OUT/trace: the epoch, /proc/stat's
-# CPU jiffies (busy, iowait, all), the CPU time (us) and memory of the
-# database, the backup (system.slice's unit without pagewarden,
-# pagewarden.slice with it), this scenario (pgbench's client) and the daemon,
-# swap and reclaim counters, dirty and writeback pages, and the database's
-# PSI totals.  One grep and one awk a second, alike in both variants.
+# trace: until killed, in $OUT/trace, once a second (pwload sample: a few
+# system calls a sample, no fork): /proc/stat, /proc/vmstat, and the CPU
+# time, memory and PSI of the database, the backup (system.slice's unit
+# without pagewarden, pagewarden.slice with it), this scenario (pgbench's
+# client) and the daemon.  Alike in both variants.
 trace() {
-	off=$(awk -v e="$(epoch)" '{ printf "%.3f", e - $1 }' /proc/uptime)
 	sc=$CG/system.slice/pw-scenario.service bk=$CG/system.slice/nightly-backup.service
 	pw=$CG/system.slice/pagewarden.service pws=$CG/pagewarden.slice
-	while :; do
-		grep -sH '' /proc/uptime /proc/stat /proc/vmstat $CGDIR/cpu.stat $CGDIR/memory.current \
-			$CGDIR/cpu.pressure $CGDIR/memory.pressure $CGDIR/io.pressure $bk/cpu.stat $bk/memory.current \
-			$pws/cpu.stat $pws/memory.current $sc/cpu.stat $sc/memory.current $pw/cpu.stat |
-			awk -v off="$off" -v pg="$CGDIR" -v sc="$sc" -v pw="$pw" '
-			{ i = index($0, ":"); f = substr($0, 1, i - 1); n = split(substr($0, i + 1), a, " ") }
-			f == "/proc/uptime" { t = a[1] + off }
-			f == "/proc/stat" && a[1] == "cpu" { for (j = 2; j <= n; j++) all += a[j]; idle = a[5]; iow = a[6] }
-			f == "/proc/vmstat" { v[a[1]] = a[2] }
-			f ~ /cpu.stat$/ && a[1] == "usage_usec" { d = substr(f, 1, length(f) - 9)
-				k = d == pg ? "pg" : d == sc ? "cl" : d == pw ? "pw" : "bk"; us[k] += a[2] }
-			f ~ /memory.current$/ { d = substr(f, 1, length(f) - 15)
-				k = d == pg ? "pg" : d == sc ? "cl" : "bk"; mem[k] += a[1] }
-			f ~ /pressure$/ && a[1] == "some" { split(a[5], b, "="); k = f; sub(/.*\//, "", k); sub(/\..*/, "", k); psi[k] = b[2] }
-			END { printf "t=%.2f busy=%d iow=%d all=%d pg_us=%d bk_us=%d cl_us=%d pw_us=%d", t, all - idle - iow, iow, all,
-				us["pg"], us["bk"], us["cl"], us["pw"]
-			      printf " pswpin=%d pswpout=%d majflt=%d scan=%d dirty=%d wb=%d pg_mem=%d bk_mem=%d cl_mem=%d", v["pswpin"],
+	exec pwload sample 1000 /proc/stat /proc/vmstat $CGDIR/cpu.stat $CGDIR/memory.current \
+		$CGDIR/cpu.pressure $CGDIR/memory.pressure $CGDIR/io.pressure $bk/cpu.stat $bk/memory.current \
+		$pws/cpu.stat $pws/memory.current $sc/cpu.stat $sc/memory.current $pw/cpu.stat >"$OUT/trace"
+}
+# records: the trace's samples, a line each of key=value: t (epoch), /proc/stat's
+# CPU jiffies (busy, iowait, all), CPU us per cgroup (bk1: the unit in
+# system.slice, bk2: pagewarden.slice), vmstat counters, memory, PSI totals
+# (%.0f: mawk's %d stops at 2^31).
+records() {
+	awk -v pg="$CGDIR" -v sc="$CG/system.slice/pw-scenario.service" -v pw="$CG/system.slice/pagewarden.service" \
+		-v bk1="$CG/system.slice/nightly-backup.service" '
+		function flush() {
+			if (t == "") return
+			printf "t=%s busy=%.0f iow=%.0f all=%.0f pg_us=%.0f bk1_us=%.0f bk2_us=%.0f cl_us=%.0f pw_us=%.0f", t, all - idle - iow, iow, all,
+				us["pg"], us["bk1"], us["bk2"], us["cl"], us["pw"]
+			printf " pswpin=%.0f pswpout=%.0f majflt=%.0f scan=%.0f dirty=%.0f wb=%.0f pg_mem=%.0f bk_mem=%.0f cl_mem=%.0f", v["pswpin"],
 				v["pswpout"], v["pgmajfault"], v["pgscan_kswapd"] + v["pgscan_direct"], v["nr_dirty"],
 				v["nr_writeback"], mem["pg"], mem["bk"], mem["cl"]
-			      printf " psi_cpu=%d psi_mem=%d psi_io=%d\n", psi["cpu"], psi["memory"], psi["io"] }'
-		sleep 1
-	done >"$OUT/trace"
+			printf " psi_cpu=%.0f psi_mem=%.0f psi_io=%.0f\n", psi["cpu"], psi["memory"], psi["io"]
+			split("", us); split("", mem); split("", psi); split("", v); all = idle = iow = 0
+		}
+		$1 == "T" { flush(); t = $2; next }
+		{ i = index($0, ":"); f = substr($0, 1, i - 1); n = split(substr($0, i + 1), a, " ") }
+		f == "/proc/stat" && a[1] == "cpu" { for (j = 2; j <= n; j++) all += a[j]; idle = a[5]; iow = a[6] }
+		f == "/proc/vmstat" { v[a[1]] = a[2] }
+		f ~ /cpu.stat$/ && a[1] == "usage_usec" { d = substr(f, 1, length(f) - 9)
+			k = d == pg ? "pg" : d == sc ? "cl" : d == pw ? "pw" : d == bk1 ? "bk1" : "bk2"; us[k] = a[2] }
+		f ~ /memory.current$/ { d = substr(f, 1, length(f) - 15)
+			k = d == pg ? "pg" : d == sc ? "cl" : "bk"; mem[k] += a[1] }
+		f ~ /pressure$/ && a[1] == "some" { split(a[5], b, "="); k = f; sub(/.*\//, "", k); sub(/\..*/, "", k); psi[k] = b[2] }
+		END { flush() }' "$OUT/trace"
 }
 # kept: the accounts table and its index in the page cache, % (mincore of every segment)
 kept() {
@@ -233,13 +240,14 @@ $st1" | awk -v k="$1" '$1 == k { v[++n] = $2 } END { print v[2] - v[1] }'; }
 	# Where the time went: the trace's deltas per phase (before: the same window as the rate; after: seconds
 	# 2-12), then second by second from 4 s before the backup's end to 20 s after.  CPU in % of all vCPUs;
 	# pages a second; PSI in ms a second; tps from pgbench's log over the same interval.
-	cat $OUT/pgb.* | awk '{ print "x", $5 + $6 / 1e6 }' | cat - $OUT/trace | awk -v b0="$b0" -v b1="$b1" \
-		-v before="$BEFORE" -v run="run $k ($v)" '
-		$1 == "x" { x[int($2 * 10)]++; next }
+	{ cat $OUT/pgb.* | awk '{ printf "x %d.%06d\n", $5, $6 }'; records; } | awk -v b0="$b0" -v b1="$b1" \
+		-v before="$BEFORE" -v ncpu="$(nproc)" -v run="run $k ($v)" '
+		BEGIN { base = b0 - 10000 } # tenths of a second from base: small integers (mawk names big ones %.6g)
+		$1 == "x" { x[int(($2 - base) * 10)]++; next }
 		{ for (i = 1; i <= NF; i++) { split($i, kv, "="); c[kv[1]] = kv[2] } }
 		c["t"] - p["t"] > 0.5 && p["t"] > 0 {
 			t = c["t"]; dt = t - p["t"]; tx = 0
-			for (b = int(p["t"] * 10) + 1; b <= int(t * 10); b++) tx += x[b]
+			for (b = int((p["t"] - base) * 10) + 1; b <= int((t - base) * 10); b++) tx += x[b]
 			mid = (t + p["t"]) / 2
 			ph = mid >= b0 - before + 5 && mid < b0 ? "before" : mid >= b0 && mid < b1 ? "during" : \
 				mid >= b1 + 2 && mid < b1 + 12 ? "after" : ""
@@ -247,8 +255,10 @@ $st1" | awk -v k="$1" '$1 == k { v[++n] = $2 } END { print v[2] - v[1] }'; }
 			all = c["all"] - p["all"]
 			d["busy"] = all ? 100 * (c["busy"] - p["busy"]) / all : 0
 			d["iow"] = all ? 100 * (c["iow"] - p["iow"]) / all : 0
-			split("pg bk cl pw", w, " ")
-			for (i in w) d[w[i]] = (c[w[i] "_us"] - p[w[i] "_us"]) / 1e4 / dt / 2
+			# a cgroup that went (the backup unit moved into pagewarden.slice) reads 0: no negative time
+			split("pg bk1 bk2 cl pw", w, " ")
+			for (i in w) { u = c[w[i] "_us"] - p[w[i] "_us"]; d[w[i]] = u > 0 ? u / 1e4 / dt / ncpu : 0 }
+			d["bk"] = d["bk1"] + d["bk2"]; delete d["bk1"]; delete d["bk2"]
 			split("pswpin pswpout majflt scan", w, " ")
 			for (i in w) d[w[i]] = (c[w[i]] - p[w[i]]) / dt
 			split("psi_cpu psi_mem psi_io", w, " ")
