@@ -291,7 +291,9 @@ int cgroup_job_release(struct cgroup_engine *e, const char *path, struct cgroup_
         r = scan_class_slots(e, cpath, path, NULL, &n_idle, NULL);
         if (r < 0)
                 return r;
-        if (n_idle >= e->idle_slots) {
+        /* Beyond the idle pool a slot goes, unless pages are still charged to it (dirty ones under writeback
+         * when reclaim gave up): removed, it would linger as a dying memcg; kept, the next job reuses it. */
+        if (n_idle >= e->idle_slots && rel.after <= RECLAIM_DONE_BYTES) {
                 r = engine_rmdir(path);
                 if (r < 0)
                         return r;

@@ -117,7 +117,7 @@ int cgroup_job_attach(struct cgroup_engine *e, const char *path, pid_t pid);
 
 struct cgroup_release {
         uint64_t before, after; /* memory.current before and after reclaim */
-        bool removed;           /* rmdir'ed (the pool of idle slots was full) */
+        bool removed;           /* rmdir'ed (the pool of idle slots was full, and nothing was left charged) */
 };
 /*
  * After the job's last process exited: reclaims what is still charged to the
