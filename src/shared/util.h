@@ -99,12 +99,12 @@ static inline bool endswith(const char *s, const char *suffix) {
         return ls >= lx && memcmp(s + ls - lx, suffix, lx) == 0;
 }
 
-/* The clock's time in microseconds (CLOCK_MONOTONIC or CLOCK_REALTIME). */
 /* end - start of a counter, 0 if it went back (a cgroup made again counts from 0). */
 static inline uint64_t counter_since(uint64_t end, uint64_t start) {
         return end >= start ? end - start : 0;
 }
 
+/* The clock's time in microseconds (CLOCK_MONOTONIC or CLOCK_REALTIME). */
 static inline uint64_t now_usec(clockid_t clock) {
         struct timespec ts;
 
