@@ -32,11 +32,18 @@ expect_eq "it has 20 classes" "$(pagewardenctl status --json | jq '.classes | le
 i=0
 c0=$(awk '{ print $14 + $15 }' /proc/$DAEMON/stat)
 t0=$(uptime_ms)
+step=$((JOBS / 10))
 while [ $i -lt "$JOBS" ]; do
 	i=$((i + 1))
 	sleep 100000 &
 	echo $! >>/tmp/sleepers
 	pagewardenctl move --job class$((i % 20 + 1)) --name "s$i" $! >/dev/null || diag "move $i failed"
+	# Each tenth of the moves apart, with the daemon's CPU: what grows with the jobs already there.
+	if [ "$step" -gt 0 ] && [ $((i % step)) -eq 0 ]; then
+		tn=$(uptime_ms) cn=$(awk '{ print $14 + $15 }' /proc/$DAEMON/stat)
+		diag "moves $((i - step + 1))-$i: $(((tn - ${tp:-$t0}) / step)) ms each, the daemon's CPU $(((cn - ${cp:-$c0}) * 10 / step)) ms each"
+		tp=$tn cp=$cn
+	fi
 done
 t1=$(uptime_ms)
 json=$(pagewardenctl status --json)
