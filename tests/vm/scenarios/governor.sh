@@ -153,15 +153,19 @@ run_case() { # run_case busy|idle off|on
 	file1=$(keyed $APPCG/memory.stat file)
 	swap1=$(cat $APPCG/memory.swap.current)
 	echo busy >/tmp/mode
-	sleep 6
-	l2=$(lines)
-	after=$(avg_ops $((l1 + 1)) $((l1 + 5)))
+	# The first 5 s after an idle backup are the "slow next morning" figure; after a busy one they add
+	# nothing that is asserted.
+	after=0
+	if [ "$mode" = idle ]; then
+		sleep 6
+		after=$(avg_ops $((l1 + 1)) $((l1 + 5)))
+	fi
 	rm -f "$PW_DATA_MNT/big.dat"
 	[ -n "${DEBUG:-}" ] && sed -n "1,$((l0 + 2))p" /tmp/app.log | sed "s/^/# app: /"
 	KEPT=$((file1 * 100 / file0))
 	SWAPPED=$(((swap1 - swap0) * 100 / anon0))
 	if [ "$mode" = busy ]; then dpct=$((during * 100 / (before ? before : 1)))%; else dpct="idle"; fi
-	diag "$mode, pagewarden $prot: cached file data kept $KEPT% ($((file0 / MIB)) -> $((file1 / MIB)) MiB), anon swapped out $SWAPPED% of $((anon0 / MIB)) MiB; ops/s before $before, during $dpct, first 5 s after $((after * 100 / (before ? before : 1)))%; backup $elapsed s"
+	diag "$mode, pagewarden $prot: cached file data kept $KEPT% ($((file0 / MIB)) -> $((file1 / MIB)) MiB), anon swapped out $SWAPPED% of $((anon0 / MIB)) MiB; ops/s before $before, during $dpct, first 5 s after $([ "$mode" = idle ] && echo "$((after * 100 / (before ? before : 1)))%" || echo "not measured"); backup $elapsed s"
 	if [ "$prot" = on ]; then
 		json=$(pagewardenctl status --json)
 		ACTED=$(echo "$json" | jq '.governor.actions')

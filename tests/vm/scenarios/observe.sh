@@ -70,6 +70,10 @@ expect_eq "observation is on" "$(pagewardenctl status --json | jq -r .observatio
 # ---- 1. the copies run, nothing places them ----
 obs_cpu() { pagewardenctl status --json | jq '.observation.cpu_us'; }
 obs_windows() { pagewardenctl status --json | jq '.observation.windows'; }
+# after_windows N: until N more observation windows (10 s apart) have been taken, where a fixed sleep
+# would wait for the slowest case
+windows_reach() { [ "$(obs_windows)" -ge "$1" ]; }
+after_windows() { wait_for $((12 * $1 + 30)) windows_reach $(($(obs_windows) + $1)); }
 cpu0=$(obs_cpu) w0=$(obs_windows) d0=$(oncpu_us $(systemctl show -P MainPID pagewarden.service))
 t0=$(uptime_ms)
 check "the backup runs (tar)" systemctl start backup-db.service
@@ -136,7 +140,7 @@ COPY=$!
 rsync_placed() { pagewardenctl list --all --json | jq -e '[(.jobs // [])[], (.ended // [])[]] | .[] | select(.name == "rsync" and .class == "unplaced" and .user == "carol")' >/dev/null; }
 check "carol's next copy is a job of the suggested class" wait_for 60 rsync_placed
 wait $BACKUP $COPY
-sleep 12 # a window after they ended
+check "a window after they ended" after_windows 1
 after=$(pagewardenctl suggest --json | jq '[.suspects[] | select(.name == "backup-db.service") | .charged_bytes] | add')
 expect_eq "placed, the backup adds nothing to its evidence" "$after" "$before"
 
@@ -156,7 +160,7 @@ sh -c "echo \$\$ >$APP_CG/cgroup.procs; exec pwload churn 700" >/dev/null 2>&1 &
 GROW=$!
 sleep 25
 kill $GROW
-sleep 12
+check "a window after the growth" after_windows 1
 diag "episodes while the application grew: $(($(pagewardenctl suggest --json | jq '.episodes | length') - episodes0))"
 expect_eq "its growth names no one new" "$(suspects)" "$names0"
 check "and never the application" sh -c "! pagewardenctl suggest --json | jq -r '.suspects[].cgroup' | grep -q pw-app"

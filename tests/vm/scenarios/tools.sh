@@ -156,7 +156,7 @@ cat >/etc/systemd/system/nightly-backup.service <<UNIT
 [Service]
 Type=oneshot
 Environment=HOME=/root BORG_UNKNOWN_UNENCRYPTED_REPO_ACCESS_IS_OK=yes
-ExecStart=/usr/bin/borg create --lock-wait 600 $BORG_REPO::nightly /etc/systemd
+ExecStart=/usr/bin/borg create --lock-wait 300 $BORG_REPO::nightly /etc/systemd
 UNIT
 systemctl daemon-reload
 
@@ -228,7 +228,7 @@ id_b=$(newest borg)
 expect_eq "its python3 process is in the job's cgroup" "$(cgroup_of "$bpid")" "$(field "$id_b" cgroup)"
 
 # ---- 1. borg create, and 5. borg in nightly-backup.service, both waiting for that lock ----
-started pw-borg.service borg create --lock-wait 600 "$BORG_REPO::tools" "$SRC"
+started pw-borg.service borg create --lock-wait 300 "$BORG_REPO::tools" "$SRC"
 systemctl start --no-block nightly-backup.service
 wait_for 120 jobs_named_is borg 3
 id=$(newest borg)
@@ -238,7 +238,7 @@ expect_eq "placed by its exe: rule" "$(field "$id" placed_by)" "rule exe /usr/bi
 wait_for 60 has_main_pid pw-borg.service
 cpid=$(main_pid pw-borg.service)
 expect_eq "its python3 process, waiting for the lock, is in the job's cgroup" "$(cgroup_of "$cpid")" "$(field "$id" cgroup)"
-npid_is() { npid=$(pid_of_args "/usr/bin/python3 /usr/bin/borg create --lock-wait 600 $BORG_REPO::nightly" | head -1); [ -n "$npid" ]; }
+npid_is() { npid=$(pid_of_args "/usr/bin/python3 /usr/bin/borg create --lock-wait 300 $BORG_REPO::nightly" | head -1); [ -n "$npid" ]; }
 wait_for 120 npid_is
 expect_eq "borg in nightly-backup.service (a units: rule) stays in the unit's cgroup" "$(cgroup_of "$npid")" /system.slice/nightly-backup.service
 unit_job() { all_jobs | jq -r '[.[] | select(.unit == "nightly-backup.service")] | max_by(.id) | .id // empty'; }
