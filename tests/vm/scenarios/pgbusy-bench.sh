@@ -315,5 +315,12 @@ for v in none pagewarden; do
 		grep "variant=$v " $OUT/runs | tr ' ' '\n' | sed -n "s/^$f=//p" | tr -d '>' | sort -n |
 			awk -v v="$v" -v f="$f" '{ a[NR] = $1 } END { printf "# %-10s %-14s %s [%s-%s]\n", v, f, a[int((NR + 1) / 2)], a[1], a[NR] }'
 	done
+	# The rates themselves: a run's rate before varies (504-1236 tps in one boot), and a percentage
+	# of a low "before" looks like a gain.
+	for f in during after; do
+		grep "variant=$v " $OUT/runs | awk -v f="$f" '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); c[kv[1]] = kv[2] }
+			printf "%.0f\n", c["tps_before"] * c[f "_pct"] / 100 }' | sort -n |
+			awk -v v="$v" -v f="tps_$f" '{ a[NR] = $1 } END { printf "# %-10s %-14s %s [%s-%s]\n", v, f, a[int((NR + 1) / 2)], a[1], a[NR] }'
+	done
 done
 done_testing
