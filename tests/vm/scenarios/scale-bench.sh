@@ -53,6 +53,13 @@ expect_eq "$JOBS jobs run" "$n" "$JOBS"
 # answers it): after the moves, after the status requests, after the reloads.
 loop_said() { diag "event loop $1: $(echo "$2" | jq -r '.daemon.loop | "longest dispatch \(.longest_us / 1000 | floor) ms, \(.slow) of \(.dispatches) longer than 20 ms"')"; }
 loop_said "after $JOBS moves" "$json"
+# What the daemon spends with no request at all (the governor's ticks, observation's windows): the part
+# of "the daemon's CPU" per move that is not the move's.
+o0=$(echo "$json" | jq '.observation.cpu_us // 0') q0=$(awk '{ print $14 + $15 }' /proc/$DAEMON/stat)
+sleep 20
+q1=$(awk '{ print $14 + $15 }' /proc/$DAEMON/stat)
+o1=$(pagewardenctl status --json | jq '.observation.cpu_us // 0') # after q1: a status costs its own
+diag "with $JOBS jobs and no request: the daemon's CPU $(((q1 - q0) * 10 / 20)) ms a second, observation's part $(((o1 - o0) / 20000)) ms a second"
 c1=$(awk '{ print $14 + $15 }' /proc/$DAEMON/stat)
 diag "placing $JOBS jobs one pagewardenctl move at a time: $((t1 - t0)) ms ($(((t1 - t0) / JOBS)) ms each), the daemon's CPU $(((c1 - c0) * 10)) ms"
 for _ in 1 2 3; do
