@@ -22,8 +22,8 @@ char *cgroup_abs_path(const struct cgroup_engine *e, const char *path, const cha
 int cgroup_protect_init(struct cgroup_engine *e, const char *state_dir);
 /* Writes a limit ("max" for UNITS_MAX). */
 int engine_write_u64(struct cgroup_engine *e, const char *path, const char *file, uint64_t v);
-/* Creates path (and missing parents) with the controllers, through libcgroup; 0 if it exists. */
-int engine_mkdir(const char *path, const char *const *controllers, size_t n);
+/* Creates path (and missing parents) with the controllers, through libcgroup; 0 if it exists with them. */
+int engine_mkdir(struct cgroup_engine *e, const char *path, const char *const *controllers, size_t n);
 /* Removes an empty cgroup. */
 int engine_rmdir(const char *path);
 /* cgroup.events' populated. */

@@ -167,7 +167,7 @@ int cgroup_job_acquire(struct cgroup_engine *e, const char *class, const struct 
                 if (!spath) {
                         if (asprintf(&spath, "%s/" SLOT_PREFIX "%u", cpath, free_number) < 0)
                                 return -ENOMEM;
-                        r = engine_mkdir(spath, controllers, 2);
+                        r = engine_mkdir(e, spath, controllers, 2);
                         if (r < 0)
                                 return r;
                 }
