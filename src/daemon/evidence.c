@@ -218,15 +218,17 @@ static int by_stored_weight(const void *a, const void *b) {
 
 static void add_suspect(json_object *list, const struct evidence_suspect *s, uint64_t start, uint64_t end) {
         json_object *o = find_by(list, "cgroup", s->cgroup);
+        uint64_t first = s->first ?: start;
 
         if (!o) {
                 o = json_object_new_object();
                 json_object_object_add(o, "cgroup", json_object_new_string(s->cgroup));
                 json_object_object_add(o, "unit", s->unit[0] ? json_object_new_string(s->unit) : NULL);
                 json_object_object_add(o, "uid", s->uid >= 0 ? json_object_new_int64(s->uid) : NULL);
-                json_object_object_add(o, "first", json_object_new_int64((int64_t) start));
                 json_object_array_add(list, o);
         }
+        if (!json_object_object_get_ex(o, "first", NULL) || (int64_t) first < get_int(o, "first"))
+                json_object_object_add(o, "first", json_object_new_int64((int64_t) first));
         add_int(o, "charged_bytes", s->d.charged, true);
         add_int(o, "refaulted_bytes", s->d.refaulted, true);
         add_int(o, "read_bytes", s->d.read, s->have_io);

@@ -8,7 +8,10 @@
  * reclaimed from it, or it refaulted or stalled on memory, beyond the
  * thresholds below.  A cgroup outside jobs and protection streamed in that
  * window when the page cache charged to it, or what it read and wrote,
- * reached EVIDENCE_STREAM_MIN: it is a suspect.  Consecutive harmful
+ * reached EVIDENCE_STREAM_MIN: it is a suspect; so is one that streamed
+ * in the window before when that one harmed no one (memory fills before
+ * pages are taken from anyone: the losses follow the streaming that caused
+ * them, maybe after the copy ended).  Consecutive harmful
  * windows make an episode, one JSON object with each application's losses
  * and each suspect's share, which the observer's history keeps and
  * `pagewardenctl suggest` prints.
@@ -74,6 +77,7 @@ struct evidence_suspect {
         int64_t uid;      /* the user slice it runs in, -1 for none */
         bool have_io;
         struct evidence_delta d;
+        uint64_t first; /* the start of the window it streamed in (seconds since the epoch) */
         struct evidence_program programs[EVIDENCE_PROGRAMS];
         size_t n_programs;
 };

@@ -331,9 +331,28 @@ static void windows(struct observe *o, struct walk *w) {
         }
 }
 
+static void suspect_of(const struct observe_cgroup *c, uint64_t first, struct evidence_suspect *x) {
+        char unit[256];
+
+        snprintf(x->cgroup, sizeof(x->cgroup), "/%s", c->path);
+        (void) evidence_classify(c->path, false, unit, sizeof(unit));
+        snprintf(x->unit, sizeof(x->unit), "%s", unit);
+        x->uid = evidence_path_uid(c->path);
+        x->have_io = c->have_io;
+        x->d = c->d;
+        x->first = first;
+        memcpy(x->programs, c->programs, sizeof(x->programs));
+        x->n_programs = c->n_programs;
+}
+
+/* What streamed in this window; and, when the last window harmed no one, what streamed in that one: memory
+ * fills before pages are taken from anyone, so the losses come after the streaming that caused them, and a
+ * copy that ended as they began (its cgroup gone) is named all the same.  Nothing is counted twice: a
+ * harmful window's streaming is in the episode already. */
 static void suspects(struct observe *o, const struct walk *w, const struct evidence_harm *harms, size_t n_harms,
                      uint64_t start, uint64_t end) {
-        _cleanup_free_ struct evidence_suspect *s = calloc(w->n_found ?: 1, sizeof(*s));
+        size_t before = o->last_harmful ? 0 : o->n_cgroups;
+        _cleanup_free_ struct evidence_suspect *s = calloc(w->n_found + before ?: 1, sizeof(*s));
         size_t n = 0;
         bool made;
 
@@ -341,23 +360,12 @@ static void suspects(struct observe *o, const struct walk *w, const struct evide
                 log_error("Observation: out of memory");
                 return;
         }
-        for (size_t i = 0; i < w->n_found; i++) {
-                const struct observe_cgroup *c = &w->found[i];
-                struct evidence_suspect *x = &s[n];
-                char unit[256];
-
-                if (!c->streamed)
-                        continue;
-                snprintf(x->cgroup, sizeof(x->cgroup), "/%s", c->path);
-                (void) evidence_classify(c->path, false, unit, sizeof(unit));
-                snprintf(x->unit, sizeof(x->unit), "%s", unit);
-                x->uid = evidence_path_uid(c->path);
-                x->have_io = c->have_io;
-                x->d = c->d;
-                memcpy(x->programs, c->programs, sizeof(x->programs));
-                x->n_programs = c->n_programs;
-                n++;
-        }
+        for (size_t i = 0; i < w->n_found; i++)
+                if (w->found[i].streamed)
+                        suspect_of(&w->found[i], start, &s[n++]);
+        for (size_t i = 0; i < before; i++)
+                if (o->cgroups[i].streamed)
+                        suspect_of(&o->cgroups[i], o->prev_realtime, &s[n++]);
         n = evidence_rank(s, n);
         made = !o->open;
         if (evidence_episode_add(&o->open, o->next_id, start, end, harms, n_harms, s, n) < 0) {
@@ -414,6 +422,8 @@ void observe_window(struct observe *o) {
         o->cgroups = TAKE_PTR(w.found);
         o->n_cgroups = w.n_found;
         w.n_found = 0;
+        o->last_harmful = n_harms > 0 && o->last_realtime > 0;
+        o->prev_realtime = o->last_realtime;
         o->last_realtime = now;
         o->windows++;
 out:

@@ -73,6 +73,8 @@ struct observe {
         struct observe_cgroup *cgroups; /* sorted by path */
         size_t n_cgroups;
         uint64_t last_realtime; /* seconds since the epoch, at the last window */
+        uint64_t prev_realtime; /* and at the one before (the last window's start) */
+        bool last_harmful;      /* the last window harmed an application: its streaming is in the episode */
 
         sd_event_source *timer;
         /* For status and the benchmarks */

@@ -428,6 +428,78 @@ START_TEST(test_observe_window) {
 }
 END_TEST
 
+/* Memory fills before anything is taken from the application: its losses come a window after the copy that
+ * caused them, which may have ended (a oneshot service's cgroup gone).  What streamed in a window that
+ * harmed no one is named with the next window's harm, and never counted twice. */
+START_TEST(test_observe_lag) {
+        struct fake f = { .dir = tmpdir_new() };
+        struct cgroup_engine *engine = NULL;
+        struct observe o = {};
+        json_object *suspects, *e;
+        char path[PATH_MAX];
+
+        stat_file(&f, "system.slice/db.service", 100 * MIB, 0);
+        stat_file(&f, "system.slice/backup-db.service", 0, 0);
+        stat_file(&f, "system.slice/cron.service", MIB, 0);
+        ck_assert_int_eq(cgroup_engine_new(f.dir, "pagewarden.slice", NULL, false, &engine), 0);
+        ck_assert_int_eq(observe_init(&o, NULL, engine, fake_scope, &f, NULL, 86400), 0);
+        observe_window(&o);
+
+        /* The backup streams 64 MiB into free memory: no harm */
+        stat_file(&f, "system.slice/backup-db.service", 64 * MIB, 0);
+        observe_window(&o);
+        ck_assert_ptr_null(o.open);
+        /* It ends; the application loses 8 MiB meanwhile */
+        snprintf(path, sizeof(path), "%s/system.slice/backup-db.service/memory.stat", f.dir);
+        ck_assert_int_eq(unlink(path), 0);
+        snprintf(path, sizeof(path), "%s/system.slice/backup-db.service", f.dir);
+        ck_assert_int_eq(rmdir(path), 0);
+        stat_file(&f, "system.slice/db.service", 100 * MIB, 2048);
+        observe_window(&o);
+        ck_assert_ptr_nonnull(o.open);
+        suspects = json_object_object_get(o.open, "suspects");
+        ck_assert_uint_eq(json_object_array_length(suspects), 1);
+        e = json_object_array_get_idx(suspects, 0);
+        ck_assert_str_eq(str(e, "unit"), "backup-db.service");
+        ck_assert_int_eq(num(e, "charged_bytes"), 64 * MIB);
+        ck_assert_int_eq(num(e, "windows"), 1);
+        ck_assert_int_le(num(e, "first"), num(o.open, "started"));
+
+        /* Its next run streams while the harm goes on, then ends: counted once per window it streamed in */
+        stat_file(&f, "system.slice/backup-db.service", 32 * MIB, 0);
+        stat_file(&f, "system.slice/db.service", 100 * MIB, 2 * 2048);
+        observe_window(&o);
+        snprintf(path, sizeof(path), "%s/system.slice/backup-db.service/memory.stat", f.dir);
+        ck_assert_int_eq(unlink(path), 0);
+        snprintf(path, sizeof(path), "%s/system.slice/backup-db.service", f.dir);
+        ck_assert_int_eq(rmdir(path), 0);
+        stat_file(&f, "system.slice/db.service", 100 * MIB, 3 * 2048);
+        observe_window(&o);
+        suspects = json_object_object_get(o.open, "suspects");
+        ck_assert_uint_eq(json_object_array_length(suspects), 1);
+        e = json_object_array_get_idx(suspects, 0);
+        ck_assert_int_eq(num(e, "charged_bytes"), 96 * MIB);
+        ck_assert_int_eq(num(e, "windows"), 2);
+        ck_assert_int_eq(num(o.open, "windows"), 3);
+
+        /* Streaming two windows before the harm, with a calm one between: not named */
+        for (unsigned i = 0; i < OBSERVE_EPISODE_GAP; i++)
+                observe_window(&o);
+        ck_assert_ptr_null(o.open);
+        stat_file(&f, "system.slice/cron.service", 40 * MIB, 0);
+        observe_window(&o);
+        observe_window(&o);
+        stat_file(&f, "system.slice/db.service", 100 * MIB, 4 * 2048);
+        observe_window(&o);
+        ck_assert_ptr_nonnull(o.open);
+        ck_assert_uint_eq(json_object_array_length(json_object_object_get(o.open, "suspects")), 0);
+
+        observe_done(&o);
+        cgroup_engine_free(engine);
+        tmpdir_cleanup(f.dir);
+}
+END_TEST
+
 Suite *evidence_suite(void) {
         Suite *s = suite_create("evidence");
         TCase *tc = tcase_create("core");
@@ -439,6 +511,7 @@ Suite *evidence_suite(void) {
         tcase_add_test(tc, test_rules_program_path);
         tcase_add_test(tc, test_observe_window);
         tcase_add_test(tc, test_observe_nothing_else);
+        tcase_add_test(tc, test_observe_lag);
         suite_add_tcase(s, tc);
         return s;
 }
