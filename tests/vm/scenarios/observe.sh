@@ -75,10 +75,14 @@ obs_windows() { pagewardenctl status --json | jq '.observation.windows'; }
 windows_reach() { [ "$(obs_windows)" -ge "$1" ]; }
 after_windows() { wait_for $((12 * $1 + 30)) windows_reach $(($(obs_windows) + $1)); }
 cpu0=$(obs_cpu) w0=$(obs_windows) d0=$(oncpu_us $(systemctl show -P MainPID pagewarden.service))
-t0=$(uptime_ms)
+t0=$(uptime_ms) s0=$(date +%s)
 check "the backup runs (tar)" systemctl start backup-db.service
+t1=$(uptime_ms)
 check "carol's copy runs (rsync, in her session)" carol_copy
-diag "both copies took $((($(uptime_ms) - t0) / 1000)) s"
+diag "both copies took $((($(uptime_ms) - t0) / 1000)) s (the backup $(((t1 - t0) / 1000)) s)"
+# When the application lost its cache, against the windows: what a failure below needs to be read
+diag "the application's misses a second meanwhile: $(journalctl -q -o cat -u pw-app.service --since @$s0 |
+	sed -n 's/.* misses=\([0-9]*\) .*/\1/p' | tr '\n' ' ')"
 diag "during them observation took $(($(obs_cpu) - cpu0)) us of CPU in $(($(obs_windows) - w0)) windows;" \
 	"the whole daemon $(($(oncpu_us $(systemctl show -P MainPID pagewarden.service)) - d0)) us"
 session=$(journalctl -q -o cat -u 'session-*.scope' 2>/dev/null | head -1)
