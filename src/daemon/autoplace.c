@@ -573,8 +573,7 @@ static void unit_check(struct autoplace *a, const char *unit, const struct rules
         char by[CGROUP_JOB_BY_MAX + 1];
         int r;
 
-        if (jobs_find_unit(a->jobs, unit) || a->backend->ops->unit_path(a->backend, unit, &path) < 0 ||
-            !unit_populated(a, path))
+        if (jobs_find_unit(a->jobs, unit) || backend_unit_path(a->backend, unit, &path) < 0 || !unit_populated(a, path))
                 return;
         (void) rules_describe(m, by, sizeof(by));
         r = jobs_add_unit(a->jobs, m->class, unit, path, by, NULL);
@@ -590,7 +589,7 @@ static void unit_consider(struct autoplace *a, const char *unit) {
         if (!rules_match_unit(a->policy, unit, &m))
                 return;
         if (!u || !streq(u->class, m.class->name)) {
-                r = a->backend->ops->unit_apply(a->backend, unit, m.class);
+                r = backend_unit_apply(a->backend, unit, m.class);
                 if (r < 0) {
                         action_log_add(a->log, LOG_LEVEL_WARNING, "Unit %s: cannot give it the limits of class %s: %s",
                                        unit, m.class->name, strerror(-r));
@@ -625,7 +624,7 @@ static void on_unit_found(void *userdata, const char *unit) {
 /* A unit whose rule left the policy gets its own values back and is no job any more. */
 static void unit_release(struct autoplace *a, struct autoplace_unit *u) {
         struct job *j = jobs_find_unit(a->jobs, u->unit);
-        int r = a->backend->ops->unit_restore(a->backend, u->unit);
+        int r = backend_unit_restore(a->backend, u->unit);
 
         if (r < 0)
                 log_warning_errno(r, "Unit %s: cannot give it its own values back: %m", u->unit);
@@ -661,9 +660,9 @@ static void units_update(struct autoplace *a) {
         for (size_t i = 0; i < a->policy->n_classes; i++)
                 for (size_t k = 0; k < a->policy->classes[i].match.units.n; k++)
                         patterns[n++] = a->policy->classes[i].match.units.v[k].text;
-        if (!a->watching_units && a->backend->ops->units_watch(a->backend, on_unit_event, a) >= 0)
+        if (!a->watching_units && backend_units_watch(a->backend, on_unit_event, a) >= 0)
                 a->watching_units = true;
-        if (a->backend->ops->units_find(a->backend, patterns, n, on_unit_found, a) < 0)
+        if (backend_units_find(a->backend, patterns, n, on_unit_found, a) < 0)
                 log_warning("Cannot list the units the units: rules name");
 }
 

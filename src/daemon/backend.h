@@ -5,7 +5,7 @@
  * Where jobs and protection are carried out.  Two backends sit behind this
  * interface, and the manager and the governor do not know which one runs:
  *
- *   cgroupfs  writes cgroupfs itself (src/cgroup.c): hosts without systemd,
+ *   cgroupfs  writes cgroupfs itself (cgroup.c): hosts without systemd,
  *             containers;
  *   systemd   asks systemd over D-Bus (transient slices and scopes,
  *             SetUnitProperties with runtime=true, FreezeUnit): on a systemd
@@ -18,9 +18,16 @@
  *
  * A backend owns its engine (a cgroupfs engine that manages the tree, or
  * one that only reads it) and the worker thread for slow writes.
+ *
+ * The other modules call the backend_*() functions below, never the
+ * operations themselves: an operation a backend does not have is NULL in
+ * its table, and its function returns -EOPNOTSUPP (NULL for
+ * backend_class_path(); nothing for the cancels).  That is the only way a
+ * missing operation shows; caps say what is not an operation.
  * Errors: negative errno.
  */
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <systemd/sd-event.h>
@@ -158,10 +165,112 @@ int backend_open(const struct backend_setup *s, struct backend **ret);
 struct backend *backend_free(struct backend *b);
 /* ops->when_answered, or 0 where the backend has none. */
 int backend_when_answered(struct backend *b, void (*fn)(void *userdata), void *userdata);
-/* Whether units: rules can place units: the backend has the unit_* and units_* operations. An operation
- * a backend does not have is NULL; caps say what is not an operation. */
+/* Whether units: rules can place units: the backend has the unit_* and units_* operations. */
 static inline bool backend_places_units(const struct backend *b) {
         return b->ops->unit_apply != NULL;
+}
+
+/* ---- the operations (struct backend_ops says what each does) ---- */
+
+#define BACKEND_CALL(b, op, ...) ((b)->ops->op ? (b)->ops->op((b), __VA_ARGS__) : -EOPNOTSUPP)
+
+static inline const char *backend_name(const struct backend *b) {
+        return b->ops->name;
+}
+static inline bool backend_releases_jobs(const struct backend *b) {
+        return b->ops->caps.releases_jobs;
+}
+static inline bool backend_protects_units(const struct backend *b) {
+        return b->ops->caps.protects_units;
+}
+static inline char *backend_class_path(struct backend *b, const char *class) {
+        return b->ops->class_path ? b->ops->class_path(b, class) : NULL;
+}
+static inline int backend_class_apply(struct backend *b, const struct pw_job_class *c) {
+        return BACKEND_CALL(b, class_apply, c);
+}
+static inline int backend_class_set_memory_high(struct backend *b, const char *class, uint64_t bytes,
+                                                uint64_t wake_usec, worker_done_fn done, void *userdata) {
+        return BACKEND_CALL(b, class_set_memory_high, class, bytes, wake_usec, done, userdata);
+}
+static inline int backend_class_set_io(struct backend *b, const char *class, const struct pw_io_limit *io, size_t n) {
+        return BACKEND_CALL(b, class_set_io, class, io, n);
+}
+static inline int backend_class_freeze(struct backend *b, const char *class, bool frozen) {
+        return BACKEND_CALL(b, class_freeze, class, frozen);
+}
+static inline int backend_thaw_all(struct backend *b) {
+        return b->ops->thaw_all ? b->ops->thaw_all(b) : -EOPNOTSUPP;
+}
+static inline int backend_class_remove(struct backend *b, const char *class) {
+        return BACKEND_CALL(b, class_remove, class);
+}
+/* The backend has job_place or job_place_async: -EOPNOTSUPP from one says to call the other. */
+static inline int backend_job_place(struct backend *b, const char *class, const struct pw_job_limits *limits,
+                                    const struct cgroup_job_label *label, const pid_t *pids, size_t n,
+                                    size_t *ret_moved, char **ret_path) {
+        return BACKEND_CALL(b, job_place, class, limits, label, pids, n, ret_moved, ret_path);
+}
+static inline int backend_job_place_async(struct backend *b, const char *class, const struct pw_job_limits *limits,
+                                          const struct cgroup_job_label *label, pid_t pid, backend_placed_fn done,
+                                          void *userdata, struct backend_placing **ret) {
+        return BACKEND_CALL(b, job_place_async, class, limits, label, pid, done, userdata, ret);
+}
+static inline void backend_job_place_cancel(struct backend *b, struct backend_placing *p) {
+        if (b->ops->job_place_cancel)
+                b->ops->job_place_cancel(b, p);
+}
+static inline int backend_job_freeze(struct backend *b, const char *path, const char *unit, bool frozen) {
+        return BACKEND_CALL(b, job_freeze, path, unit, frozen);
+}
+/* The backend has job_attach or job_attach_async: -EOPNOTSUPP from one says to call the other. */
+static inline int backend_job_attach(struct backend *b, const char *path, const pid_t *pids, size_t n,
+                                     size_t *ret_moved) {
+        return BACKEND_CALL(b, job_attach, path, pids, n, ret_moved);
+}
+static inline int backend_job_attach_async(struct backend *b, const char *path, const pid_t *pids, size_t n,
+                                           backend_attached_fn done, void *userdata, struct backend_attaching **ret) {
+        return BACKEND_CALL(b, job_attach_async, path, pids, n, done, userdata, ret);
+}
+static inline void backend_job_attach_cancel(struct backend *b, struct backend_attaching *a) {
+        if (b->ops->job_attach_cancel)
+                b->ops->job_attach_cancel(b, a);
+}
+static inline int backend_scan(struct backend *b, struct cgroup_slot **ret, size_t *ret_n) {
+        return BACKEND_CALL(b, scan, ret, ret_n);
+}
+static inline int backend_protect_set(struct backend *b, const struct backend_protect *req, size_t n,
+                                      struct cgroup_protect_result *res) {
+        return BACKEND_CALL(b, protect_set, req, n, res);
+}
+static inline int backend_unit_front_async(struct backend *b, const char *unit,
+                                           void (*fn)(void *userdata, const char *unit), void *userdata) {
+        return BACKEND_CALL(b, unit_front_async, unit, fn, userdata);
+}
+static inline int backend_units_find(struct backend *b, const char *const *patterns, size_t n,
+                                     void (*fn)(void *userdata, const char *unit), void *userdata) {
+        return BACKEND_CALL(b, units_find, patterns, n, fn, userdata);
+}
+static inline int backend_unit_apply(struct backend *b, const char *unit, const struct pw_job_class *c) {
+        return BACKEND_CALL(b, unit_apply, unit, c);
+}
+static inline int backend_unit_restore(struct backend *b, const char *unit) {
+        return BACKEND_CALL(b, unit_restore, unit);
+}
+static inline int backend_units_watch(struct backend *b, void (*fn)(void *userdata, const char *unit), void *userdata) {
+        return BACKEND_CALL(b, units_watch, fn, userdata);
+}
+static inline int backend_unit_path(struct backend *b, const char *unit, char **ret_path) {
+        return BACKEND_CALL(b, unit_path, unit, ret_path);
+}
+static inline int backend_unit_set_memory_high(struct backend *b, const char *unit, uint64_t bytes) {
+        return BACKEND_CALL(b, unit_set_memory_high, unit, bytes);
+}
+static inline int backend_unit_set_io(struct backend *b, const char *unit, const struct pw_io_limit *io, size_t n) {
+        return BACKEND_CALL(b, unit_set_io, unit, io, n);
+}
+static inline int backend_unit_freeze(struct backend *b, const char *unit, bool frozen) {
+        return BACKEND_CALL(b, unit_freeze, unit, frozen);
 }
 /* The policy's protected entry as the backend takes it (its cgroup relative to the mount, without the
  * policy's leading '/'); min and low 0. */

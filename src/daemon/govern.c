@@ -87,7 +87,6 @@ static size_t io_limits(const struct govern *g, const struct governor_class *c, 
  * a limit was written now (the reaction latency ends there). */
 static int apply_one(struct govern *g, const struct governor_action *a, uint64_t wake_usec, char *value, size_t len) {
         struct governor_class *c = a->class;
-        const struct backend_ops *ops = g->backend->ops;
         _cleanup_free_ struct pw_io_limit *io = NULL;
         int r;
 
@@ -95,18 +94,18 @@ static int apply_one(struct govern *g, const struct governor_action *a, uint64_t
         switch (a->type) {
         case GOV_SET_MEMORY_HIGH:
                 units_format_human(a->value, value, len);
-                return ops->class_set_memory_high(g->backend, c->name, a->value, wake_usec, govern_write_done, g);
+                return backend_class_set_memory_high(g->backend, c->name, a->value, wake_usec, govern_write_done, g);
         case GOV_SET_IO:
                 units_format_human(c->n_io ? (c->io[0].wbps != UNITS_MAX ? c->io[0].wbps : c->io[0].rbps) : 0, value,
                                    len);
                 io = calloc(c->n_io + 1, sizeof(*io));
                 if (!io)
                         return -ENOMEM;
-                r = ops->class_set_io(g->backend, c->name, io, io_limits(g, c, io));
+                r = backend_class_set_io(g->backend, c->name, io, io_limits(g, c, io));
                 return r < 0 ? r : 1;
         case GOV_FREEZE:
         case GOV_THAW:
-                r = ops->class_freeze(g->backend, c->name, a->type == GOV_FREEZE);
+                r = backend_class_freeze(g->backend, c->name, a->type == GOV_FREEZE);
                 return r < 0 ? r : 0;
         }
         return -EINVAL;
@@ -114,7 +113,6 @@ static int apply_one(struct govern *g, const struct governor_action *a, uint64_t
 
 /* Units placed by rule are jobs of their class, but their cgroups are their own: each gets the action too. */
 static void apply_to_units(struct govern *g, const struct governor_action *a) {
-        const struct backend_ops *ops = g->backend->ops;
         _cleanup_free_ struct pw_io_limit *io = NULL;
         size_t n_io = 0;
 
@@ -129,14 +127,14 @@ static void apply_to_units(struct govern *g, const struct governor_action *a) {
                         continue;
                 switch (a->type) {
                 case GOV_SET_MEMORY_HIGH:
-                        (void) ops->unit_set_memory_high(g->backend, j->unit, a->value);
+                        (void) backend_unit_set_memory_high(g->backend, j->unit, a->value);
                         break;
                 case GOV_SET_IO:
-                        (void) ops->unit_set_io(g->backend, j->unit, io, n_io);
+                        (void) backend_unit_set_io(g->backend, j->unit, io, n_io);
                         break;
                 case GOV_FREEZE:
                 case GOV_THAW:
-                        (void) ops->unit_freeze(g->backend, j->unit, a->type == GOV_FREEZE);
+                        (void) backend_unit_freeze(g->backend, j->unit, a->type == GOV_FREEZE);
                         break;
                 }
         }
@@ -173,7 +171,7 @@ static void apply_actions(struct govern *g, const struct governor_action *a, siz
                         action_log_add_fields(g->log, LOG_LEVEL_WARNING, &fields, "Governor: %s on class %s failed: %s",
                                               governor_action_name(a[i].type), c->name, strerror(-r));
                 else {
-                        _cleanup_free_ char *path = g->backend->ops->class_path(g->backend, c->name);
+                        _cleanup_free_ char *path = backend_class_path(g->backend, c->name);
 
                         action_log_add_fields(g->log, LOG_LEVEL_NOTICE, &fields,
                                               "Governor: %s%s%s on class %s (/%s): %s", governor_action_name(a[i].type),
@@ -220,7 +218,7 @@ static void update_class_readings(struct govern *g, uint64_t now) {
                 c->memory_current = 0;
                 if (c->jobs == 0)
                         continue;
-                path = g->backend->ops->class_path(g->backend, c->name);
+                path = backend_class_path(g->backend, c->name);
                 if (path)
                         (void) pressure_jobs_add(g->backend->engine, path, &jr->now);
                 c->memory_current = jr->now.current - before;
@@ -430,7 +428,7 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
 static bool protects_something(const struct govern *g) {
         for (size_t i = 0; i < g->policy->n_protects; i++)
                 if (g->policy->protects[i].cgroup ||
-                    (g->policy->protects[i].unit && g->backend->ops->caps.protects_units))
+                    (g->policy->protects[i].unit && backend_protects_units(g->backend)))
                         return true;
         return false;
 }
@@ -600,14 +598,14 @@ static void class_reset(struct govern *g, const struct governor_class *c) {
         const struct pw_job_class *pc = policy_find_class(g->policy, c->name);
 
         if (c->frozen)
-                (void) g->backend->ops->class_freeze(g->backend, c->name, false);
+                (void) backend_class_freeze(g->backend, c->name, false);
         if (pc && !governor_class_at_rest(c))
-                (void) g->backend->ops->class_apply(g->backend, pc);
+                (void) backend_class_apply(g->backend, pc);
         for (struct job *j = g->jobs->list; j && pc && !governor_class_at_rest(c); j = j->next)
                 if (j->unit && streq(j->class, c->name)) {
                         if (c->frozen)
-                                (void) g->backend->ops->unit_freeze(g->backend, j->unit, false);
-                        (void) g->backend->ops->unit_apply(g->backend, j->unit, pc);
+                                (void) backend_unit_freeze(g->backend, j->unit, false);
+                        (void) backend_unit_apply(g->backend, j->unit, pc);
                 }
 }
 

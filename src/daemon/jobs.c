@@ -483,7 +483,7 @@ struct job_attaching {
 
 static void attaching_free(struct job_attaching *at) {
         if (at->ba)
-                at->js->backend->ops->job_attach_cancel(at->js->backend, at->ba);
+                backend_job_attach_cancel(at->js->backend, at->ba);
         LIST_REMOVE(at->js->attachings, at);
         sd_event_source_disable_unref(at->defer);
         for (size_t i = 0; i < at->n; i++)
@@ -509,7 +509,7 @@ void jobs_done(struct jobs *js) {
 
                 js->placings = pl->next;
                 if (pl->bp)
-                        js->backend->ops->job_place_cancel(js->backend, pl->bp);
+                        backend_job_place_cancel(js->backend, pl->bp);
                 if (pl->fn)
                         pl->fn(pl->userdata, -ECANCELED, NULL);
                 placing_free(pl);
@@ -588,7 +588,7 @@ static bool unit_between_commands(struct jobs *js, struct job *j) {
 
 static void job_check(struct jobs *js, struct job *j) {
         _cleanup_free_ char *text = NULL;
-        bool populated = true, releases = js->backend->ops->caps.releases_jobs;
+        bool populated = true, releases = backend_releases_jobs(js->backend);
         int r;
 
         if (j->releasing)
@@ -849,7 +849,6 @@ static int on_attached_now(sd_event_source *s, void *userdata) {
 
 int jobs_attach_async(struct jobs *js, const struct job *j, const pid_t *pids, const int *pidfds, size_t n,
                       jobs_attached_fn fn, void *userdata) {
-        const struct backend_ops *ops = js->backend->ops;
         struct job_attaching *at;
         int r;
 
@@ -870,20 +869,19 @@ int jobs_attach_async(struct jobs *js, const struct job *j, const pid_t *pids, c
                 at->pids[at->n] = pids[at->n];
                 at->pidfds[at->n] = pidfds && pidfds[at->n] >= 0 ? fcntl(pidfds[at->n], F_DUPFD_CLOEXEC, 3) : -1;
         }
-        if (ops->job_attach_async)
-                r = n == 0 ? -ESRCH
-                           : ops->job_attach_async(js->backend, at->path, at->pids, n, on_backend_attached, at,
-                                                   &at->ba);
-        else {
+        /* No process to attach is -ESRCH, from either backend. */
+        r = n == 0 ? -ESRCH
+                   : backend_job_attach_async(js->backend, at->path, at->pids, n, on_backend_attached, at, &at->ba);
+        if (r == -EOPNOTSUPP) { /* a backend that attaches at once (cgroupfs) */
                 /* One by one: each write checked at once, before the next can be about a reused pid. */
                 for (size_t i = 0; i < n; i++) {
                         size_t moved = 0;
 
-                        if (ops->job_attach(js->backend, at->path, &at->pids[i], 1, &moved) >= 0 && moved > 0 &&
+                        if (backend_job_attach(js->backend, at->path, &at->pids[i], 1, &moved) >= 0 && moved > 0 &&
                             !jobs_recheck(js, at->path, at->pids[i], at->pidfds[i], proc_now_ticks()))
                                 at->moved++;
                 }
-                at->r = at->moved > 0 || n == 0 ? 0 : -ESRCH;
+                at->r = at->moved > 0 ? 0 : -ESRCH;
                 r = fn ? sd_event_add_defer(js->event, &at->defer, on_attached_now, at) : 0;
                 if (r >= 0 && !fn) {
                         attaching_free(at);
@@ -947,7 +945,6 @@ static int on_placed_now(sd_event_source *s, void *userdata) {
 int jobs_place_async(struct jobs *js, const struct pw_job_class *c, const struct pw_job_limits *limits,
                      const char *name, uid_t uid, const char *by, pid_t pid, int pidfd, jobs_placed_fn fn,
                      void *userdata) {
-        const struct backend_ops *ops = js->backend->ops;
         struct job_placing *pl;
         int r;
 
@@ -968,14 +965,13 @@ int jobs_place_async(struct jobs *js, const struct pw_job_class *c, const struct
                 snprintf(pl->label.name, sizeof(pl->label.name), "job-%" PRIu64, pl->label.id);
         snprintf(pl->label.by, sizeof(pl->label.by), "%s", strempty(by));
         snprintf(pl->class, sizeof(pl->class), "%s", c->name);
-        if (ops->job_place_async)
-                r = ops->job_place_async(js->backend, c->name, limits ?: &c->per_job, &pl->label, pid,
-                                         on_backend_placed, pl, &pl->bp);
-        else {
+        r = backend_job_place_async(js->backend, c->name, limits ?: &c->per_job, &pl->label, pid, on_backend_placed, pl,
+                                    &pl->bp);
+        if (r == -EOPNOTSUPP) { /* a backend that places at once (cgroupfs) */
                 size_t moved = 0;
 
-                pl->r = ops->job_place(js->backend, c->name, limits ?: &c->per_job, &pl->label, &pid, 1, &moved,
-                                       &pl->path);
+                pl->r = backend_job_place(js->backend, c->name, limits ?: &c->per_job, &pl->label, &pid, 1, &moved,
+                                          &pl->path);
                 r = sd_event_add_defer(js->event, &pl->defer, on_placed_now, pl);
                 if (r >= 0)
                         (void) sd_event_source_set_priority(pl->defer, SD_EVENT_PRIORITY_IMPORTANT);
@@ -1055,10 +1051,10 @@ int jobs_adopt(struct jobs *js) {
         size_t n = 0, adopted = 0, ended = 0;
         int r;
 
-        r = js->backend->ops->thaw_all(js->backend);
+        r = backend_thaw_all(js->backend);
         if (r < 0)
                 log_warning_errno(r, "Cannot thaw every class: %m");
-        r = js->backend->ops->scan(js->backend, &slots, &n);
+        r = backend_scan(js->backend, &slots, &n);
         if (r < 0)
                 return log_error_errno(r, "Cannot find the jobs below /%s: %m", js->backend->root);
         for (size_t i = 0; i < n; i++) {

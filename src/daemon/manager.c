@@ -55,11 +55,9 @@ static void find_fronts(struct manager *m) {
                 free(m->fronts[i]);
         m->fronts = mfree(m->fronts);
         m->n_fronts = 0;
-        if (!m->backend->ops->unit_front_async)
-                return;
         for (size_t i = 0; i < m->policy.n_protects; i++)
                 if (m->policy.protects[i].unit)
-                        (void) m->backend->ops->unit_front_async(m->backend, m->policy.protects[i].unit, on_front, m);
+                        (void) backend_unit_front_async(m->backend, m->policy.protects[i].unit, on_front, m);
 }
 
 bool manager_unit_is_front(const struct manager *m, const char *unit) {
@@ -72,8 +70,8 @@ bool manager_unit_is_front(const struct manager *m, const char *unit) {
 static void apply_classes(struct manager *m) {
         for (size_t i = 0; i < m->policy.n_classes; i++) {
                 const struct pw_job_class *c = &m->policy.classes[i];
-                _cleanup_free_ char *path = m->backend->ops->class_path(m->backend, c->name);
-                int r = m->backend->ops->class_apply(m->backend, c);
+                _cleanup_free_ char *path = backend_class_path(m->backend, c->name);
+                int r = backend_class_apply(m->backend, c);
 
                 if (r < 0)
                         action_log_add(&m->log, LOG_LEVEL_ERR, "Class %s: cannot apply its limits to /%s: %s", c->name,
@@ -147,7 +145,7 @@ static void on_devices_changed(void *userdata) {
                                        di.name, di.major, di.minor);
                 }
                 if (changed) {
-                        int r = m->backend->ops->class_apply(m->backend, c);
+                        int r = backend_class_apply(m->backend, c);
 
                         if (r < 0)
                                 action_log_add(&m->log, LOG_LEVEL_ERR, "Class %s: cannot apply its io limits: %s",
@@ -184,8 +182,8 @@ static void remove_class_if_unused(struct manager *m, const char *class) {
 
         if (m->stopping || policy_find_class(&m->policy, class) || jobs_in_class(&m->jobs, class) > 0)
                 return;
-        path = m->backend->ops->class_path(m->backend, class);
-        r = m->backend->ops->class_remove(m->backend, class);
+        path = backend_class_path(m->backend, class);
+        r = backend_class_remove(m->backend, class);
         if (r < 0 && r != -ENOENT)
                 log_warning_errno(r, "Class %s left the policy; removing /%s failed: %m", class, strempty(path));
         else
@@ -317,7 +315,7 @@ static void manager_stop(struct manager *m) {
         govern_stop(&m->govern);
         if (m->settings.restore_on_stop)
                 (void) protect_withdraw(&m->protect);
-        (void) m->backend->ops->thaw_all(m->backend);
+        (void) backend_thaw_all(m->backend);
         /* Where classes are units (systemd's transient slices), those without
          * a job stop with the daemon, so that no unit of pagewarden's outlives
          * it (a removed package leaves none behind); they come back with the
@@ -325,9 +323,9 @@ static void manager_stop(struct manager *m) {
         if (backend_places_units(m->backend)) {
                 for (size_t i = 0; i < m->policy.n_classes; i++)
                         if (jobs_in_class(&m->jobs, m->policy.classes[i].name) == 0)
-                                (void) m->backend->ops->class_remove(m->backend, m->policy.classes[i].name);
+                                (void) backend_class_remove(m->backend, m->policy.classes[i].name);
                 if (m->jobs.n == 0)
-                        (void) m->backend->ops->class_remove(m->backend, NULL);
+                        (void) backend_class_remove(m->backend, NULL);
         }
 }
 

@@ -217,9 +217,9 @@ static int thaw(void) {
                                                   .state_dir = arg_restore ? RUNSTATEDIR "/pagewarden" : NULL },
                          &b);
         if (r >= 0)
-                r = b->ops->thaw_all(b);
+                r = backend_thaw_all(b);
         if (r >= 0 && arg_restore)
-                r = b->ops->protect_set(b, NULL, 0, NULL);
+                r = backend_protect_set(b, NULL, 0, NULL);
         /* With systemd the thaws are sent without waiting: wait here for their answers (10 s at most each). */
         if (r >= 0 && backend_when_answered(b, thawed, event) > 0)
                 r = sd_event_loop(event);

@@ -215,7 +215,7 @@ static const char *entry_unit(const struct pw_protect *pr) {
 /* Remembers the units of entries that could not be applied because their unit does not run. */
 static void wait_for_units(struct protect *p, const struct pw_policy *policy, const struct cgroup_protect_result *res) {
         waiting_units_clear(p);
-        if (!p->event || !p->backend->ops->caps.protects_units)
+        if (!p->event || !backend_protects_units(p->backend))
                 return;
         for (size_t i = 0; i < policy->n_protects; i++) {
                 const char *unit = entry_unit(&policy->protects[i]);
@@ -231,7 +231,7 @@ static void wait_for_units(struct protect *p, const struct pw_policy *policy, co
                 p->waiting_units[p->n_waiting_units++] = copy;
         }
         if (p->n_waiting_units > 0 && !p->watching_units) {
-                int r = p->backend->ops->units_watch(p->backend, on_unit, p);
+                int r = backend_units_watch(p->backend, on_unit, p);
 
                 if (r < 0)
                         log_warning_errno(r,
@@ -476,7 +476,7 @@ int protect_apply(struct protect *p, const struct pw_policy *policy) {
                 req[i].min = size_now(p, pr, &pr->min);
                 req[i].low = size_now(p, pr, &pr->low);
         }
-        r = p->backend->ops->protect_set(p->backend, req, n, res);
+        r = backend_protect_set(p->backend, req, n, res);
         if (r < 0)
                 action_log_add(p->log, LOG_LEVEL_ERR, "Protection could not be applied completely: %s", strerror(-r));
         reported_prune(p, policy);
@@ -487,7 +487,7 @@ int protect_apply(struct protect *p, const struct pw_policy *policy) {
 }
 
 int protect_withdraw(struct protect *p) {
-        int r = p->backend->ops->protect_set(p->backend, NULL, 0, NULL);
+        int r = backend_protect_set(p->backend, NULL, 0, NULL);
 
         if (r < 0)
                 return log_warning_errno(r, "Restoring the original protection values failed: %m");

@@ -179,8 +179,8 @@ static json_object *handle_signal(struct manager *m, const struct ucred *peer, c
         if (o)
                 return o;
         /* A frozen process takes its SIGTERM only once thawed: stop thaws the job first. */
-        if (req->command == PW_CMD_STOP && jobctl_frozen(m->backend->engine, j->path) && m->backend->ops->job_freeze)
-                (void) m->backend->ops->job_freeze(m->backend, j->path, j->unit, false);
+        if (req->command == PW_CMD_STOP && jobctl_frozen(m->backend->engine, j->path))
+                (void) backend_job_freeze(m->backend, j->path, j->unit, false);
         /* A user's signals reach only the processes the user could signal as well: not root's helper in
          * the job, nor a setuid program's. */
         r = jobctl_signal(m->backend->engine, PROC_ROOT, j->path, sig, peer->uid, &n, &foreign);
@@ -239,8 +239,7 @@ static json_object *handle_freeze(struct manager *m, uint64_t client, const stru
                         return control_error("job %" PRIu64 " holds process %d of uid %u: only root may freeze it",
                                              j->id, (int) p, (unsigned) other);
         }
-        r = m->backend->ops->job_freeze ? m->backend->ops->job_freeze(m->backend, j->path, j->unit, frozen)
-                                        : -EOPNOTSUPP;
+        r = backend_job_freeze(m->backend, j->path, j->unit, frozen);
         if (r == -EOPNOTSUPP)
                 return control_error("job %" PRIu64 " cannot be %s here (cgroup.freeze needs Linux 5.2)", j->id,
                                      frozen ? "frozen" : "thawed");

@@ -41,7 +41,7 @@ static json_object *configured_json(const struct pw_job_class *c) {
 }
 
 static json_object *in_force_json(struct manager *m, const char *class) {
-        _cleanup_free_ char *path = m->backend->ops->class_path(m->backend, class);
+        _cleanup_free_ char *path = backend_class_path(m->backend, class);
         struct cgroup_class_state s;
         json_object *o, *io;
 
@@ -351,7 +351,7 @@ json_object *status_json(struct manager *m) {
         json_object_object_add(o, "ok", json_object_new_boolean(true));
         json_object_object_add(o, "version", json_object_new_string(PACKAGE_VERSION));
         json_object_object_add(o, "cgroup_root", json_object_new_string(m->backend->root));
-        json_object_object_add(o, "backend", json_object_new_string(m->backend->ops->name));
+        json_object_object_add(o, "backend", json_object_new_string(backend_name(m->backend)));
         json_object_object_add(o, "daemon", daemon_json(m));
         for (size_t i = 0; i < m->policy.n_classes; i++)
                 json_object_array_add(classes, class_json(m, m->policy.classes[i].name, &m->policy.classes[i]));
