@@ -393,24 +393,89 @@ static int found_add(struct found *f, const char *name) {
         return 0;
 }
 
-static int found_loaded(struct backend *b, const char *name, const char *desc, const char *active, void *ud) {
-        return found_add(ud, name);
+static void found_done(struct found *f) {
+        for (size_t i = 0; i < f->n; i++)
+                free(f->names[i]);
+        free(f->names);
+        *f = (struct found){};
+}
+
+/*
+ * A search under way: the loaded units and the unit files that match the
+ * patterns, asked of PID 1 in two calls the loop does not wait for.  fn gets
+ * the names once both are answered (the loaded units first), and nothing if
+ * either failed.  Each call's slot holds a reference: the bus frees the
+ * search with the last (answered, or the bus closed, when fn is not called).
+ */
+struct units_find {
+        void (*fn)(void *userdata, const char *unit);
+        void *userdata;
+        struct found loaded, files;
+        unsigned refs, answered;
+        int r;
+};
+
+static void units_find_unref(void *p) {
+        struct units_find *u = p;
+
+        if (--u->refs > 0)
+                return;
+        found_done(&u->loaded);
+        found_done(&u->files);
+        free(u);
+}
+
+static void units_find_answered(struct units_find *u) {
+        struct found all = {};
+
+        if (++u->answered < 2)
+                return;
+        if (u->r < 0) {
+                log_warning("systemd: cannot list the units the units: rules name: %s", strerror(-u->r));
+                return;
+        }
+        for (size_t i = 0; u->r >= 0 && i < u->loaded.n; i++)
+                u->r = found_add(&all, u->loaded.names[i]);
+        for (size_t i = 0; u->r >= 0 && i < u->files.n; i++)
+                u->r = found_add(&all, u->files.names[i]);
+        for (size_t i = 0; u->r >= 0 && i < all.n; i++)
+                u->fn(u->userdata, all.names[i]);
+        if (u->r < 0)
+                log_error("systemd: out of memory listing units");
+        found_done(&all);
+}
+
+static int reply_error(sd_bus_message *reply) {
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+
+        if (!e)
+                return 0;
+        log_debug("systemd: %s: %s", e->name ?: "?", e->message ?: "");
+        return sysd_bus_errno(e, -(sd_bus_error_get_errno(e) ?: EIO));
+}
+
+static int on_loaded(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        struct units_find *u = userdata;
+        const char *name;
+        int r = reply_error(reply);
+
+        if (r >= 0)
+                r = sd_bus_message_enter_container(reply, 'a', "(ssssssouso)");
+        while (r >= 0 && (r = sd_bus_message_read(reply, "(ssssssouso)", &name, NULL, NULL, NULL, NULL, NULL, NULL,
+                                                  NULL, NULL, NULL)) > 0)
+                r = found_add(&u->loaded, name);
+        if (r < 0 && u->r >= 0)
+                u->r = r;
+        units_find_answered(u);
+        return 0;
 }
 
 /* Unit files on disk (units that are not loaded yet), templates aside: only their instances are units. */
-static int find_files(struct backend *b, const char *pattern, struct found *f) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+static int on_files(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        struct units_find *u = userdata;
         const char *path, *state;
-        int r;
+        int r = reply_error(reply);
 
-        r = sd_bus_message_new_method_call(sysd_data(b)->bus, &m, SD_DEST, SD_PATH, SD_MANAGER,
-                                           "ListUnitFilesByPatterns");
-        if (r >= 0)
-                r = sd_bus_message_append(m, "as", 0);
-        if (r >= 0)
-                r = sd_bus_message_append(m, "as", 1, pattern);
-        if (r >= 0)
-                r = sysd_call(b, m, &reply);
         if (r >= 0)
                 r = sd_bus_message_enter_container(reply, 'a', "(ss)");
         while (r >= 0 && (r = sd_bus_message_read(reply, "(ss)", &path, &state)) > 0) {
@@ -418,27 +483,55 @@ static int find_files(struct backend *b, const char *pattern, struct found *f) {
 
                 name = name ? name + 1 : path;
                 if (!strstr(name, "@.") && !policy_unit_name_problem(name))
-                        r = found_add(f, name);
+                        r = found_add(&u->files, name);
         }
-        return r;
+        if (r < 0 && u->r >= 0)
+                u->r = r;
+        units_find_answered(u);
+        return 0;
+}
+
+/* Sends member(states: none, patterns) without waiting; the slot holds a reference to u. */
+static int units_find_send(struct backend *b, struct units_find *u, const char *member, const char *const *patterns,
+                           size_t n, sd_bus_message_handler_t handler) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *slot = NULL;
+        sd_bus *bus = sysd_data(b)->bus;
+        int r;
+
+        r = sd_bus_message_new_method_call(bus, &m, SD_DEST, SD_PATH, SD_MANAGER, member);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "as", 0);
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "s");
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                r = sd_bus_message_append(m, "s", patterns[i]);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        if (r >= 0)
+                r = sd_bus_call_async(bus, &slot, m, handler, u, BUS_TIMEOUT_USEC);
+        if (r < 0)
+                return r;
+        u->refs++;
+        (void) sd_bus_slot_set_destroy_callback(slot, units_find_unref);
+        (void) sd_bus_slot_set_floating(slot, 1);
+        return 0;
 }
 
 int sysd_units_find(struct backend *b, const char *const *patterns, size_t n,
                     void (*fn)(void *userdata, const char *unit), void *userdata) {
-        struct found f = {};
-        int r = 0;
+        struct units_find *u = calloc(1, sizeof(*u));
+        int r;
 
-        for (size_t i = 0; r >= 0 && i < n; i++) {
-                r = sysd_list_units(b, patterns[i], found_loaded, &f);
-                if (r >= 0)
-                        r = find_files(b, patterns[i], &f);
-        }
-        for (size_t i = 0; i < f.n; i++) {
-                if (r >= 0)
-                        fn(userdata, f.names[i]);
-                free(f.names[i]);
-        }
-        free(f.names);
+        if (!u)
+                return -ENOMEM;
+        *u = (struct units_find){ .fn = fn, .userdata = userdata, .refs = 1 };
+        r = units_find_send(b, u, "ListUnitsByPatterns", patterns, n, on_loaded);
+        if (r >= 0)
+                r = units_find_send(b, u, "ListUnitFilesByPatterns", patterns, n, on_files);
+        if (r < 0)
+                u->r = r, u->answered = 1; /* the first, if sent, answers into a failed search */
+        units_find_unref(u);
         return r;
 }
 
