@@ -261,6 +261,7 @@ static bool sample_watch(struct govern *g, struct govern_watch *w, char *why, si
         if (w->auto_size)
                 (void) governor_auto_estimate(&w->est, w->sampled ? &w->last : NULL, &s, g->lists_age);
         w->last = s;
+        w->last_usec = r->now_usec;
         w->sampled = true;
         REF_ROTATE(w->ref, w->ref_usec, s, r->now_usec, g->gov.window_usec);
         return fired;
@@ -356,6 +357,7 @@ static void govern_run(struct govern *g, uint64_t wake_usec) {
                     jobs_can_cause(g, w, false, what, r.now_usec))
                         snprintf(why, sizeof(why), "%s", what);
         }
+        g->sampled_usec = r.now_usec;
         apply_auto(g);
         if (g->triggered) {
                 g->triggered = false;
@@ -587,6 +589,7 @@ static void govern_start(struct govern *g) {
         else
                 (void) sd_event_source_set_description(g->tick, "governor-tick");
         g->active = true;
+        g->sampled_usec = 0;
         log_info("Governor: watching %zu protected application%s while %u job%s run%s", g->n_watches,
                  g->n_watches == 1 ? "" : "s", g->jobs->n, g->jobs->n == 1 ? "" : "s", g->jobs->n == 1 ? "s" : "");
         /* The first sample sets the baselines and the "auto" protection. */
@@ -641,6 +644,7 @@ void govern_stop(struct govern *g) {
         if (!g->active)
                 return;
         g->active = false;
+        g->sampled_usec = 0;
         g->tick = sd_event_source_disable_unref(g->tick);
         for (size_t i = 0; i < g->n_watches; i++)
                 had_auto = had_auto || g->watches[i].applied;
@@ -770,6 +774,21 @@ const struct governor_auto *govern_auto_of(const struct govern *g, const char *n
                 if (g->watches[i].auto_size && streq(g->watches[i].name, name))
                         return &g->watches[i].est;
         return NULL;
+}
+
+bool govern_recent_samples(const struct govern *g, uint64_t now_usec, uint64_t max_age_usec,
+                           void (*fn)(void *userdata, const char *name, const struct governor_sample *s),
+                           void *userdata) {
+        if (!g->active || g->sampled_usec == 0 || g->sampled_usec > now_usec ||
+            now_usec - g->sampled_usec > max_age_usec)
+                return false;
+        for (size_t i = 0; i < g->n_watches; i++) {
+                const struct govern_watch *w = &g->watches[i];
+
+                if (w->sampled && w->last_usec == g->sampled_usec) /* not one its last tick could not read */
+                        fn(userdata, w->name, &w->last);
+        }
+        return true;
 }
 
 void govern_class_counts(const struct govern *g, const char *class, struct govern_counts *ret) {

@@ -50,6 +50,7 @@ struct govern_watch {
         sd_event_source *src[2];
         bool sampled;
         struct governor_sample last;
+        uint64_t last_usec; /* when last was read (CLOCK_MONOTONIC) */
         /* Its samples at two recent ticks a window apart: ref[0], one to two windows old, is what a signal is
          * attributed against (a trigger fires at any moment, also just after a tick). */
         struct governor_sample ref[2];
@@ -79,6 +80,7 @@ struct govern {
 
         bool stopping; /* no activation any more */
         bool active;
+        uint64_t sampled_usec; /* when this run's last tick read the applications; 0: not yet */
         struct governor gov;
         sd_event_source *tick;
         struct govern_watch *watches;
@@ -139,6 +141,13 @@ bool govern_needs_machine_trigger(const struct govern *g);
 /* What "auto" estimates the protected application name needs and gives it, while the governor runs; NULL
  * otherwise (or for an entry that is not auto). */
 const struct governor_auto *govern_auto_of(const struct govern *g, const char *name);
+/* While it runs, the governor reads every protected application at each tick: when its last tick is at most
+ * max_age_usec before now_usec, fn(userdata, name, sample) for each application it read then, and true; false,
+ * calling nothing, otherwise (it does not run, or has not ticked yet: the caller reads them itself).  A job's start and
+ * end take these rather than reading the applications again. */
+bool govern_recent_samples(const struct govern *g, uint64_t now_usec, uint64_t max_age_usec,
+                           void (*fn)(void *userdata, const char *name, const struct governor_sample *s),
+                           void *userdata);
 /* What the governor did to class since the daemon started (zeros for a class it never governed). */
 void govern_class_counts(const struct govern *g, const char *class, struct govern_counts *ret);
 /* What the governor believes now, for a job of class's end-of-job report: {"auto": [{"name", "needs", "gets",

@@ -412,26 +412,44 @@ static int history_open(struct manager *m) {
                             m->settings.history_days * 86400);
 }
 
-/* Each protected application whose cgroup is there: its refaults, major faults and memory stall time. */
+struct app_samples {
+        struct app_sample *out;
+        size_t n, max;
+};
+
+static void app_sample_add(struct app_samples *a, const char *name, const struct governor_sample *s) {
+        if (a->n >= a->max)
+                return;
+        a->out[a->n] =
+                (struct app_sample){ .refaults = s->refaults, .majfaults = s->majfaults, .stall_usec = s->some_total };
+        snprintf(a->out[a->n].name, sizeof(a->out[a->n].name), "%s", name);
+        a->n++;
+}
+
+static void on_governor_sample(void *userdata, const char *name, const struct governor_sample *s) {
+        app_sample_add(userdata, name, s);
+}
+
+/* Each protected application whose cgroup is there: its refaults, major faults and memory stall time.  While
+ * jobs run, the governor's tick has read them all within the last two windows: a job's start or end costs no
+ * read then, however many applications are protected. */
 static size_t sample_apps(void *userdata, struct app_sample *out, size_t max) {
         struct manager *m = userdata;
-        size_t n = 0;
+        struct app_samples a = { .out = out, .max = max };
 
-        for (size_t i = 0; i < m->policy.n_protects && n < max; i++) {
+        if (govern_recent_samples(&m->govern, now_usec(CLOCK_MONOTONIC), 2 * m->settings.pressure.window_usec,
+                                  on_governor_sample, &a))
+                return a.n;
+        for (size_t i = 0; i < m->policy.n_protects && a.n < max; i++) {
                 const struct pw_protect *pr = &m->policy.protects[i];
                 _cleanup_free_ char *path = NULL;
                 struct governor_sample s;
 
-                if (backend_protect_path(m->backend, pr, &path) < 0 ||
-                    pressure_sample_read(m->backend->engine, path, &s) < 0)
-                        continue;
-                out[n] = (struct app_sample){ .refaults = s.refaults,
-                                              .majfaults = s.majfaults,
-                                              .stall_usec = s.some_total };
-                snprintf(out[n].name, sizeof(out[n].name), "%s", pr->name);
-                n++;
+                if (backend_protect_path(m->backend, pr, &path) >= 0 &&
+                    pressure_sample_read(m->backend->engine, path, &s) >= 0)
+                        app_sample_add(&a, pr->name, &s);
         }
-        return n;
+        return a.n;
 }
 
 /* The governor's actions on a class since the daemon started (jobs report the difference over their run). */

@@ -143,6 +143,43 @@ START_TEST(test_govern_class_counts) {
 }
 END_TEST
 
+static void count_sample(void *userdata, const char *name, const struct governor_sample *s) {
+        uint64_t *sum = userdata;
+
+        ck_assert_str_eq(name, "db");
+        *sum += s->refaults + 1;
+}
+
+/* A job's start and end take the applications' samples from the governor's last tick, not from reading them
+ * again: only while it runs, only a tick recent enough, only what that tick could read. */
+START_TEST(test_govern_recent_samples) {
+        struct govern_watch w[2] = { { .name = (char *) "db",
+                                       .fd = { -1, -1 },
+                                       .sampled = true,
+                                       .last_usec = 1000,
+                                       .last = { .refaults = 41 } },
+                                     { .name = (char *) "gone", .fd = { -1, -1 }, .sampled = true, .last_usec = 500 } };
+        struct govern g = {};
+        uint64_t sum = 0;
+
+        govern_init(&g);
+        g.watches = w;
+        g.n_watches = 2;
+        ck_assert(!govern_recent_samples(&g, 1000, 1000, count_sample, &sum)); /* not running */
+        g.active = true;
+        ck_assert(!govern_recent_samples(&g, 1000, 1000, count_sample, &sum)); /* running, no tick yet */
+        g.sampled_usec = 1000;
+        ck_assert(govern_recent_samples(&g, 2000, 1000, count_sample, &sum));
+        ck_assert_uint_eq(sum, 42); /* db's, not the one the tick could not read */
+        ck_assert(!govern_recent_samples(&g, 2001, 1000, count_sample, &sum)); /* too old */
+        ck_assert(!govern_recent_samples(&g, 999, 1000, count_sample, &sum));  /* a clock that went back */
+        ck_assert_uint_eq(sum, 42);
+        g.active = false;
+        g.watches = NULL;
+        g.n_watches = 0;
+}
+END_TEST
+
 Suite *govern_suite(void) {
         Suite *s = suite_create("govern");
         TCase *tc = tcase_create("status");
@@ -150,6 +187,7 @@ Suite *govern_suite(void) {
         tcase_add_test(tc, test_govern_machine_trigger_only_as_fallback);
         tcase_add_test(tc, test_govern_latency_histogram);
         tcase_add_test(tc, test_govern_class_counts);
+        tcase_add_test(tc, test_govern_recent_samples);
         suite_add_tcase(s, tc);
         return s;
 }
