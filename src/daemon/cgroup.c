@@ -103,9 +103,10 @@ int engine_write_u64(struct cgroup_engine *e, const char *path, const char *file
         return cgroup_write_file(e, path, file, buf);
 }
 
-/* Whether the cgroup path exists with every one of the controllers (its parent enables them for it). */
-static bool has_controllers(struct cgroup_engine *e, const char *path, const char *const *controllers, size_t n) {
-        _cleanup_free_ char *file = cgroup_abs_path(e, path, "cgroup.controllers"), *line = NULL;
+/* Whether path's file (cgroup.controllers, cgroup.subtree_control) lists every one of the controllers. */
+static bool lists_controllers(struct cgroup_engine *e, const char *path, const char *name,
+                              const char *const *controllers, size_t n) {
+        _cleanup_free_ char *file = cgroup_abs_path(e, path, name), *line = NULL;
 
         if (!file || read_one_line(file, &line) < 0)
                 return false;
@@ -124,12 +125,25 @@ static bool has_controllers(struct cgroup_engine *e, const char *path, const cha
         return true;
 }
 
+/* Whether the cgroup path exists with every one of the controllers (its parent enables them for it). */
+static bool has_controllers(struct cgroup_engine *e, const char *path, const char *const *controllers, size_t n) {
+        return lists_controllers(e, path, "cgroup.controllers", controllers, n);
+}
+
+/* The parent of path, "" for the root's children; NULL without memory. */
+static char *parent_of(const char *path) {
+        const char *slash = strrchr(path, '/');
+
+        return strndup(path, slash ? (size_t) (slash - path) : 0);
+}
+
 /*
  * Creates path (and its missing parents) with the given controllers.  The
  * caller has enabled them in the root's subtree_control: libcgroup enables
  * them in every other ancestor but never in the root.  Succeeds if it exists.
  */
 int engine_mkdir(struct cgroup_engine *e, const char *path, const char *const *controllers, size_t n) {
+        _cleanup_free_ char *parent = NULL, *abs = NULL;
         struct cgroup *cg;
         int rc;
 
@@ -138,6 +152,17 @@ int engine_mkdir(struct cgroup_engine *e, const char *path, const char *const *c
          * of a reload's time with 2,000 jobs in 20 classes (tests/vm/scenarios/scale-bench.sh). */
         if (has_controllers(e, path, controllers, n))
                 return 0;
+        /* A new cgroup whose parent already gives its children the controllers (a job's slot in its class):
+         * a mkdir is all it takes, and the kernel makes its files root's, as libcgroup would chown them. */
+        parent = parent_of(path);
+        if (!parent)
+                return -ENOMEM;
+        if (lists_controllers(e, parent, "cgroup.subtree_control", controllers, n)) {
+                abs = cgroup_abs_path(e, path, NULL);
+                if (!abs)
+                        return -ENOMEM;
+                return mkdir(abs, 0755) >= 0 || errno == EEXIST ? 0 : -errno;
+        }
         cg = cgroup_new_cgroup(path);
         if (!cg)
                 return -ENOMEM;

@@ -3,8 +3,10 @@
  * cgroup-slots.c on a fake cgroup tree (a directory of /tmp with user
  * xattrs, as cgroupfs has them): the scan that finds a class's slots again
  * after a restart, with their job labels (today's and 0.1's), and the
- * acquisition of an idle slot.  Creating a slot goes through libcgroup on a
- * real cgroupfs and is the VM scenarios' (engine-limits, engine-dying).
+ * acquisition of an idle slot, or of a new one made with a mkdir.  Creating
+ * one where the class does not give its children the controllers yet goes
+ * through libcgroup on a real cgroupfs and is the VM scenarios'
+ * (engine-limits, engine-dying).
  */
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -163,6 +165,23 @@ START_TEST(test_slots_acquire_idle) {
         ck_assert_uint_eq(x->label.started_usec, 99);
         ck_assert_str_eq(x->label.name, "copy");
         ck_assert_str_eq(x->label.by, "move");
+        cgroup_slots_free(s, n);
+
+        /* No idle slot left: a new one, made with a mkdir where the class gives its children memory and io
+         * (libcgroup's create otherwise: on the real mount, which a unit test must not touch). */
+        free(write_file(dir, "pagewarden.slice/backup/cgroup.subtree_control", "cpu memory io\n"));
+        l.id = 43;
+        path = mfree(path);
+        ck_assert_int_eq(cgroup_job_acquire(e, "backup", &l, &path, NULL), 0);
+        ck_assert_str_eq(path, "pagewarden.slice/backup/slot-0"); /* the lowest free number */
+        abs = mfree(abs);
+        ck_assert_int_ge(asprintf(&abs, "%s/%s", dir, path), 0);
+        ck_assert_int_eq(stat(abs, &b), 0);
+        ck_assert(S_ISDIR(b.st_mode));
+        ck_assert_int_eq(cgroup_scan(e, &s, &n), 0);
+        x = find(s, n, path);
+        ck_assert_ptr_nonnull(x);
+        ck_assert_uint_eq(x->label.id, 43);
         cgroup_slots_free(s, n);
         tmpdir_cleanup(dir);
 }
