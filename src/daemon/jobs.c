@@ -1046,6 +1046,12 @@ int jobs_add_unit(struct jobs *js, const struct pw_job_class *c, const char *uni
         return 0;
 }
 
+static int slot_by_id(const void *x, const void *y) {
+        const struct cgroup_slot *a = x, *b = y;
+
+        return a->label.id < b->label.id ? -1 : a->label.id > b->label.id;
+}
+
 int jobs_adopt(struct jobs *js) {
         struct cgroup_slot *slots = NULL;
         size_t n = 0, adopted = 0, ended = 0;
@@ -1057,6 +1063,10 @@ int jobs_adopt(struct jobs *js) {
         r = backend_scan(js->backend, &slots, &n);
         if (r < 0)
                 return log_error_errno(r, "Cannot find the jobs below /%s: %m", js->backend->root);
+        /* In the order they were placed, as the list had them (newest first), whatever order the directories
+         * come in. */
+        if (n > 1)
+                qsort(slots, n, sizeof(*slots), slot_by_id);
         for (size_t i = 0; i < n; i++) {
                 struct job *j;
 

@@ -33,6 +33,7 @@ Suite *appcost_suite(void);
 Suite *evidence_suite(void);
 Suite *jobs_suite(void);
 Suite *cgroup_slots_suite(void);
+Suite *status_suite(void);
 Suite *worker_suite(void);
 Suite *loop_suite(void);
 Suite *ctl_print_suite(void);
