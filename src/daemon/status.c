@@ -241,7 +241,11 @@ static json_object *protect_json(struct manager *m, const struct pw_protect *pr)
                 json_object_object_add(low, "in_force", json_object_new_uint64(pres.low));
                 json_object_object_add(min, "effective", json_object_new_uint64(pres.effective_min));
                 json_object_object_add(low, "effective", json_object_new_uint64(pres.effective_low));
-        }
+        } else
+                for (json_object *x = min; x; x = x == min ? low : NULL) { /* not there: null, as documented */
+                        json_object_object_add(x, "in_force", NULL);
+                        json_object_object_add(x, "effective", NULL);
+                }
         json_object_object_add(o, "memory_min", min);
         json_object_object_add(o, "memory_low", low);
         json_object_object_add(o, "auto", auto_json(&m->govern, pr->name));

@@ -184,8 +184,16 @@ START_TEST(test_status_golden) {
         ck_assert_int_eq(read_full_file(GOLDEN, 1 << 20, &want, NULL), 0);
         if (*want && want[strlen(want) - 1] == '\n')
                 want[strlen(want) - 1] = '\0';
-        ck_assert_msg(streq(got, want),
-                      "status JSON differs from %s (PW_UPDATE_GOLDEN=1 rewrites it; read its diff):\n%s", GOLDEN, got);
+        if (!streq(got, want)) {
+                size_t at = 0, line = 1;
+
+                for (; got[at] && got[at] == want[at]; at++)
+                        line += got[at] == '\n';
+                ck_abort_msg(
+                        "status JSON differs from %s at line %zu: got \"%.80s\", want \"%.80s\" "
+                        "(PW_UPDATE_GOLDEN=1 rewrites it; read its diff)",
+                        GOLDEN, line, got + at, want + at);
+        }
 
         json_object_put(status);
         observe_done(&m.observe);
