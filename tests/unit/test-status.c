@@ -199,6 +199,7 @@ START_TEST(test_status_golden) {
         observe_done(&m.observe);
         govern_done(&m.govern);
         jobs_done(&m.jobs);
+        action_log_done(&m.log);
         policy_done(&m.policy);
         parse_result_done(&p);
         cgroup_engine_free(b.engine);
