@@ -55,7 +55,13 @@ sleep 1.5
 seconds() { grep -c '^t=' "$TMP/out"; }
 echo "busy settle" >"$M"
 n=$(seconds)
-for _ in $(seq 100); do [ "$(seconds)" -ge $((n + 2)) ] && break; sleep 0.1; done
+# Up to a minute: a starved pwapp (a nice-19 run beside a VM took over 10 s) must not have the eviction
+# below land in its "before".
+for _ in $(seq 600); do [ "$(seconds)" -ge $((n + 2)) ] && break; sleep 0.1; done
+if [ "$(seconds)" -lt $((n + 2)) ]; then
+        echo "Bail out! pwapp wrote no two per-second lines in 60 s: this machine starves it"
+        exit 1
+fi
 echo "busy during" >"$M"
 sleep 0.3
 dd if="$F" iflag=nocache count=0 status=none # POSIX_FADV_DONTNEED on the whole file (GNU dd)
