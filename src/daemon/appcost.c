@@ -9,15 +9,52 @@ static uint64_t now_mono(void) {
         return now_usec(CLOCK_MONOTONIC);
 }
 
-/* The sample of name in s; hint is where it usually is (two snapshots list the applications in the policy's
- * order, so a job's end finds each of 180 in one comparison rather than 90). */
-static const struct app_sample *find_sample(const struct app_snapshot *s, const char *name, size_t hint) {
-        if (s && hint < s->n && streq(s->s[hint].name, name))
-                return &s->s[hint];
+/* The counters of name in s; hint is where they usually are (two snapshots list the applications in the
+ * policy's order, so a job's end finds each of 180 in one comparison rather than 90). */
+static const struct app_counters *find_sample(const struct app_snapshot *s, const char *name, size_t hint) {
+        if (s && hint < s->n && streq(app_snapshot_name(s, hint), name))
+                return &s->c[hint];
         for (size_t i = 0; s && i < s->n; i++)
-                if (streq(s->s[i].name, name))
-                        return &s->s[i];
+                if (streq(app_snapshot_name(s, i), name))
+                        return &s->c[i];
         return NULL;
+}
+
+static struct app_roster *roster_ref(struct app_roster *r) {
+        if (r)
+                r->refs++;
+        return r;
+}
+
+static struct app_roster *roster_unref(struct app_roster *r) {
+        if (r && --r->refs == 0) {
+                free(r->names);
+                free(r);
+        }
+        return NULL;
+}
+
+/* The roster of the n samples: the last one when the names are the same (a reference), else a new one. */
+static struct app_roster *roster_of(struct appcost *a, const struct app_sample *samples, size_t n) {
+        struct app_roster *r = a->roster;
+        bool same = r && r->n == n;
+
+        for (size_t i = 0; same && i < n; i++)
+                same = streq(r->names[i], samples[i].name);
+        if (same)
+                return roster_ref(r);
+        r = calloc(1, sizeof(*r));
+        if (!r || !(r->names = calloc(n, sizeof(*r->names)))) {
+                free(r);
+                return NULL;
+        }
+        r->refs = 1;
+        r->n = n;
+        for (size_t i = 0; i < n; i++)
+                memcpy(r->names[i], samples[i].name, sizeof(r->names[i]));
+        roster_unref(a->roster);
+        a->roster = roster_ref(r);
+        return r;
 }
 
 /* The idle totals of name; hint as for find_sample(). */
@@ -37,8 +74,10 @@ struct app_snapshot *app_snapshot_ref(struct app_snapshot *s) {
 }
 
 struct app_snapshot *app_snapshot_unref(struct app_snapshot *s) {
-        if (s && --s->refs == 0)
+        if (s && --s->refs == 0) {
+                roster_unref(s->roster);
                 free(s);
+        }
         return NULL;
 }
 
@@ -50,6 +89,7 @@ void appcost_init(struct appcost *a, appcost_sample_fn sample, void *userdata, u
 void appcost_done(struct appcost *a) {
         app_snapshot_unref(a->idle_start);
         app_snapshot_unref(a->recent);
+        roster_unref(a->roster);
         free(a->totals);
         *a = (struct appcost){};
 }
@@ -59,25 +99,34 @@ void appcost_set_share(struct appcost *a, uint64_t share_usec) {
 }
 
 struct app_snapshot *appcost_snapshot(struct appcost *a) {
+        _cleanup_free_ struct app_sample *samples = NULL;
         uint64_t now = now_mono();
-        struct app_snapshot *s, *fit;
+        struct app_snapshot *s;
+        size_t n;
 
         if (!a->sample)
                 return NULL;
         if (a->recent && now - a->recent->usec < a->share_usec)
                 return app_snapshot_ref(a->recent);
-        s = calloc(1, sizeof(*s) + PW_MAX_PROTECTS * sizeof(s->s[0]));
+        samples = calloc(PW_MAX_PROTECTS, sizeof(*samples));
+        if (!samples)
+                return NULL;
+        n = a->sample(a->userdata, samples, PW_MAX_PROTECTS);
+        if (n == 0)
+                return NULL;
+        /* Kept while a job refers to it: counters for the applications there are, the names shared. */
+        s = calloc(1, sizeof(*s) + n * sizeof(s->c[0]));
         if (!s)
                 return NULL;
-        *s = (struct app_snapshot){ .refs = 1, .usec = now };
-        s->n = a->sample(a->userdata, s->s, PW_MAX_PROTECTS);
-        if (s->n == 0) {
+        *s = (struct app_snapshot){ .refs = 1, .usec = now, .n = n, .roster = roster_of(a, samples, n) };
+        if (!s->roster) {
                 free(s);
                 return NULL;
         }
-        /* Kept while a job refers to it: its size, not room for every application there could be. */
-        fit = realloc(s, sizeof(*s) + s->n * sizeof(s->s[0]));
-        s = fit ?: s;
+        for (size_t i = 0; i < n; i++)
+                s->c[i] = (struct app_counters){ .refaults = samples[i].refaults,
+                                                 .majfaults = samples[i].majfaults,
+                                                 .stall_usec = samples[i].stall_usec };
         app_snapshot_unref(a->recent);
         a->recent = app_snapshot_ref(s);
         return s;
@@ -89,23 +138,23 @@ static void account_idle(struct appcost *a) {
         uint64_t usec = counter_since(now_mono(), a->idle_since_usec);
 
         for (size_t i = 0; now && i < now->n; i++) {
-                const struct app_sample *s = find_sample(a->idle_start, now->s[i].name, i);
+                const struct app_counters *s = find_sample(a->idle_start, app_snapshot_name(now, i), i);
                 struct app_idle *t = NULL;
 
                 if (!s)
                         continue; /* it appeared meanwhile: from the next idle time */
-                t = find_total(a, now->s[i].name, i);
+                t = find_total(a, app_snapshot_name(now, i), i);
                 if (!t) {
                         if (a->n_totals >= PW_MAX_PROTECTS)
                                 continue;
                         if (!a->totals && !(a->totals = calloc(PW_MAX_PROTECTS, sizeof(*a->totals))))
                                 break;
                         t = &a->totals[a->n_totals++];
-                        snprintf(t->name, sizeof(t->name), "%s", now->s[i].name);
+                        snprintf(t->name, sizeof(t->name), "%s", app_snapshot_name(now, i));
                 }
-                t->refaults += counter_since(now->s[i].refaults, s->refaults);
-                t->majfaults += counter_since(now->s[i].majfaults, s->majfaults);
-                t->stall_usec += counter_since(now->s[i].stall_usec, s->stall_usec);
+                t->refaults += counter_since(now->c[i].refaults, s->refaults);
+                t->majfaults += counter_since(now->c[i].majfaults, s->majfaults);
+                t->stall_usec += counter_since(now->c[i].stall_usec, s->stall_usec);
                 t->usec += usec;
         }
         app_snapshot_unref(now);
@@ -169,14 +218,14 @@ json_object *appcost_report(struct appcost *a, const struct app_snapshot *start,
                 return list;
         }
         for (size_t i = 0; i < now->n; i++) {
-                const struct app_sample *s = find_sample(start, now->s[i].name, i);
+                const struct app_counters *s = find_sample(start, app_snapshot_name(now, i), i);
 
                 if (!s)
                         continue; /* not there when the job started */
                 cost[n_cost++] = (struct app_cost){ .i = i,
-                                                    .ref = counter_since(now->s[i].refaults, s->refaults),
-                                                    .maj = counter_since(now->s[i].majfaults, s->majfaults),
-                                                    .stall = counter_since(now->s[i].stall_usec, s->stall_usec) };
+                                                    .ref = counter_since(now->c[i].refaults, s->refaults),
+                                                    .maj = counter_since(now->c[i].majfaults, s->majfaults),
+                                                    .stall = counter_since(now->c[i].stall_usec, s->stall_usec) };
         }
         if (n_cost > APPCOST_REPORT_MAX) {
                 qsort(cost, n_cost, sizeof(*cost), cost_cmp);
@@ -190,11 +239,11 @@ json_object *appcost_report(struct appcost *a, const struct app_snapshot *start,
                 uint64_t ref = cost[c].ref, maj = cost[c].maj, stall = cost[c].stall;
                 json_object *o;
 
-                t = find_total(a, now->s[i].name, i);
+                t = find_total(a, app_snapshot_name(now, i), i);
                 o = json_object_new_object();
                 if (!o)
                         break;
-                json_object_object_add(o, "name", json_object_new_string(now->s[i].name));
+                json_object_object_add(o, "name", json_object_new_string(app_snapshot_name(now, i)));
                 json_object_object_add(o, "refaults", json_object_new_uint64(ref));
                 json_object_object_add(o, "majfaults", json_object_new_uint64(maj));
                 json_object_object_add(o, "stall_us", json_object_new_uint64(stall));

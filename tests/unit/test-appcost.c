@@ -50,7 +50,7 @@ START_TEST(test_appcost) {
         ck_assert_uint_eq(start->n, 1);
         /* A job keeps its snapshot for its life: one application's size, not room for PW_MAX_PROTECTS (it was
          * 24 KiB per job, 47 of the 63 MB the scale bench's 2,000 jobs took). */
-        ck_assert_uint_lt(malloc_usable_size(start), sizeof(*start) + 4 * sizeof(start->s[0]));
+        ck_assert_uint_lt(malloc_usable_size(start), sizeof(*start) + 4 * sizeof(start->c[0]));
         /* During a 2-minute job: 1200 refaults, 40 major faults, 30 s stalled. */
         f.refaults += 1200;
         f.majfaults += 40;
@@ -173,6 +173,7 @@ static size_t counting_sample(void *userdata, struct app_sample *out, size_t max
 START_TEST(test_appcost_shared) {
         struct fake_apps f = { .refaults = 100 };
         struct app_snapshot *s[100], *later;
+        const struct app_roster *roster;
         struct appcost a;
         json_object *r;
         size_t omitted;
@@ -191,13 +192,15 @@ START_TEST(test_appcost_shared) {
         r = appcost_report(&a, s[0], 60000000, &omitted);
         ck_assert_double_eq(num(json_object_array_get_idx(r, 0), "refaults"), 0); /* the same moment */
         json_object_put(r);
+        roster = s[0]->roster;
         for (size_t i = 0; i < ELEMENTSOF(s); i++)
                 app_snapshot_unref(s[i]);
         /* Without sharing, a new one each time, and the old ones freed with their last reference (ASan). */
         appcost_set_share(&a, 0);
         later = appcost_snapshot(&a);
         ck_assert_uint_eq(reads, 1);
-        ck_assert_uint_eq(later->s[0].refaults, 150);
+        ck_assert_uint_eq(later->c[0].refaults, 150);
+        ck_assert_ptr_eq(later->roster, roster); /* the same application: its name is not copied again */
         r = appcost_report(&a, later, 60000000, &omitted);
         ck_assert_uint_eq(reads, 2);
         json_object_put(r);
