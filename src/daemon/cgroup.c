@@ -382,9 +382,7 @@ int cgroup_job_read(struct cgroup_engine *e, const char *path, struct cgroup_job
         int r;
 
         *ret = (struct cgroup_job_state){ .memory_high = UNITS_MAX, .memory_max = UNITS_MAX };
-        r = engine_populated(e, path, &ret->populated);
-        if (r < 0)
-                return r;
+        /* Its processes first: they are there if the cgroup is (whether it is populated, inotify says). */
         r = cgroup_read_file(e, path, "cgroup.procs", &procs);
         if (r < 0)
                 return r;

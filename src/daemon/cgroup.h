@@ -127,8 +127,8 @@ struct cgroup_release {
  */
 int cgroup_job_release(struct cgroup_engine *e, const char *path, struct cgroup_release *ret);
 
+/* What status shows of a running job: six files read (issue 27: status reads each job's files). */
 struct cgroup_job_state {
-        bool populated;
         unsigned n_procs;
         bool have_memory;                     /* a memory cgroup (a systemd scope without limits is none) */
         uint64_t memory_current, memory_file; /* file: its page cache */

@@ -423,7 +423,6 @@ START_TEST(test_jobs_read_scope) {
         free(write_file(dir, p, "12\n34\n"));
         ck_assert_int_eq(cgroup_engine_new(dir, "pagewarden.slice", NULL, false, &e), 0);
         ck_assert_int_eq(cgroup_job_read(e, scope, &s), 0);
-        ck_assert(s.populated);
         ck_assert_uint_eq(s.n_procs, 2);
         ck_assert(!s.have_memory);
         ck_assert(!s.have_io);
@@ -439,6 +438,8 @@ START_TEST(test_jobs_read_scope) {
         ck_assert_uint_eq(s.memory_current, 4096);
         ck_assert_uint_eq(s.memory_file, 1024);
         ck_assert_uint_eq(s.memory_high, UNITS_MAX); /* no file: no limit of its own */
+        /* Gone (its processes cannot be read): an error, and status says null */
+        ck_assert_int_eq(cgroup_job_read(e, "pagewarden.slice/gone.scope", &s), -ENOENT);
         tmpdir_cleanup(dir);
 }
 END_TEST
