@@ -351,11 +351,16 @@ static void suspect_of(const struct observe_cgroup *c, uint64_t first, struct ev
  * harmful window's streaming is in the episode already. */
 static void suspects(struct observe *o, const struct walk *w, const struct evidence_harm *harms, size_t n_harms,
                      uint64_t start, uint64_t end) {
-        size_t before = o->last_harmful ? 0 : o->n_cgroups;
-        _cleanup_free_ struct evidence_suspect *s = calloc(w->n_found + before ?: 1, sizeof(*s));
-        size_t n = 0;
+        size_t before = o->last_harmful ? 0 : o->n_cgroups, streamed = 0, n = 0;
+        _cleanup_free_ struct evidence_suspect *s = NULL;
         bool made;
 
+        /* Counted first: a suspect is 2 KiB, and a window looks at up to OBSERVE_CGROUPS cgroups. */
+        for (size_t i = 0; i < w->n_found; i++)
+                streamed += w->found[i].streamed;
+        for (size_t i = 0; i < before; i++)
+                streamed += o->cgroups[i].streamed;
+        s = calloc(streamed ?: 1, sizeof(*s));
         if (!s) {
                 log_error("Observation: out of memory");
                 return;
