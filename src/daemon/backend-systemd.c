@@ -566,6 +566,7 @@ static int sysd_protect_set(struct backend *b, const struct backend_protect *req
         _cleanup_free_ size_t *dindex = calloc(n + 1, sizeof(size_t)), *uindex = calloc(n + 1, sizeof(size_t));
         _cleanup_free_ int *errs = calloc(n + 1, sizeof(int));
         _cleanup_free_ char **paths = calloc(n + 1, sizeof(char *));
+        struct cgroup_protect_cache cache = {};
         size_t n_direct = 0, n_units = 0;
         int r = 0, k = 0;
 
@@ -608,7 +609,8 @@ static int sysd_protect_set(struct backend *b, const struct backend_protect *req
                 if (errs[j] < 0)
                         res[uindex[j]].error = errs[j];
                 else
-                        (void) cgroup_protect_read(b->engine, paths[uindex[j]] + 1, &res[uindex[j]]);
+                        (void) cgroup_protect_read(b->engine, paths[uindex[j]] + 1, &cache, &res[uindex[j]]);
+        cgroup_protect_cache_done(&cache);
 finish:
         for (size_t i = 0; i < n; i++)
                 free(paths[i]);

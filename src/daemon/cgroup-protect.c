@@ -125,7 +125,38 @@ static int fs_write(void *userdata, const char *path, uint64_t id, const struct 
         return r;
 }
 
-int cgroup_protect_read(struct cgroup_engine *e, const char *path, struct cgroup_protect_result *res) {
+struct cgroup_protect_cached {
+        char *path;
+        bool have_min, have_low;
+        uint64_t min, low;
+};
+
+void cgroup_protect_cache_done(struct cgroup_protect_cache *c) {
+        for (size_t i = 0; i < c->n; i++)
+                free(c->v[i].path);
+        free(c->v);
+        *c = (struct cgroup_protect_cache){};
+}
+
+/* An ancestor's values, from the cache or read (and kept) now. */
+static struct cgroup_protect_cached ancestor(struct cgroup_engine *e, const char *path,
+                                             struct cgroup_protect_cache *cache) {
+        struct cgroup_protect_cached v = {};
+
+        for (size_t i = 0; cache && i < cache->n; i++)
+                if (streq(cache->v[i].path, path))
+                        return cache->v[i];
+        v.have_min = cgroup_read_u64(e, path, "memory.min", &v.min) >= 0;
+        v.have_low = cgroup_read_u64(e, path, "memory.low", &v.low) >= 0;
+        if (cache && GROW(cache->v, cache->allocated, cache->n + 1) >= 0 && (v.path = strdup(path))) {
+                cache->v[cache->n++] = v;
+                v.path = NULL; /* the cache's */
+        }
+        return v;
+}
+
+int cgroup_protect_read(struct cgroup_engine *e, const char *path, struct cgroup_protect_cache *cache,
+                        struct cgroup_protect_result *res) {
         _cleanup_free_ char *p = strdup(path);
 
         *res = (struct cgroup_protect_result){ .effective_min = UNITS_MAX, .effective_low = UNITS_MAX };
@@ -137,16 +168,17 @@ int cgroup_protect_read(struct cgroup_engine *e, const char *path, struct cgroup
                 return -ENOENT;
         }
         /* A cgroup is protected only as far as each ancestor is. */
-        for (char *slash = p + strlen(p); slash; slash = strrchr(p, '/')) {
-                uint64_t v;
+        res->effective_min = res->min;
+        res->effective_low = res->low;
+        for (char *slash = strrchr(p, '/'); slash; slash = strrchr(p, '/')) {
+                struct cgroup_protect_cached v;
 
                 *slash = '\0';
-                if (cgroup_read_u64(e, p, "memory.min", &v) >= 0 && v < res->effective_min)
-                        res->effective_min = v;
-                if (cgroup_read_u64(e, p, "memory.low", &v) >= 0 && v < res->effective_low)
-                        res->effective_low = v;
-                if (!strchr(p, '/'))
-                        break;
+                v = ancestor(e, p, cache);
+                if (v.have_min && v.min < res->effective_min)
+                        res->effective_min = v.min;
+                if (v.have_low && v.low < res->effective_low)
+                        res->effective_low = v.low;
         }
         return 0;
 }
@@ -157,6 +189,7 @@ int cgroup_protect_set(struct cgroup_engine *e, const struct cgroup_protect *req
         _cleanup_free_ struct ledger_request *lreq = calloc(n + 1, sizeof(*lreq));
         _cleanup_free_ char **abs = calloc(n + 1, sizeof(char *));
         _cleanup_free_ int *errs = calloc(n + 1, sizeof(int));
+        struct cgroup_protect_cache cache = {};
         int r = 0;
 
         if (!lreq || !abs || !errs)
@@ -175,7 +208,8 @@ int cgroup_protect_set(struct cgroup_engine *e, const struct cgroup_protect *req
                 if (errs[i] < 0)
                         results[i] = (struct cgroup_protect_result){ .error = errs[i] };
                 else
-                        (void) cgroup_protect_read(e, req[i].path, &results[i]);
+                        (void) cgroup_protect_read(e, req[i].path, &cache, &results[i]);
+        cgroup_protect_cache_done(&cache);
         for (size_t i = 0; i < n; i++)
                 free(abs[i]);
         return r;

@@ -194,8 +194,17 @@ struct cgroup_protect_result {
  */
 int cgroup_protect_set(struct cgroup_engine *e, const struct cgroup_protect *req, size_t n,
                        struct cgroup_protect_result *results);
-/* What is in force on path: memory.min/low, and the smallest on its way to the root. */
-int cgroup_protect_read(struct cgroup_engine *e, const char *path, struct cgroup_protect_result *ret);
+/* Ancestors' memory.min and memory.low, read once for many cgroup_protect_read() calls (180 applications
+ * below one slice read the slice's values once, not 180 times).  Zero-initialised; valid while nothing
+ * writes them: for one pass over the applications. */
+struct cgroup_protect_cache {
+        struct cgroup_protect_cached *v;
+        size_t n, allocated;
+};
+void cgroup_protect_cache_done(struct cgroup_protect_cache *c);
+/* What is in force on path: memory.min/low, and the smallest on its way to the root (cache: may be NULL). */
+int cgroup_protect_read(struct cgroup_engine *e, const char *path, struct cgroup_protect_cache *cache,
+                        struct cgroup_protect_result *ret);
 /* Number of cgroups whose original values are remembered. */
 size_t cgroup_protect_saved(const struct cgroup_engine *e);
 

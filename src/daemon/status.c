@@ -221,7 +221,7 @@ static json_object *auto_json(const struct govern *g, const char *name) {
         return o;
 }
 
-static json_object *protect_json(struct manager *m, const struct pw_protect *pr) {
+static json_object *protect_json(struct manager *m, const struct pw_protect *pr, struct cgroup_protect_cache *cache) {
         json_object *o = json_object_new_object(), *min = json_object_new_object(), *low = json_object_new_object();
         _cleanup_free_ char *psi_text = NULL, *stat_text = NULL, *path = NULL;
         struct cgroup_protect_result pres;
@@ -235,7 +235,7 @@ static json_object *protect_json(struct manager *m, const struct pw_protect *pr)
         json_object_object_add(o, "swap", json_object_new_string(pr->swap_deny ? "deny" : "allow"));
         json_object_object_add(min, "configured", protect_size_json(&pr->min));
         json_object_object_add(low, "configured", protect_size_json(&pr->low));
-        if (path && cgroup_protect_read(m->backend->engine, path, &pres) >= 0) {
+        if (path && cgroup_protect_read(m->backend->engine, path, cache, &pres) >= 0) {
                 exists = true;
                 json_object_object_add(min, "in_force", json_object_new_uint64(pres.min));
                 json_object_object_add(low, "in_force", json_object_new_uint64(pres.low));
@@ -350,6 +350,7 @@ static json_object *unplaced_json(struct manager *m) {
 json_object *status_json(struct manager *m) {
         json_object *o = json_object_new_object(), *classes = json_object_new_array(), *jobs = json_object_new_array(),
                     *prot = json_object_new_array();
+        struct cgroup_protect_cache cache = {};
         struct user_name last = {};
 
         json_object_object_add(o, "ok", json_object_new_boolean(true));
@@ -371,7 +372,8 @@ json_object *status_json(struct manager *m) {
         for (struct job *j = m->jobs.list; j; j = j->next)
                 json_object_array_add(jobs, job_json(m, j, &last));
         for (size_t i = 0; i < m->policy.n_protects; i++)
-                json_object_array_add(prot, protect_json(m, &m->policy.protects[i]));
+                json_object_array_add(prot, protect_json(m, &m->policy.protects[i], &cache));
+        cgroup_protect_cache_done(&cache);
         json_object_object_add(o, "classes", classes);
         json_object_object_add(o, "jobs", jobs);
         json_object_object_add(o, "protected", prot);

@@ -110,6 +110,9 @@ static void tree(const char *dir) {
         cgroup_files(dir, "pagewarden.slice/old", class);
         job_slot(dir, "pagewarden.slice/old/slot-0", "id=3 uid=0 started=1714640000000000 name=copy by=move");
         cgroup_files(dir, "system.slice/db.service", app);
+        /* Its slice protects less: the application's effective memory.min is the slice's */
+        free(write_file(dir, "system.slice/memory.min", "33554432\n"));
+        free(write_file(dir, "system.slice/memory.low", "0\n"));
 }
 
 /* Sets o's key to 0 (it must be there). */
