@@ -31,6 +31,8 @@
  *                                  page cache, each file opened and closed on its own (a tree of small
  *                                  files: where nocache, which drops a file's pages at close, can work)
  *   pwload tree-read DIR           read every file tree-write wrote under DIR, one after another
+ *   pwload lock FILE               keep FILE's pages locked in memory until killed ("locked" once
+ *                                  they are): what the host's proactive reclaim may not evict
  *   pwload resident FILE           print "resident_kib=R size_kib=S": FILE's pages in the page cache
  *                                  (mincore), whoever they are charged to
  *   pwload sample MS FILE...       every MS milliseconds until killed: "T EPOCH" (seconds, to the
@@ -423,6 +425,29 @@ static int resident_cmd(const char *file) {
 /* The I/O buffer lives as long as the process: a global, so that LeakSanitizer sees it reachable. */
 static void *buf;
 
+/* lock FILE: its pages locked in memory until a signal ends it ("locked" on stdout once they are): a host's
+ * proactive reclaim (DAMON's pageout, on some machines that run the tests) evicts page cache it finds cold,
+ * whatever memory is free. */
+static int lock_cmd(const char *path) {
+        struct stat st;
+        void *p;
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+        if (fd < 0 || fstat(fd, &st) < 0) {
+                perror(path);
+                return 1;
+        }
+        p = mmap(NULL, (size_t) st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+        if (p == MAP_FAILED || mlock(p, (size_t) st.st_size) < 0) {
+                perror("lock");
+                return 1;
+        }
+        printf("locked\n");
+        fflush(stdout);
+        pause();
+        return 0;
+}
+
 int main(int argc, char *argv[]) {
         long long total = 0;
         double start;
@@ -474,6 +499,8 @@ int main(int argc, char *argv[]) {
         }
         if (strcmp(argv[1], "resident") == 0)
                 return resident_cmd(argv[2]);
+        if (strcmp(argv[1], "lock") == 0)
+                return lock_cmd(argv[2]);
         if (strcmp(argv[1], "sample") == 0)
                 return sample_cmd(argc, argv);
         if (strcmp(argv[1], "escape") == 0)
