@@ -23,6 +23,7 @@ struct client {
         json_object *resp;
         const char *out;
         size_t out_len, out_pos;
+        uint64_t answer_deadline_usec; /* CLOCK_MONOTONIC: the answer's whole sending, at most */
         struct client *prev, *next;
 };
 
@@ -69,6 +70,14 @@ static void client_free(struct client *c) {
         free(c);
 }
 
+/* The answer went on (or starts): the client has CONTROL_CLIENT_TIMEOUT_USEC to read more, within its deadline. */
+static void answer_progress(struct client *c) {
+        uint64_t now = now_usec(CLOCK_MONOTONIC), next = now + CONTROL_CLIENT_TIMEOUT_USEC;
+
+        (void) sd_event_source_set_time(c->timer, next < c->answer_deadline_usec ? next : c->answer_deadline_usec);
+        (void) sd_event_source_set_enabled(c->timer, SD_EVENT_ONESHOT);
+}
+
 static int client_flush(struct client *c) {
         while (c->out_pos <= c->out_len) {
                 bool text = c->out_pos < c->out_len;
@@ -78,8 +87,10 @@ static int client_flush(struct client *c) {
                 if (n < 0) {
                         if (errno == EINTR)
                                 continue;
-                        if (errno == EAGAIN)
+                        if (errno == EAGAIN) {
+                                answer_progress(c);
                                 return sd_event_source_set_io_events(c->io, EPOLLOUT);
+                        }
                         return -errno;
                 }
                 c->out_pos += (size_t) n;
@@ -115,6 +126,7 @@ static int client_respond(struct client *c, json_object *resp) {
                 return -ENOMEM;
         }
         c->out_pos = 0;
+        c->answer_deadline_usec = now_usec(CLOCK_MONOTONIC) + CONTROL_ANSWER_MAX_USEC;
         /* No more input is read from this client. */
         (void) sd_event_source_set_io_events(c->io, EPOLLOUT);
         r = client_flush(c);

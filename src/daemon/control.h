@@ -37,7 +37,12 @@ extern const char control_later;
 /* How long a client waits for an answer given later (pagewardenctl itself waits 30 s). */
 #define CONTROL_LATER_TIMEOUT_USEC (UINT64_C(25) * 1000000)
 
+/* A client that sends no whole request, or reads none of its answer, for this long is dropped; the clock
+ * starts again when its answer is ready (building a status of 2,000 jobs took 5 s under emulation, and the
+ * client was dropped before it could read a byte). */
 #define CONTROL_CLIENT_TIMEOUT_USEC (UINT64_C(5) * 1000000)
+/* However steadily it reads, an answer is sent within this long of being ready, then the client is dropped. */
+#define CONTROL_ANSWER_MAX_USEC (UINT64_C(60) * 1000000)
 /* Clients at once, root's included: each has a 64 KiB buffer, so at most 4 MiB. */
 #define CONTROL_MAX_CLIENTS 64
 /* The last 8 of those only root may take, so that root gets in however many others are connected. */
