@@ -20,8 +20,6 @@ void policy_match_move(struct pstate *st, struct pw_match *to, struct pw_match *
 bool policy_match_equal(const struct pw_match *a, const struct pw_match *b);
 /* The node of list (match.exe, ...) in entry that holds text, else the list's (or entry's) own. */
 const struct ynode *policy_pattern_node(const struct ynode *entry, const char *list, const char *text);
-/* Why a list is full (more than max entries): an error at its i-th entry; true then. */
-bool policy_list_full(struct pstate *st, const struct ynode *val, size_t i, size_t max, const char *what);
 
 /*
  * The executables (or unit patterns) of the policy's classes, sorted, to

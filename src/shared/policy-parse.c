@@ -356,3 +356,11 @@ void field_string(struct pstate *st, const struct ynode *val, void *target) {
         free(*s);
         *s = copy;
 }
+
+/* Whether item i of the list val is past max: then an error says so, and the rest of the list is not read. */
+bool policy_list_full(struct pstate *st, const struct ynode *val, size_t i, size_t max, const char *what) {
+        if (i < max)
+                return false;
+        pstate_error(st, val->children[i], "more than %zu %s (the rest of the list is not read)", max, what);
+        return true;
+}

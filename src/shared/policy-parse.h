@@ -90,3 +90,6 @@ void field_duration(struct pstate *st, const struct ynode *val, void *target);  
 void field_percent(struct pstate *st, const struct ynode *val, void *target);   /* uint32_t */
 void field_bool(struct pstate *st, const struct ynode *val, void *target);      /* bool */
 void field_string(struct pstate *st, const struct ynode *val, void *target);    /* char * */
+
+/* Whether item i of the list val is past max: then an error says so (the rest of the list is not read). */
+bool policy_list_full(struct pstate *st, const struct ynode *val, size_t i, size_t max, const char *what);

@@ -23,9 +23,8 @@
 #include <stdint.h>
 
 #include "diag.h"
+#include "policy-names.h"
 #include "units.h"
-
-#define POLICY_NAME_MAX 64
 
 /* What the parser needs to know about the machine; tests fake it. */
 struct policy_context {
@@ -172,10 +171,3 @@ const struct pw_protect *policy_find_protect(const struct pw_policy *p, const ch
 /* Same values (source positions are not compared). */
 bool policy_equal(const struct pw_policy *a, const struct pw_policy *b);
 
-/* Name checks shared with the settings and the cgroup layer: NULL if valid, else why not. */
-const char *policy_name_problem(const char *name);
-const char *policy_cgroup_path_problem(const char *path);
-const char *policy_unit_name_problem(const char *unit);
-/* The same for a unit name with glob characters (* ? [ ]). */
-const char *policy_unit_pattern_problem(const char *pattern);
-const char *policy_user_name_problem(const char *name); /* a user or group name, or a numeric id */
