@@ -18,8 +18,6 @@ struct cgroup_engine {
 
 /* mount/path/file (path "" is the mount, file NULL the directory); NULL when out of memory. */
 char *cgroup_abs_path(const struct cgroup_engine *e, const char *path, const char *file);
-/* The protection ledger, its originals kept in state_dir (NULL: in memory). */
-int cgroup_protect_init(struct cgroup_engine *e, const char *state_dir);
 /* Writes a limit ("max" for UNITS_MAX). */
 int engine_write_u64(struct cgroup_engine *e, const char *path, const char *file, uint64_t v);
 /* Creates path (and missing parents) with the controllers, through libcgroup; 0 if it exists with them. */

@@ -21,7 +21,7 @@ static bool valid_relative_path(const char *path) {
         return asprintf(&abs, "/%s", path) >= 0 && !policy_cgroup_path_problem(abs);
 }
 
-int cgroup_protect_init(struct cgroup_engine *e, const char *state_dir) {
+int cgroup_protect_open(struct cgroup_engine *e, const char *state_dir) {
         _cleanup_free_ char *file = NULL;
 
         if (state_dir && asprintf(&file, "%s/protect.state", state_dir) < 0)

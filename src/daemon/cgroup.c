@@ -436,8 +436,7 @@ static int enable_in_root(const char *mount, const char *controller) {
         return 0;
 }
 
-int cgroup_engine_new(const char *mount, const char *root, const char *state_dir, bool manage,
-                      struct cgroup_engine **ret) {
+int cgroup_engine_new(const char *mount, const char *root, bool manage, struct cgroup_engine **ret) {
         _cleanup_(cgroup_engine_freep) struct cgroup_engine *e = NULL;
         const char *controllers[3] = { "memory", "io", "cpu" };
         _cleanup_free_ char *rootdir = NULL;
@@ -463,9 +462,6 @@ int cgroup_engine_new(const char *mount, const char *root, const char *state_dir
         if (r < 0)
                 return r;
         if (!manage) {
-                r = cgroup_protect_init(e, state_dir);
-                if (r < 0)
-                        return r;
                 e->features.swap = has_file(e, "system.slice", "memory.swap.max");
                 *ret = TAKE_PTR(e);
                 return 0;
@@ -497,9 +493,6 @@ int cgroup_engine_new(const char *mount, const char *root, const char *state_dir
                 e->features.user_xattr = setxattr(dir, "user.pagewarden.probe", "1", 1, 0) == 0;
                 (void) removexattr(dir, "user.pagewarden.probe");
         }
-        r = cgroup_protect_init(e, state_dir);
-        if (r < 0)
-                return r;
         *ret = TAKE_PTR(e);
         return 0;
 }

@@ -47,17 +47,18 @@ struct cgroup_engine;
 
 /*
  * mount: where cgroup2 is mounted; root: the job tree's root below it
- * (settings cgroup_root); state_dir: where originals of changed protection
- * values are kept across restarts (NULL: only in memory).  With manage, it
- * creates the root and enables memory, io and cpu along its path; without
- * (systemd owns the tree), it only reads, and writes what it is asked to.
+ * (settings cgroup_root).  With manage, it creates the root and enables
+ * memory, io and cpu along its path; without (systemd owns the tree), it
+ * only reads, and writes what it is asked to.  Its protection ledger is in
+ * memory until cgroup_protect_open() gives it a file.
  */
-int cgroup_engine_new(const char *mount, const char *root, const char *state_dir, bool manage,
-                      struct cgroup_engine **ret);
+int cgroup_engine_new(const char *mount, const char *root, bool manage, struct cgroup_engine **ret);
 struct cgroup_engine *cgroup_engine_free(struct cgroup_engine *e);
 static inline void cgroup_engine_freep(struct cgroup_engine **e) {
         cgroup_engine_free(*e);
 }
+/* The protection ledger's originals kept in state_dir/protect.state across restarts (read now). */
+int cgroup_protect_open(struct cgroup_engine *e, const char *state_dir);
 const struct cgroup_features *cgroup_engine_features(const struct cgroup_engine *e);
 const char *cgroup_engine_mount(const struct cgroup_engine *e);
 const char *cgroup_engine_root(const struct cgroup_engine *e);

@@ -69,7 +69,7 @@ START_TEST(test_slots_scan) {
         char *dir = make_tree();
         size_t n = 0;
 
-        ck_assert_int_eq(cgroup_engine_new(dir, "pagewarden.slice", NULL, false, &e), 0);
+        ck_assert_int_eq(cgroup_engine_new(dir, "pagewarden.slice", false, &e), 0);
         ck_assert_int_eq(cgroup_scan(e, &s, &n), 0);
         ck_assert_uint_eq(n, 3);
 
@@ -112,7 +112,7 @@ START_TEST(test_slots_scan_bad_label) {
         ck_assert_int_ge(asprintf(&p, "%s/pagewarden.slice/backup/slot-0", dir), 0);
         label(p, "id=7 uid=1000");
         free(p);
-        ck_assert_int_eq(cgroup_engine_new(dir, "pagewarden.slice", NULL, false, &e), 0);
+        ck_assert_int_eq(cgroup_engine_new(dir, "pagewarden.slice", false, &e), 0);
         ck_assert_int_eq(cgroup_scan(e, &s, &n), 0);
         ck_assert_uint_eq(n, 1);
         ck_assert(!s[0].labelled);
@@ -138,7 +138,7 @@ START_TEST(test_slots_acquire_idle) {
         free(write_file(dir, "pagewarden.slice/backup/slot-5/cgroup.events", "populated 1\n"));
         snprintf(l.name, sizeof(l.name), "copy");
         snprintf(l.by, sizeof(l.by), "move");
-        ck_assert_int_eq(cgroup_engine_new(dir, "pagewarden.slice", NULL, false, &e), 0);
+        ck_assert_int_eq(cgroup_engine_new(dir, "pagewarden.slice", false, &e), 0);
 
         ck_assert_int_eq(cgroup_job_acquire(e, "backup", &l, &path, &fd), -EOPNOTSUPP); /* no user xattrs */
         e->features.user_xattr = true; /* and not freeze: that write goes through libcgroup, to the real mount */

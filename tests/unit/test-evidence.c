@@ -325,7 +325,7 @@ START_TEST(test_observe_nothing_else) {
 
         stat_file(&f, "system.slice/db.service", 100 * MIB, 0);
         stat_file(&f, "pagewarden.slice/backup/slot-0", MIB, 0);
-        ck_assert_int_eq(cgroup_engine_new(f.dir, "pagewarden.slice", NULL, false, &engine), 0);
+        ck_assert_int_eq(cgroup_engine_new(f.dir, "pagewarden.slice", false, &engine), 0);
         ck_assert_int_eq(observe_init(&o, NULL, engine, fake_scope, &f, NULL, 86400), 0);
         observe_window(&o);
         stat_file(&f, "system.slice/db.service", 100 * MIB, 4096);
@@ -354,7 +354,7 @@ START_TEST(test_observe_window) {
         tree(&f, 0);
         free(write_file(f.dir, "init.scope/memory.stat", "file 0\n"));
         fake_process(&f);
-        ck_assert_int_eq(cgroup_engine_new(f.dir, "pagewarden.slice", NULL, false, &engine), 0);
+        ck_assert_int_eq(cgroup_engine_new(f.dir, "pagewarden.slice", false, &engine), 0);
         o.procdir = f.proc;
         ck_assert_int_eq(observe_init(&o, NULL, engine, fake_scope, &f, NULL, 86400), 0);
 
@@ -441,7 +441,7 @@ START_TEST(test_observe_lag) {
         stat_file(&f, "system.slice/db.service", 100 * MIB, 0);
         stat_file(&f, "system.slice/backup-db.service", 0, 0);
         stat_file(&f, "system.slice/cron.service", MIB, 0);
-        ck_assert_int_eq(cgroup_engine_new(f.dir, "pagewarden.slice", NULL, false, &engine), 0);
+        ck_assert_int_eq(cgroup_engine_new(f.dir, "pagewarden.slice", false, &engine), 0);
         ck_assert_int_eq(observe_init(&o, NULL, engine, fake_scope, &f, NULL, 86400), 0);
         observe_window(&o);
 

@@ -53,7 +53,7 @@ START_TEST(test_jobs_unit_between_commands) {
         char *events = write_file(dir, "system.slice/backup.service/cgroup.events", "populated 1\nfrozen 0\n");
 
         ck_assert_int_ge(sd_event_new(&event), 0);
-        ck_assert_int_eq(cgroup_engine_new(dir, "pagewarden.slice", NULL, false, &b.engine), 0);
+        ck_assert_int_eq(cgroup_engine_new(dir, "pagewarden.slice", false, &b.engine), 0);
         jobs_init(&js, event, &b, &log, on_changed, &seen, NULL);
         ck_assert_int_eq(jobs_add_unit(&js, &class, "backup.service", "system.slice/backup.service",
                                        "rule units backup.service (jobs.yaml:4)", &j),
@@ -206,7 +206,7 @@ START_TEST(test_jobs_place_async) {
 
         free(write_file(dir, "pagewarden/backup/1/cgroup.events", "populated 1\nfrozen 0\n"));
         ck_assert_int_ge(sd_event_new(&event), 0);
-        ck_assert_int_eq(cgroup_engine_new(dir, "pagewarden", NULL, false, &s.b.engine), 0);
+        ck_assert_int_eq(cgroup_engine_new(dir, "pagewarden", false, &s.b.engine), 0);
         jobs_init(&js, event, &s.b, &log, on_changed, &seen, NULL);
 
         /* Asked: nothing yet, the caller is not held, the process is known to be under way. */
@@ -289,7 +289,7 @@ START_TEST(test_jobs_class_io) {
         events_b = write_file(dir, SLICE "/pagewarden-backup-2.scope/cgroup.events", "populated 1\nfrozen 0\n");
         free(write_file(dir, SLICE "/pagewarden-backup-3.scope/cgroup.events", "populated 1\nfrozen 0\n"));
         ck_assert_int_ge(sd_event_new(&event), 0);
-        ck_assert_int_eq(cgroup_engine_new(dir, "pagewarden.slice", NULL, false, &s.b.engine), 0);
+        ck_assert_int_eq(cgroup_engine_new(dir, "pagewarden.slice", false, &s.b.engine), 0);
         jobs_init(&js, event, &s.b, &log, on_changed, &seen, NULL);
 
         ck_assert_int_eq(jobs_place_async(&js, &class, NULL, "dump", 0, "run", 4242, -1, on_placed, &a), 0);
@@ -421,7 +421,7 @@ START_TEST(test_jobs_read_scope) {
         free(p);
         ck_assert_int_ge(asprintf(&p, "%s/cgroup.procs", scope), 0);
         free(write_file(dir, p, "12\n34\n"));
-        ck_assert_int_eq(cgroup_engine_new(dir, "pagewarden.slice", NULL, false, &e), 0);
+        ck_assert_int_eq(cgroup_engine_new(dir, "pagewarden.slice", false, &e), 0);
         ck_assert_int_eq(cgroup_job_read(e, scope, &s), 0);
         ck_assert_uint_eq(s.n_procs, 2);
         ck_assert(!s.have_memory);

@@ -63,7 +63,7 @@ START_TEST(test_protect_unit_started_later) {
         char *dir = tmpdir_new();
 
         ck_assert_int_ge(sd_event_new(&event), 0);
-        ck_assert_int_eq(cgroup_engine_new(dir, "pagewarden.slice", NULL, false, &f.b.engine), 0);
+        ck_assert_int_eq(cgroup_engine_new(dir, "pagewarden.slice", false, &f.b.engine), 0);
         protect_init(&p, event, &f.b, &log, NULL, NULL);
 
         ck_assert_int_eq(protect_apply(&p, &policy), 0);
@@ -128,7 +128,7 @@ START_TEST(test_protect_logged_when_changed) {
         struct protect p;
         char *dir = tmpdir_new();
 
-        ck_assert_int_eq(cgroup_engine_new(dir, "pagewarden.slice", NULL, false, &f.b.engine), 0);
+        ck_assert_int_eq(cgroup_engine_new(dir, "pagewarden.slice", false, &f.b.engine), 0);
         protect_init(&p, NULL, &f.b, &log, NULL, NULL);
 
         /* Nine applies (reloads, jobs starting) while the unit does not run: one warning. */

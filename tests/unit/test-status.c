@@ -163,7 +163,7 @@ START_TEST(test_status_golden) {
         p.policy = (struct pw_policy){};
         tree(dir);
         ck_assert_int_ge(sd_event_new(&event), 0);
-        ck_assert_int_eq(cgroup_engine_new(dir, "pagewarden.slice", NULL, false, &b.engine), 0);
+        ck_assert_int_eq(cgroup_engine_new(dir, "pagewarden.slice", false, &b.engine), 0);
         jobs_init(&m.jobs, event, &b, &m.log, on_changed, NULL, NULL);
         ck_assert_int_eq(jobs_adopt(&m.jobs), 0);
         ck_assert_uint_eq(m.jobs.n, 2);

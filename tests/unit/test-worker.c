@@ -23,7 +23,7 @@ START_TEST(test_worker_free_with_results_unread) {
         int done = 0;
 
         ck_assert_int_ge(sd_event_new(&event), 0);
-        ck_assert_int_eq(cgroup_engine_new(dir, "pagewarden.slice", NULL, false, &engine), 0);
+        ck_assert_int_eq(cgroup_engine_new(dir, "pagewarden.slice", false, &engine), 0);
         ck_assert_int_eq(worker_new(event, engine, &w), 0);
         /* Writes that fail (no such cgroup) at once: their results wait in the pipe for a loop that never runs. */
         for (int i = 0; i < 3; i++)
@@ -60,7 +60,7 @@ START_TEST(test_worker_close) {
         int p[2];
 
         ck_assert_int_ge(sd_event_new(&event), 0);
-        ck_assert_int_eq(cgroup_engine_new(dir, "pagewarden.slice", NULL, false, &engine), 0);
+        ck_assert_int_eq(cgroup_engine_new(dir, "pagewarden.slice", false, &engine), 0);
         ck_assert_int_eq(worker_new(event, engine, &w), 0);
         ck_assert_int_eq(pipe(p), 0);
         ck_assert_int_eq(worker_close(w, p[0], on_closed, &c), 0);
@@ -106,7 +106,7 @@ START_TEST(test_worker_each_task_its_callback) {
         char *dir = tmpdir_new();
 
         ck_assert_int_ge(sd_event_new(&event), 0);
-        ck_assert_int_eq(cgroup_engine_new(dir, "pagewarden.slice", NULL, false, &engine), 0);
+        ck_assert_int_eq(cgroup_engine_new(dir, "pagewarden.slice", false, &engine), 0);
         ck_assert_int_eq(worker_new(event, engine, &w), 0);
         ck_assert_int_eq(worker_write(w, "no/such/cgroup", "memory.max", "1", 0, on_first, &a), 0);
         ck_assert_int_eq(worker_write(w, "no/such/cgroup", "memory.high", "1", 0, NULL, NULL), 0); /* nobody asks */

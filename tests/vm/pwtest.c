@@ -175,7 +175,9 @@ int main(int argc, char *argv[]) {
                 fprintf(stderr, "pwtest: %s\n", why);
                 return 1;
         }
-        r = cgroup_engine_new(m.path, arg_root, arg_state, true, &e);
+        r = cgroup_engine_new(m.path, arg_root, true, &e);
+        if (r >= 0)
+                r = cgroup_protect_open(e, arg_state);
         if (r < 0) {
                 fprintf(stderr, "pwtest: engine: %s\n", strerror(-r));
                 return 1;
