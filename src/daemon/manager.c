@@ -10,7 +10,6 @@
 #include "place.h"
 #include "pressure.h"
 #include "requests.h"
-#include "unit-front.h"
 
 #define STATE_DIR RUNSTATEDIR "/pagewarden"
 
@@ -21,51 +20,6 @@ static void notify_status(struct manager *m) {
 }
 
 /* ---- policy -> cgroups ---- */
-
-/* Protected units that are oneshot fronts (unit-front.h): said once per load, and by status while they do
- * not run.  Asked of PID 1 without waiting: the answer comes later, from the loop. */
-static void on_front(void *userdata, const char *unit) {
-        struct manager *m = userdata;
-        char **f;
-
-        bool named = false;
-
-        if (manager_unit_is_front(m, unit))
-                return;
-        for (size_t i = 0; i < m->policy.n_protects; i++)
-                if (streq_ptr(m->policy.protects[i].unit, unit)) {
-                        char why[512];
-
-                        unit_front_sentence(unit, why, sizeof(why));
-                        action_log_add(&m->log, LOG_LEVEL_WARNING, "Protect %s: %s", m->policy.protects[i].name, why);
-                        named = true;
-                }
-        if (!named)
-                return; /* the answer to an earlier load's question */
-        f = realloc(m->fronts, (m->n_fronts + 1) * sizeof(*f));
-        if (!f)
-                return;
-        m->fronts = f;
-        if ((m->fronts[m->n_fronts] = strdup(unit)))
-                m->n_fronts++;
-}
-
-static void find_fronts(struct manager *m) {
-        for (size_t i = 0; i < m->n_fronts; i++)
-                free(m->fronts[i]);
-        m->fronts = mfree(m->fronts);
-        m->n_fronts = 0;
-        for (size_t i = 0; i < m->policy.n_protects; i++)
-                if (m->policy.protects[i].unit)
-                        (void) backend_unit_front_async(m->backend, m->policy.protects[i].unit, on_front, m);
-}
-
-bool manager_unit_is_front(const struct manager *m, const char *unit) {
-        for (size_t i = 0; unit && i < m->n_fronts; i++)
-                if (streq(m->fronts[i], unit))
-                        return true;
-        return false;
-}
 
 static void apply_classes(struct manager *m) {
         for (size_t i = 0; i < m->policy.n_classes; i++) {
@@ -261,7 +215,7 @@ int manager_reload(struct manager *m, char **ret_errors) {
 
         apply_classes(m);
         devwatch_update(m);
-        find_fronts(m);
+        protect_find_fronts(&m->protect, &m->policy);
         t[3] = now_usec(CLOCK_MONOTONIC);
         (void) protect_apply(&m->protect, &m->policy);
         t[4] = now_usec(CLOCK_MONOTONIC);
@@ -521,6 +475,10 @@ static void observe_open(struct manager *m) {
                 log_warning_errno(r, "Observation: cannot start (%m): unplaced work is not observed");
 }
 
+static int reload_for_api(void *userdata, char **ret_errors) {
+        return manager_reload(userdata, ret_errors);
+}
+
 /* The modules, wired to one another. */
 static void wire(struct manager *m) {
         appcost_init(&m->appcost, sample_apps, m, m->settings.pressure.window_usec);
@@ -553,6 +511,22 @@ static void wire(struct manager *m) {
                 .log = &m->log,
         };
         autoplace_init(&m->autoplace);
+        m->api = (struct api){
+                .event = m->event,
+                .backend = m->backend,
+                .policy = &m->policy,
+                .jobs = &m->jobs,
+                .history = &m->history,
+                .govern = &m->govern,
+                .protect = &m->protect,
+                .observe = &m->observe,
+                .log = &m->log,
+                .loop = &m->loop,
+                .started_usec = m->started_usec,
+                .stopping = &m->stopping,
+                .reload = reload_for_api,
+                .reload_userdata = m,
+        };
 }
 
 int manager_new(const char *config_path, bool config_optional, const struct policy_context *ctx,
@@ -606,14 +580,15 @@ int manager_start(struct manager *m) {
 
         apply_classes(m);
         devwatch_update(m);
-        find_fronts(m);
+        protect_find_fronts(&m->protect, &m->policy);
         (void) protect_apply(&m->protect, &m->policy);
         r = jobs_adopt(&m->jobs);
         if (r < 0)
                 return r;
         autoplace_update(&m->autoplace);
         observe_update(&m->observe, m->policy.n_protects > 0, m->settings.history_days * 86400);
-        r = control_new(m->event, m->settings.socket, m->settings.socket_group, requests_handle, m, &m->control);
+        r = control_new(m->event, m->settings.socket, m->settings.socket_group, requests_handle, &m->api,
+                        &m->api.control);
         if (r < 0)
                 return log_error_errno(r, "Cannot open the control socket %s: %m", m->settings.socket);
         return 0;
@@ -634,8 +609,8 @@ struct manager *manager_free(struct manager *m) {
         if (!m)
                 return NULL;
         m->stopping = m->govern.stopping = true;
-        place_moves_free(m);
-        m->control = control_free(m->control);
+        place_moves_free(&m->api);
+        m->api.control = control_free(m->api.control);
         m->devwatch = devwatch_free(m->devwatch);
         observe_done(&m->observe);
         if (m->backend) {
@@ -652,9 +627,6 @@ struct manager *manager_free(struct manager *m) {
         policy_done(&m->policy);
         action_log_done(&m->log);
         appcost_done(&m->appcost);
-        for (size_t i = 0; i < m->n_fronts; i++)
-                free(m->fronts[i]);
-        free(m->fronts);
         free(m->config_path);
         free(m);
         return NULL;

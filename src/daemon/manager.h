@@ -16,6 +16,7 @@
 #include <systemd/sd-event.h>
 
 #include "action-log.h"
+#include "api.h"
 #include "autoplace.h"
 #include "backend.h"
 #include "cgroup-discover.h"
@@ -38,7 +39,6 @@ struct manager {
         struct pw_policy policy;
         struct cgroup_mount mount;
         struct backend *backend;
-        struct control *control;
         struct action_log log;
         struct jobs jobs;
         struct history history; /* ended jobs */
@@ -47,10 +47,8 @@ struct manager {
         struct govern govern;
         struct autoplace autoplace;
         struct observe observe;    /* unplaced work that evicts the protected applications */
-        struct move *moves;        /* move requests worked on in slices (place.c) */
+        struct api api;            /* what the control socket's requests act on (the socket is its control) */
         struct devwatch *devwatch; /* while an io limit names its device by a path */
-        char **fronts;             /* protected units that are oneshot fronts (unit-front.h), at the last load */
-        size_t n_fronts;
         unsigned reloads, failed_reloads;
         uint64_t started_usec;  /* CLOCK_REALTIME */
         struct loop_stats loop; /* how long the loop's dispatches took */
@@ -70,9 +68,6 @@ static inline void manager_freep(struct manager **m) {
 int manager_start(struct manager *m);
 /* Runs the event loop until SIGTERM or SIGINT; then stops cleanly. */
 int manager_run(struct manager *m);
-
-/* Whether a protected unit is a oneshot front (it never runs a process to protect). */
-bool manager_unit_is_front(const struct manager *m, const char *unit);
 
 /* Loads the configuration again; the running one stays when the new one is invalid.
  * On -EINVAL, *ret_errors (if given) holds the diagnostics as text. */

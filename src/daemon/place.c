@@ -14,8 +14,8 @@
 /* ---- what is checked ---- */
 
 /* The class exists and this user may use it. */
-static json_object *check_class(struct manager *m, uid_t uid, const char *class, const struct pw_job_class **ret) {
-        const struct pw_job_class *c = policy_find_class(&m->policy, class);
+static json_object *check_class(struct api *api, uid_t uid, const char *class, const struct pw_job_class **ret) {
+        const struct pw_job_class *c = policy_find_class(api->policy, class);
         char buf[1024];
 
         if (!c)
@@ -28,10 +28,10 @@ static json_object *check_class(struct manager *m, uid_t uid, const char *class,
 }
 
 /* A user may hold only so many jobs at once (root: any number). */
-static json_object *check_job_limit(struct manager *m, uid_t uid) {
+static json_object *check_job_limit(struct api *api, uid_t uid) {
         unsigned n = 0;
 
-        for (struct job *j = m->jobs.list; j && uid != 0; j = j->next)
+        for (struct job *j = api->jobs->list; j && uid != 0; j = j->next)
                 n += j->uid == uid;
         if (n >= PLACE_MAX_JOBS_PER_USER)
                 return control_error("uid %u has %u jobs running, the most a user other than root may have",
@@ -46,14 +46,14 @@ static json_object *check_name(const char *name) {
         return NULL;
 }
 
-static json_object *check_request(struct manager *m, uid_t uid, const struct pw_request *req,
+static json_object *check_request(struct api *api, uid_t uid, const struct pw_request *req,
                                   const struct pw_job_class **ret) {
-        json_object *err = check_class(m, uid, req->class, ret);
+        json_object *err = check_class(api, uid, req->class, ret);
 
         if (!err)
                 err = check_name(req->name);
         if (!err)
-                err = check_job_limit(m, uid);
+                err = check_job_limit(api, uid);
         return err;
 }
 
@@ -74,14 +74,14 @@ static void context_done(struct context *x) {
         *x = (struct context){};
 }
 
-static int context_init(struct manager *m, const struct ucred *peer, bool child_only, struct context *x) {
+static int context_init(struct api *api, const struct ucred *peer, bool child_only, struct context *x) {
         *x = (struct context){
                 .caller = { .uid = peer->uid, .pid = peer->pid, .self = getpid(), .child_only = child_only }
         };
-        x->own_jobs = calloc(m->jobs.n + 1, sizeof(char *));
-        if (!x->own_jobs || backend_protect_paths(m->backend, &m->policy, &x->protected, &x->caller.n_protected) < 0)
+        x->own_jobs = calloc(api->jobs->n + 1, sizeof(char *));
+        if (!x->own_jobs || backend_protect_paths(api->backend, api->policy, &x->protected, &x->caller.n_protected) < 0)
                 return -ENOMEM;
-        for (struct job *j = m->jobs.list; j; j = j->next)
+        for (struct job *j = api->jobs->list; j; j = j->next)
                 if (j->uid == peer->uid && (x->own_jobs[x->caller.n_own_jobs] = strdup(j->path)))
                         x->caller.n_own_jobs++;
         x->caller.own_jobs = (const char *const *) x->own_jobs;
@@ -89,11 +89,11 @@ static int context_init(struct manager *m, const struct ucred *peer, bool child_
         return 0;
 }
 
-static json_object *placed(struct manager *m, struct job *j, const pid_t *moved, size_t n) {
+static json_object *placed(struct api *api, struct job *j, const pid_t *moved, size_t n) {
         json_object *o = json_object_new_object();
 
         json_object_object_add(o, "ok", json_object_new_boolean(true));
-        json_object_object_add(o, "job", status_job_json(m, j));
+        json_object_object_add(o, "job", status_job_json(api, j));
         if (moved) {
                 json_object *a = json_object_new_array();
 
@@ -108,7 +108,7 @@ static json_object *placed(struct manager *m, struct job *j, const pid_t *moved,
 
 /* A run under way: the answer goes when the job is there (systemd may take its time; the loop does not wait). */
 struct run {
-        struct manager *m;
+        struct api *api;
         uint64_t client;
         pid_t pid;
         char class[POLICY_NAME_MAX + 1];
@@ -120,11 +120,11 @@ static void on_run_placed(void *userdata, int r, struct job *j) {
         if (r != -ECANCELED) { /* cancelled: the daemon stops, there is nobody left to answer */
                 json_object *resp = r < 0 ? control_error("cannot place process %d in class %s: %s", (int) run->pid,
                                                           run->class, strerror(-r))
-                                          : placed(run->m, j, NULL, 0);
+                                          : placed(run->api, j, NULL, 0);
 
                 if (r >= 0 && kill(run->pid, 0) < 0 && errno == ESRCH)
                         log_warning("Job %" PRIu64 ": process %d exited while it was placed", j->id, (int) run->pid);
-                if (control_reply(run->m->control, run->client, resp) < 0)
+                if (control_reply(run->api->control, run->client, resp) < 0)
                         log_debug("Run of process %d: the caller could not be answered", (int) run->pid);
         }
         free(run);
@@ -164,7 +164,7 @@ static json_object *job_limits(const struct pw_job_class *c, const struct pw_req
         return NULL;
 }
 
-json_object *place_run(struct manager *m, uint64_t client, const struct ucred *peer, const struct pw_request *req) {
+json_object *place_run(struct api *api, uint64_t client, const struct ucred *peer, const struct pw_request *req) {
         _cleanup_(context_done) struct context x = {};
         struct pw_job_limits limits;
         _cleanup_(targets_done) struct targets t = {};
@@ -174,12 +174,12 @@ json_object *place_run(struct manager *m, uint64_t client, const struct ucred *p
         json_object *err;
         int r;
 
-        err = check_request(m, peer->uid, req, &c);
+        err = check_request(api, peer->uid, req, &c);
         if (!err)
                 err = job_limits(c, req, &limits);
         if (err)
                 return err;
-        if (context_init(m, peer, true, &x) < 0)
+        if (context_init(api, peer, true, &x) < 0)
                 return control_error("out of memory");
         targets_init(&t, PROC_ROOT, &x.caller);
         r = targets_add(&t, req->pid, why, sizeof(why));
@@ -188,9 +188,9 @@ json_object *place_run(struct manager *m, uint64_t client, const struct ucred *p
         run = calloc(1, sizeof(*run));
         if (!run)
                 return control_error("out of memory");
-        *run = (struct run){ .m = m, .client = client, .pid = req->pid };
+        *run = (struct run){ .api = api, .client = client, .pid = req->pid };
         snprintf(run->class, sizeof(run->class), "%s", c->name);
-        r = jobs_place_async(&m->jobs, c, &limits, req->name, peer->uid, "run", req->pid, targets_pidfd(&t, req->pid),
+        r = jobs_place_async(api->jobs, c, &limits, req->name, peer->uid, "run", req->pid, targets_pidfd(&t, req->pid),
                              on_run_placed, run);
         if (r < 0) {
                 free(run);
@@ -213,7 +213,7 @@ enum move_phase {
 };
 
 struct move {
-        struct manager *m;
+        struct api *api;
         uint64_t client;
         uid_t uid;
         struct pw_request req;
@@ -235,12 +235,12 @@ static struct move *move_free(struct move *mv) {
                 return NULL;
         if (mv->prev_move)
                 mv->prev_move->next_move = mv->next_move;
-        else if (mv->m->moves == mv)
-                mv->m->moves = mv->next_move;
+        else if (mv->api->moves == mv)
+                mv->api->moves = mv->next_move;
         if (mv->next_move)
                 mv->next_move->prev_move = mv->prev_move;
-        jobs_place_forget(&mv->m->jobs, mv);
-        jobs_attach_forget(&mv->m->jobs, mv);
+        jobs_place_forget(mv->api->jobs, mv);
+        jobs_attach_forget(mv->api->jobs, mv);
         sd_event_source_disable_unref(mv->slice);
         targets_done(&mv->t);
         context_done(&mv->x);
@@ -249,9 +249,9 @@ static struct move *move_free(struct move *mv) {
         return NULL;
 }
 
-void place_moves_free(struct manager *m) {
-        while (m->moves)
-                move_free(m->moves);
+void place_moves_free(struct api *api) {
+        while (api->moves)
+                move_free(api->moves);
 }
 
 /* Ends the move with resp (an error, or what was placed). */
@@ -262,7 +262,7 @@ static void move_finish(struct move *mv, json_object *resp) {
         json_object_object_get_ex(resp, "error", &err);
         log_debug("Move for uid %u: %zu process%s held, answering: %s", (unsigned) mv->uid, mv->t.n,
                   mv->t.n == 1 ? "" : "es", err ? json_object_get_string(err) : "ok");
-        r = control_reply(mv->m->control, mv->client, resp);
+        r = control_reply(mv->api->control, mv->client, resp);
         if (r < 0)
                 log_debug("Move for uid %u: the caller could not be answered: %s", (unsigned) mv->uid, strerror(-r));
         mv->phase = MOVE_DONE;
@@ -270,7 +270,7 @@ static void move_finish(struct move *mv, json_object *resp) {
 }
 
 static struct job *move_job(struct move *mv) {
-        return jobs_find_id(&mv->m->jobs, mv->job_id);
+        return jobs_find_id(mv->api->jobs, mv->job_id);
 }
 
 /* What to move next: the processes from index first on, alive and outside the job (or anywhere). */
@@ -317,7 +317,7 @@ static void on_move_placed(void *userdata, int r, struct job *j) {
 }
 
 static int step_place(struct move *mv, char *why, size_t len) {
-        const struct pw_job_class *c = policy_find_class(&mv->m->policy, mv->req.class);
+        const struct pw_job_class *c = policy_find_class(mv->api->policy, mv->req.class);
         int r;
 
         if (!c) {
@@ -331,7 +331,7 @@ static int step_place(struct move *mv, char *why, size_t len) {
         }
         /* The job with its first process; the rest follow in slices once it is there. */
         if (r >= 0)
-                r = jobs_place_async(&mv->m->jobs, c, NULL, mv->req.name, mv->uid, "move", mv->pending[0],
+                r = jobs_place_async(mv->api->jobs, c, NULL, mv->req.name, mv->uid, "move", mv->pending[0],
                                      targets_pidfd(&mv->t, mv->pending[0]), on_move_placed, mv);
         if (r < 0) {
                 snprintf(why, len, "cannot move the processes into class %s: %s", c->name, strerror(-r));
@@ -377,7 +377,7 @@ static int step_attach(struct move *mv, char *why, size_t len) {
                 return 0;
         }
         pid = mv->pending[mv->next++];
-        r = jobs_attach_async(&mv->m->jobs, j, &pid, &(int){ targets_pidfd(&mv->t, pid) }, 1, on_move_attached, mv);
+        r = jobs_attach_async(mv->api->jobs, j, &pid, &(int){ targets_pidfd(&mv->t, pid) }, 1, on_move_attached, mv);
         if (r < 0) {
                 snprintf(why, len, "cannot move process %d into job %" PRIu64 ": %s", (int) pid, j->id, strerror(-r));
                 return r;
@@ -446,7 +446,7 @@ static void move_done(struct move *mv) {
                 return;
         }
         (void) targets_pids(&mv->t, 0, NULL, &pids, &n);
-        move_finish(mv, placed(mv->m, j, pids, n));
+        move_finish(mv, placed(mv->api, j, pids, n));
 }
 
 static int on_slice(sd_event_source *s, void *userdata) {
@@ -468,27 +468,27 @@ static int on_slice(sd_event_source *s, void *userdata) {
         return 0;
 }
 
-json_object *place_move(struct manager *m, uint64_t client, const struct ucred *peer, const struct pw_request *req) {
+json_object *place_move(struct api *api, uint64_t client, const struct ucred *peer, const struct pw_request *req) {
         const struct pw_job_class *c;
         struct move *mv;
         json_object *err;
         int r;
 
-        assert(m && peer && req && req->n_pids > 0);
-        err = check_request(m, peer->uid, req, &c);
+        assert(api && peer && req && req->n_pids > 0);
+        err = check_request(api, peer->uid, req, &c);
         if (err)
                 return err;
         mv = calloc(1, sizeof(*mv));
         if (!mv)
                 return control_error("out of memory");
-        *mv = (struct move){ .m = m, .client = client, .uid = peer->uid, .req = *req, .next_move = m->moves };
+        *mv = (struct move){ .api = api, .client = client, .uid = peer->uid, .req = *req, .next_move = api->moves };
         if (mv->next_move)
                 mv->next_move->prev_move = mv;
-        m->moves = mv;
-        r = context_init(m, peer, false, &mv->x);
+        api->moves = mv;
+        r = context_init(api, peer, false, &mv->x);
         if (r >= 0) {
                 targets_init(&mv->t, PROC_ROOT, &mv->x.caller);
-                r = sd_event_add_defer(m->event, &mv->slice, on_slice, mv);
+                r = sd_event_add_defer(api->event, &mv->slice, on_slice, mv);
         }
         if (r < 0) {
                 move_free(mv);

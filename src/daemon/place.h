@@ -21,7 +21,7 @@
 #include <json-c/json.h>
 #include <sys/socket.h>
 
-#include "manager.h"
+#include "api.h"
 #include "protocol.h"
 
 /* Running jobs a user other than root may hold at once (pagewardenctl(8)):
@@ -32,8 +32,8 @@
 /* A slice of a move: the loop is never held longer (but for one write). */
 #define PLACE_SLICE_USEC 5000
 
-json_object *place_run(struct manager *m, uint64_t client, const struct ucred *peer, const struct pw_request *req);
+json_object *place_run(struct api *api, uint64_t client, const struct ucred *peer, const struct pw_request *req);
 /* A response, or CONTROL_LATER: the answer goes to client when the move is done. */
-json_object *place_move(struct manager *m, uint64_t client, const struct ucred *peer, const struct pw_request *req);
+json_object *place_move(struct api *api, uint64_t client, const struct ucred *peer, const struct pw_request *req);
 /* Drops the moves under way (the daemon stops; their callers see the connection closed). */
-void place_moves_free(struct manager *m);
+void place_moves_free(struct api *api);

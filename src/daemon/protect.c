@@ -6,6 +6,7 @@
 #include "cgroup.h"
 #include "log.h"
 #include "protect.h"
+#include "unit-front.h"
 #include "units.h"
 
 void protect_init(struct protect *p, sd_event *event, struct backend *backend, struct action_log *log,
@@ -41,7 +42,15 @@ static void reported_clear(struct protect *p) {
         p->n_reported = 0;
 }
 
+static void fronts_clear(struct protect *p) {
+        for (size_t i = 0; i < p->n_fronts; i++)
+                free(p->fronts[i]);
+        p->fronts = mfree(p->fronts);
+        p->n_fronts = 0;
+}
+
 void protect_done(struct protect *p) {
+        fronts_clear(p);
         reported_clear(p);
         free(p->reported);
         protect_clear_auto(p);
@@ -52,6 +61,48 @@ void protect_done(struct protect *p) {
         free(p->watches);
         sd_event_source_disable_unref(p->again);
         *p = (struct protect){};
+}
+
+/* ---- oneshot fronts ---- */
+
+bool protect_unit_is_front(const struct protect *p, const char *unit) {
+        for (size_t i = 0; unit && i < p->n_fronts; i++)
+                if (streq(p->fronts[i], unit))
+                        return true;
+        return false;
+}
+
+/* PID 1's answer: unit is a front.  Said of each entry that names it in the policy applied since. */
+static void on_front(void *userdata, const char *unit) {
+        struct protect *p = userdata;
+        bool named = false;
+        char **f;
+
+        if (protect_unit_is_front(p, unit))
+                return;
+        for (size_t i = 0; p->policy && i < p->policy->n_protects; i++)
+                if (streq_ptr(p->policy->protects[i].unit, unit)) {
+                        char why[512];
+
+                        unit_front_sentence(unit, why, sizeof(why));
+                        action_log_add(p->log, LOG_LEVEL_WARNING, "Protect %s: %s", p->policy->protects[i].name, why);
+                        named = true;
+                }
+        if (!named)
+                return; /* the answer to an earlier load's question */
+        f = realloc(p->fronts, (p->n_fronts + 1) * sizeof(*f));
+        if (!f)
+                return;
+        p->fronts = f;
+        if ((p->fronts[p->n_fronts] = strdup(unit)))
+                p->n_fronts++;
+}
+
+void protect_find_fronts(struct protect *p, const struct pw_policy *policy) {
+        fronts_clear(p);
+        for (size_t i = 0; i < policy->n_protects; i++)
+                if (policy->protects[i].unit)
+                        (void) backend_unit_front_async(p->backend, policy->protects[i].unit, on_front, p);
 }
 
 int protect_set_auto(struct protect *p, const char *name, uint64_t bytes) {

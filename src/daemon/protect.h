@@ -65,6 +65,8 @@ struct protect {
          * the protected applications run may have changed (rules must not take their processes). */
         void (*moved)(void *userdata);
         void *moved_userdata;
+        char **fronts; /* protected units that are oneshot fronts (unit-front.h), as PID 1 answered */
+        size_t n_fronts;
 };
 
 /* moved(moved_userdata): see struct protect (NULL: nobody is told). */
@@ -80,5 +82,15 @@ void protect_clear_auto(struct protect *p);
 int protect_apply(struct protect *p, const struct pw_policy *policy);
 /* The memory.min and memory.low that pr should have in force now. */
 void protect_wanted(const struct protect *p, const struct pw_protect *pr, uint64_t *ret_min, uint64_t *ret_low);
+/*
+ * Asks PID 1, without waiting, which units policy protects are oneshot
+ * "fronts" with no process of their own (Debian's postgresql.service):
+ * each is said once (a warning in the action log) and shown by status while
+ * it does not run.  Call it before protect_apply() of the same policy (the
+ * answers are matched against the policy applied when they come).
+ */
+void protect_find_fronts(struct protect *p, const struct pw_policy *policy);
+bool protect_unit_is_front(const struct protect *p, const char *unit);
+
 /* Gives every protected cgroup its original values back (restore_on_stop). */
 int protect_withdraw(struct protect *p);

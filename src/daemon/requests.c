@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <inttypes.h>
 
+#include "api.h"
 #include "evidence.h"
 #include "jobctl.h"
 #include "log.h"
-#include "manager.h"
 #include "place.h"
 #include "proc.h"
 #include "requests.h"
@@ -21,16 +21,16 @@ static json_object *ok_object(void) {
  * By id; or by name: the caller's own job of that name, else the only job
  * of that name.  Names are not unique: several matches are an error.
  */
-static json_object *find_job(struct manager *m, const struct ucred *peer, const char *id_or_name, struct job **ret) {
+static json_object *find_job(struct api *api, const struct ucred *peer, const char *id_or_name, struct job **ret) {
         struct job *own = NULL, *any = NULL;
         unsigned n_own = 0, n_any = 0;
 
         /* A number is an id, never a name: no job's name can shadow another's id. */
         if (id_or_name[0] && id_or_name[strspn(id_or_name, "0123456789")] == '\0') {
-                *ret = jobs_find(&m->jobs, id_or_name);
+                *ret = jobs_find(api->jobs, id_or_name);
                 return *ret ? NULL : control_error("no job %s", id_or_name);
         }
-        for (struct job *j = m->jobs.list; j; j = j->next)
+        for (struct job *j = api->jobs->list; j; j = j->next)
                 if (streq(j->name, id_or_name)) {
                         if (j->uid == peer->uid && n_own++ == 0)
                                 own = j;
@@ -47,37 +47,37 @@ static json_object *find_job(struct manager *m, const struct ucred *peer, const 
 }
 
 /* Whether a running job has this id or name (several by a name: find_job's error stands). */
-static bool running_named(struct manager *m, const char *id_or_name) {
-        if (jobs_find(&m->jobs, id_or_name))
+static bool running_named(struct api *api, const char *id_or_name) {
+        if (jobs_find(api->jobs, id_or_name))
                 return true;
-        for (struct job *j = m->jobs.list; j; j = j->next)
+        for (struct job *j = api->jobs->list; j; j = j->next)
                 if (streq(j->name, id_or_name))
                         return true;
         return false;
 }
 
-static json_object *reloaded(struct manager *m) {
+static json_object *reloaded(struct api *api) {
         json_object *o = ok_object();
 
-        json_object_object_add(o, "classes", json_object_new_int64((int64_t) m->policy.n_classes));
-        json_object_object_add(o, "protected", json_object_new_int64((int64_t) m->policy.n_protects));
+        json_object_object_add(o, "classes", json_object_new_int64((int64_t) api->policy->n_classes));
+        json_object_object_add(o, "protected", json_object_new_int64((int64_t) api->policy->n_protects));
         return o;
 }
 
 /* A reload whose writes systemd has not all answered yet: the answer waits, the loop does not. */
 struct reload_answer {
-        struct manager *m;
+        struct api *api;
         uint64_t client;
 };
 
 static void on_reload_answered(void *userdata) {
         struct reload_answer *a = userdata;
 
-        (void) control_reply(a->m->control, a->client, reloaded(a->m));
+        (void) control_reply(a->api->control, a->client, reloaded(a->api));
         free(a);
 }
 
-static json_object *handle_reload(struct manager *m, uint64_t client, const struct ucred *peer) {
+static json_object *handle_reload(struct api *api, uint64_t client, const struct ucred *peer) {
         _cleanup_free_ char *errors = NULL;
         struct reload_answer *a;
         json_object *o;
@@ -85,9 +85,9 @@ static json_object *handle_reload(struct manager *m, uint64_t client, const stru
 
         if (peer->uid != 0)
                 return control_error("only root may reload the policy");
-        if (m->stopping)
+        if (*api->stopping)
                 return control_error("the daemon is stopping");
-        r = manager_reload(m, &errors);
+        r = api->reload(api->reload_userdata, &errors);
         if (r < 0) {
                 o = control_error("the new policy is invalid; the running policy stays in force");
                 if (errors)
@@ -97,27 +97,27 @@ static json_object *handle_reload(struct manager *m, uint64_t client, const stru
         /* "reloaded" means in force: once the backend's writes are answered. */
         a = malloc(sizeof(*a));
         if (a) {
-                *a = (struct reload_answer){ .m = m, .client = client };
-                r = backend_when_answered(m->backend, on_reload_answered, a);
+                *a = (struct reload_answer){ .api = api, .client = client };
+                r = backend_when_answered(api->backend, on_reload_answered, a);
                 if (r > 0)
                         return CONTROL_LATER;
                 free(a);
         }
-        return reloaded(m);
+        return reloaded(api);
 }
 
 /* ---- stop, kill, freeze, thaw: root, or the job's own user ---- */
 
-static json_object *job_answer(struct manager *m, struct job *j) {
+static json_object *job_answer(struct api *api, struct job *j) {
         json_object *o = ok_object();
 
-        json_object_object_add(o, "job", status_job_json(m, j));
+        json_object_object_add(o, "job", status_job_json(api, j));
         return o;
 }
 
-static json_object *find_own_job(struct manager *m, const struct ucred *peer, const struct pw_request *req,
+static json_object *find_own_job(struct api *api, const struct ucred *peer, const struct pw_request *req,
                                  struct job **ret) {
-        json_object *o = find_job(m, peer, req->job, ret);
+        json_object *o = find_job(api, peer, req->job, ret);
 
         if (o)
                 return o;
@@ -132,32 +132,32 @@ static json_object *find_own_job(struct manager *m, const struct ucred *peer, co
 /* SIGKILL for what a stop left, once JOBCTL_STOP_KILL_USEC has passed: the job is named by its id, which is
  * never reused, so a job that ended meanwhile is not mistaken for another. */
 struct stop_timer {
-        struct manager *m;
+        struct api *api;
         uint64_t id;
         uid_t uid; /* who stopped it: only its processes get the SIGKILL */
 };
 
 static int on_stop_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
         struct stop_timer *t = userdata;
-        struct job *j = jobs_find_id(&t->m->jobs, t->id);
+        struct job *j = jobs_find_id(t->api->jobs, t->id);
         unsigned n = 0;
 
         if (j && !j->releasing &&
-            jobctl_signal(t->m->backend->engine, PROC_ROOT, j->path, SIGKILL, t->uid, &n, NULL) >= 0 && n > 0)
-                action_log_add(&t->m->log, LOG_LEVEL_NOTICE,
+            jobctl_signal(t->api->backend->engine, PROC_ROOT, j->path, SIGKILL, t->uid, &n, NULL) >= 0 && n > 0)
+                action_log_add(t->api->log, LOG_LEVEL_NOTICE,
                                "Job %" PRIu64 " (%s): %u process%s left %u s after SIGTERM: SIGKILL sent", j->id,
                                j->name, n, n == 1 ? "" : "es", (unsigned) (JOBCTL_STOP_KILL_USEC / 1000000));
         return 0;
 }
 
-static void stop_timer_arm(struct manager *m, uint64_t id, uid_t uid) {
+static void stop_timer_arm(struct api *api, uint64_t id, uid_t uid) {
         _cleanup_(sd_event_source_unrefp) sd_event_source *s = NULL;
         struct stop_timer *t = malloc(sizeof(*t));
 
         if (!t)
                 return;
-        *t = (struct stop_timer){ .m = m, .id = id, .uid = uid };
-        if (sd_event_add_time_relative(m->event, &s, CLOCK_MONOTONIC, JOBCTL_STOP_KILL_USEC, 0, on_stop_timeout, t) <
+        *t = (struct stop_timer){ .api = api, .id = id, .uid = uid };
+        if (sd_event_add_time_relative(api->event, &s, CLOCK_MONOTONIC, JOBCTL_STOP_KILL_USEC, 0, on_stop_timeout, t) <
                     0 ||
             sd_event_source_set_destroy_callback(s, free) < 0) {
                 free(t);
@@ -167,7 +167,7 @@ static void stop_timer_arm(struct manager *m, uint64_t id, uid_t uid) {
         (void) sd_event_source_set_floating(s, true); /* the loop owns it: freed once it has run, or at exit */
 }
 
-static json_object *handle_signal(struct manager *m, const struct ucred *peer, const struct pw_request *req) {
+static json_object *handle_signal(struct api *api, const struct ucred *peer, const struct pw_request *req) {
         int sig = req->command == PW_CMD_STOP ? SIGTERM : req->signal;
         json_object *o;
         struct job *j;
@@ -175,27 +175,27 @@ static json_object *handle_signal(struct manager *m, const struct ucred *peer, c
         char name[32];
         int r;
 
-        o = find_own_job(m, peer, req, &j);
+        o = find_own_job(api, peer, req, &j);
         if (o)
                 return o;
         /* A frozen process takes its SIGTERM only once thawed: stop thaws the job first. */
-        if (req->command == PW_CMD_STOP && jobctl_frozen(m->backend->engine, j->path))
-                (void) backend_job_freeze(m->backend, j->path, j->unit, false);
+        if (req->command == PW_CMD_STOP && jobctl_frozen(api->backend->engine, j->path))
+                (void) backend_job_freeze(api->backend, j->path, j->unit, false);
         /* A user's signals reach only the processes the user could signal as well: not root's helper in
          * the job, nor a setuid program's. */
-        r = jobctl_signal(m->backend->engine, PROC_ROOT, j->path, sig, peer->uid, &n, &foreign);
+        r = jobctl_signal(api->backend->engine, PROC_ROOT, j->path, sig, peer->uid, &n, &foreign);
         if (r < 0)
                 return control_error("cannot signal the processes of job %" PRIu64 ": %s", j->id, strerror(-r));
         if (req->command == PW_CMD_STOP) {
-                (void) jobctl_signal(m->backend->engine, PROC_ROOT, j->path, SIGCONT, peer->uid, &(unsigned){ 0 },
+                (void) jobctl_signal(api->backend->engine, PROC_ROOT, j->path, SIGCONT, peer->uid, &(unsigned){ 0 },
                                      NULL); /* stopped ones too */
-                stop_timer_arm(m, j->id, peer->uid);
+                stop_timer_arm(api, j->id, peer->uid);
         }
-        action_log_add(&m->log, LOG_LEVEL_INFO, "Job %" PRIu64 " (%s): %s sent to %u process%s by uid %u%s%s", j->id,
+        action_log_add(api->log, LOG_LEVEL_INFO, "Job %" PRIu64 " (%s): %s sent to %u process%s by uid %u%s%s", j->id,
                        j->name, jobctl_signal_name(sig, name, sizeof(name)), n, n == 1 ? "" : "es",
                        (unsigned) peer->uid, req->command == PW_CMD_STOP ? " (stop)" : "",
                        foreign ? " (not to processes of other users)" : "");
-        o = job_answer(m, j);
+        o = job_answer(api, j);
         json_object_object_add(o, "signal", json_object_new_string(name));
         json_object_object_add(o, "signalled", json_object_new_int64(n));
         json_object_object_add(o, "not_signalled", json_object_new_int64(foreign));
@@ -204,20 +204,20 @@ static json_object *handle_signal(struct manager *m, const struct ucred *peer, c
 
 /* A freeze or thaw that waits for systemd's answer: then the job's state says it. */
 struct freeze_answer {
-        struct manager *m;
+        struct api *api;
         uint64_t client, id;
 };
 
 static void on_freeze_answered(void *userdata) {
         struct freeze_answer *a = userdata;
-        struct job *j = jobs_find_id(&a->m->jobs, a->id);
+        struct job *j = jobs_find_id(a->api->jobs, a->id);
 
-        (void) control_reply(a->m->control, a->client,
-                             j ? job_answer(a->m, j) : control_error("job %" PRIu64 " has ended", a->id));
+        (void) control_reply(a->api->control, a->client,
+                             j ? job_answer(a->api, j) : control_error("job %" PRIu64 " has ended", a->id));
         free(a);
 }
 
-static json_object *handle_freeze(struct manager *m, uint64_t client, const struct ucred *peer,
+static json_object *handle_freeze(struct api *api, uint64_t client, const struct ucred *peer,
                                   const struct pw_request *req) {
         bool frozen = req->command == PW_CMD_FREEZE;
         struct freeze_answer *a;
@@ -225,13 +225,13 @@ static json_object *handle_freeze(struct manager *m, uint64_t client, const stru
         struct job *j;
         int r;
 
-        o = find_own_job(m, peer, req, &j);
+        o = find_own_job(api, peer, req, &j);
         if (o)
                 return o;
         /* Freezing holds every process of the job, which a user may not do to another's. */
         if (frozen) {
                 uid_t other = 0;
-                pid_t p = jobctl_foreign(m->backend->engine, PROC_ROOT, j->path, peer->uid, &other);
+                pid_t p = jobctl_foreign(api->backend->engine, PROC_ROOT, j->path, peer->uid, &other);
 
                 if (p < 0)
                         return control_error("cannot read the processes of job %" PRIu64 ": %s", j->id, strerror(-p));
@@ -239,27 +239,27 @@ static json_object *handle_freeze(struct manager *m, uint64_t client, const stru
                         return control_error("job %" PRIu64 " holds process %d of uid %u: only root may freeze it",
                                              j->id, (int) p, (unsigned) other);
         }
-        r = backend_job_freeze(m->backend, j->path, j->unit, frozen);
+        r = backend_job_freeze(api->backend, j->path, j->unit, frozen);
         if (r == -EOPNOTSUPP)
                 return control_error("job %" PRIu64 " cannot be %s here (cgroup.freeze needs Linux 5.2)", j->id,
                                      frozen ? "frozen" : "thawed");
         if (r < 0)
                 return control_error("cannot %s job %" PRIu64 ": %s", pw_command_to_string(req->command), j->id,
                                      strerror(-r));
-        action_log_add(&m->log, LOG_LEVEL_INFO, "Job %" PRIu64 " (%s) %s by uid %u", j->id, j->name,
+        action_log_add(api->log, LOG_LEVEL_INFO, "Job %" PRIu64 " (%s) %s by uid %u", j->id, j->name,
                        frozen ? "frozen" : "thawed", (unsigned) peer->uid);
         a = malloc(sizeof(*a));
         if (a) {
-                *a = (struct freeze_answer){ .m = m, .client = client, .id = j->id };
-                if (backend_when_answered(m->backend, on_freeze_answered, a) > 0)
+                *a = (struct freeze_answer){ .api = api, .client = client, .id = j->id };
+                if (backend_when_answered(api->backend, on_freeze_answered, a) > 0)
                         return CONTROL_LATER;
                 free(a);
         }
-        return job_answer(m, j);
+        return job_answer(api, j);
 }
 
 json_object *requests_handle(void *userdata, uint64_t client, const struct ucred *peer, const struct pw_request *req) {
-        struct manager *m = userdata;
+        struct api *api = userdata;
         json_object *o;
         struct job *j;
 
@@ -271,23 +271,24 @@ json_object *requests_handle(void *userdata, uint64_t client, const struct ucred
                 json_object_object_add(o, "version", json_object_new_string(PACKAGE_VERSION));
                 return o;
         case PW_CMD_STATUS:
-                return status_json(m);
+                return status_json(api);
         case PW_CMD_LIST:
                 o = ok_object();
                 {
                         json_object *a = json_object_new_array();
 
-                        for (j = m->jobs.list; j; j = j->next)
-                                json_object_array_add(a, status_job_json(m, j));
+                        for (j = api->jobs->list; j; j = j->next)
+                                json_object_array_add(a, status_job_json(api, j));
                         json_object_object_add(o, "jobs", a);
                         /* Newest first, as the running ones. */
                         if (req->all) {
                                 json_object *ended = json_object_new_array();
 
-                                for (size_t i = json_object_array_length(m->history.jobs); i-- > 0;)
+                                for (size_t i = json_object_array_length(api->history->jobs); i-- > 0;)
                                         json_object_array_add(ended,
                                                               json_object_get(
-                                                                      json_object_array_get_idx(m->history.jobs, i)));
+                                                                      json_object_array_get_idx(api->history->jobs,
+                                                                                                i)));
                                 json_object_object_add(o, "ended", ended);
                         }
                 }
@@ -295,8 +296,8 @@ json_object *requests_handle(void *userdata, uint64_t client, const struct ucred
         case PW_CMD_SHOW: {
                 json_object *ended;
 
-                o = find_job(m, peer, req->job, &j);
-                if (o && !running_named(m, req->job) && (ended = history_find(&m->history, req->job, peer->uid))) {
+                o = find_job(api, peer, req->job, &j);
+                if (o && !running_named(api, req->job) && (ended = history_find(api->history, req->job, peer->uid))) {
                         /* Not running: the last one that ended (its report). */
                         json_object_put(o);
                         o = ok_object();
@@ -306,21 +307,21 @@ json_object *requests_handle(void *userdata, uint64_t client, const struct ucred
                 if (o)
                         return o;
                 o = ok_object();
-                json_object_object_add(o, "job", status_job_json(m, j));
+                json_object_object_add(o, "job", status_job_json(api, j));
                 return o;
         }
         case PW_CMD_RELOAD:
-                return handle_reload(m, client, peer);
+                return handle_reload(api, client, peer);
         case PW_CMD_RUN:
-                return place_run(m, client, peer, req);
+                return place_run(api, client, peer, req);
         case PW_CMD_MOVE:
-                return place_move(m, client, peer, req);
+                return place_move(api, client, peer, req);
         case PW_CMD_STOP:
         case PW_CMD_KILL:
-                return handle_signal(m, peer, req);
+                return handle_signal(api, peer, req);
         case PW_CMD_FREEZE:
         case PW_CMD_THAW:
-                return handle_freeze(m, client, peer, req);
+                return handle_freeze(api, client, peer, req);
         case PW_CMD_SUGGEST:
                 /* Command lines of every user's processes: root's to read. */
                 if (peer->uid != 0)
@@ -328,15 +329,15 @@ json_object *requests_handle(void *userdata, uint64_t client, const struct ucred
                                 "only root may read what observation found (it names other users' "
                                 "command lines)");
                 o = ok_object();
-                json_object_object_add(o, "observation", observe_status(&m->observe));
-                json_object_object_add(o, "episodes", observe_episodes(&m->observe));
-                json_object_object_add(o, "suspects", observe_summary(&m->observe, EVIDENCE_EPISODE_SUSPECTS));
+                json_object_object_add(o, "observation", observe_status(api->observe));
+                json_object_object_add(o, "episodes", observe_episodes(api->observe));
+                json_object_object_add(o, "suspects", observe_summary(api->observe, EVIDENCE_EPISODE_SUSPECTS));
                 {
                         json_object *classes = json_object_new_array();
 
                         /* A suggested class must not take one of their names. */
-                        for (size_t i = 0; i < m->policy.n_classes; i++)
-                                json_object_array_add(classes, json_object_new_string(m->policy.classes[i].name));
+                        for (size_t i = 0; i < api->policy->n_classes; i++)
+                                json_object_array_add(classes, json_object_new_string(api->policy->classes[i].name));
                         json_object_object_add(o, "classes", classes);
                 }
                 return o;

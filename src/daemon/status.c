@@ -40,12 +40,12 @@ static json_object *configured_json(const struct pw_job_class *c) {
         return o;
 }
 
-static json_object *in_force_json(struct manager *m, const char *class) {
-        _cleanup_free_ char *path = backend_class_path(m->backend, class);
+static json_object *in_force_json(struct api *api, const char *class) {
+        _cleanup_free_ char *path = backend_class_path(api->backend, class);
         struct cgroup_class_state s;
         json_object *o, *io;
 
-        if (!path || cgroup_class_read(m->backend->engine, path, &s) < 0)
+        if (!path || cgroup_class_read(api->backend->engine, path, &s) < 0)
                 return NULL; /* json null */
         o = json_object_new_object();
         io = json_object_new_array();
@@ -78,29 +78,29 @@ static json_object *class_governor_json(const struct govern *g, const char *name
 
 /* What the class's jobs use: its cgroup's memory.current, and that of each unit a units: rule placed in it
  * (whose cgroup is the unit's own); null when neither can be read. */
-static json_object *class_memory_json(struct manager *m, const char *name, json_object *in_force) {
+static json_object *class_memory_json(struct api *api, const char *name, json_object *in_force) {
         json_object *v = NULL;
         uint64_t total = 0, u;
         bool have = json_object_object_get_ex(in_force, "memory_current", &v);
 
         if (have)
                 total = json_object_get_uint64(v);
-        for (const struct job *j = m->jobs.list; j; j = j->next)
+        for (const struct job *j = api->jobs->list; j; j = j->next)
                 if (j->unit && streq(j->class, name) &&
-                    cgroup_read_u64(m->backend->engine, j->path, "memory.current", &u) >= 0) {
+                    cgroup_read_u64(api->backend->engine, j->path, "memory.current", &u) >= 0) {
                         total += u;
                         have = true;
                 }
         return have ? json_object_new_uint64(total) : NULL;
 }
 
-static json_object *class_json(struct manager *m, const char *name, const struct pw_job_class *c) {
-        json_object *o = json_object_new_object(), *in_force = in_force_json(m, name);
+static json_object *class_json(struct api *api, const char *name, const struct pw_job_class *c) {
+        json_object *o = json_object_new_object(), *in_force = in_force_json(api, name);
 
         json_object_object_add(o, "name", json_object_new_string(name));
         json_object_object_add(o, "in_policy", json_object_new_boolean(c != NULL));
-        json_object_object_add(o, "jobs", json_object_new_int64(jobs_in_class(&m->jobs, name)));
-        json_object_object_add(o, "memory_current", class_memory_json(m, name, in_force));
+        json_object_object_add(o, "jobs", json_object_new_int64(jobs_in_class(api->jobs, name)));
+        json_object_object_add(o, "memory_current", class_memory_json(api, name, in_force));
         json_object_object_add(o, "configured", c ? configured_json(c) : NULL);
         json_object_object_add(o, "in_force", in_force);
         if (c) {
@@ -112,7 +112,7 @@ static json_object *class_json(struct manager *m, const char *name, const struct
                                 json_object_array_add(waiting, json_object_new_string(c->io[i].device));
                 json_object_object_add(o, "io_waiting", waiting);
         }
-        json_object_object_add(o, "governor", class_governor_json(&m->govern, name));
+        json_object_object_add(o, "governor", class_governor_json(api->govern, name));
         return o;
 }
 
@@ -136,11 +136,11 @@ static json_object *user_json(uid_t uid, struct user_name *last) {
         return last->name[0] ? json_object_new_string(last->name) : NULL;
 }
 
-static json_object *job_json(struct manager *m, const struct job *j, struct user_name *last) {
+static json_object *job_json(struct api *api, const struct job *j, struct user_name *last) {
         json_object *o = json_object_new_object();
         struct cgroup_job_state s;
         char *cg = NULL;
-        bool have = cgroup_job_read(m->backend->engine, j->path, &s) >= 0;
+        bool have = cgroup_job_read(api->backend->engine, j->path, &s) >= 0;
         bool mem = have && s.have_memory; /* a systemd scope without limits of its own is no memory cgroup */
 
         json_object_object_add(o, "id", json_object_new_uint64(j->id));
@@ -160,18 +160,18 @@ static json_object *job_json(struct manager *m, const struct job *j, struct user
         json_object_object_add(o, "io_read_bytes", have && s.have_io ? json_object_new_uint64(s.io_read) : NULL);
         json_object_object_add(o, "io_written_bytes", have && s.have_io ? json_object_new_uint64(s.io_written) : NULL);
         json_object_object_add(o, "class_in_policy",
-                               json_object_new_boolean(policy_find_class(&m->policy, j->class) != NULL));
+                               json_object_new_boolean(policy_find_class(api->policy, j->class) != NULL));
         json_object_object_add(o, "state",
-                               json_object_new_string(j->releasing                                 ? "ending"
-                                                      : jobctl_frozen(m->backend->engine, j->path) ? "frozen"
-                                                                                                   : "running"));
+                               json_object_new_string(j->releasing                                   ? "ending"
+                                                      : jobctl_frozen(api->backend->engine, j->path) ? "frozen"
+                                                                                                     : "running"));
         json_object_object_add(o, "placed_by", j->by[0] ? json_object_new_string(j->by) : NULL);
         json_object_object_add(o, "unit", j->unit ? json_object_new_string(j->unit) : NULL);
         return o;
 }
 
-json_object *status_job_json(struct manager *m, const struct job *j) {
-        return job_json(m, j, NULL);
+json_object *status_job_json(struct api *api, const struct job *j) {
+        return job_json(api, j, NULL);
 }
 
 static json_object *protect_size_json(const struct pw_protect_size *ps) {
@@ -221,12 +221,12 @@ static json_object *auto_json(const struct govern *g, const char *name) {
         return o;
 }
 
-static json_object *protect_json(struct manager *m, const struct pw_protect *pr, struct cgroup_protect_cache *cache) {
+static json_object *protect_json(struct api *api, const struct pw_protect *pr, struct cgroup_protect_cache *cache) {
         json_object *o = json_object_new_object(), *min = json_object_new_object(), *low = json_object_new_object();
         _cleanup_free_ char *psi_text = NULL, *stat_text = NULL, *path = NULL;
         struct cgroup_protect_result pres;
         uint64_t v;
-        int unsupported = backend_protect_path(m->backend, pr, &path) == -EOPNOTSUPP;
+        int unsupported = backend_protect_path(api->backend, pr, &path) == -EOPNOTSUPP;
         bool exists = false;
 
         json_object_object_add(o, "name", json_object_new_string(pr->name));
@@ -235,7 +235,7 @@ static json_object *protect_json(struct manager *m, const struct pw_protect *pr,
         json_object_object_add(o, "swap", json_object_new_string(pr->swap_deny ? "deny" : "allow"));
         json_object_object_add(min, "configured", protect_size_json(&pr->min));
         json_object_object_add(low, "configured", protect_size_json(&pr->low));
-        if (path && cgroup_protect_read(m->backend->engine, path, cache, &pres) >= 0) {
+        if (path && cgroup_protect_read(api->backend->engine, path, cache, &pres) >= 0) {
                 exists = true;
                 json_object_object_add(min, "in_force", json_object_new_uint64(pres.min));
                 json_object_object_add(low, "in_force", json_object_new_uint64(pres.low));
@@ -248,16 +248,16 @@ static json_object *protect_json(struct manager *m, const struct pw_protect *pr,
                 }
         json_object_object_add(o, "memory_min", min);
         json_object_object_add(o, "memory_low", low);
-        json_object_object_add(o, "auto", auto_json(&m->govern, pr->name));
+        json_object_object_add(o, "auto", auto_json(api->govern, pr->name));
         json_object_object_add(o, "memory_current",
-                               exists && cgroup_read_u64(m->backend->engine, path, "memory.current", &v) >= 0
+                               exists && cgroup_read_u64(api->backend->engine, path, "memory.current", &v) >= 0
                                        ? json_object_new_uint64(v)
                                        : NULL);
         json_object_object_add(o, "swap_current",
-                               exists && cgroup_read_u64(m->backend->engine, path, "memory.swap.current", &v) >= 0
+                               exists && cgroup_read_u64(api->backend->engine, path, "memory.swap.current", &v) >= 0
                                        ? json_object_new_uint64(v)
                                        : NULL);
-        if (exists && cgroup_read_file(m->backend->engine, path, "memory.pressure", &psi_text) >= 0) {
+        if (exists && cgroup_read_file(api->backend->engine, path, "memory.pressure", &psi_text) >= 0) {
                 struct cgv_psi psi;
 
                 if (cgv_parse_psi(psi_text, &psi) >= 0) {
@@ -274,7 +274,7 @@ static json_object *protect_json(struct manager *m, const struct pw_protect *pr,
         }
         if (!json_object_object_get_ex(o, "psi", NULL))
                 json_object_object_add(o, "psi", NULL);
-        if (exists && cgroup_read_file(m->backend->engine, path, "memory.stat", &stat_text) >= 0) {
+        if (exists && cgroup_read_file(api->backend->engine, path, "memory.stat", &stat_text) >= 0) {
                 struct governor_sample s;
 
                 pressure_sample_parse(stat_text, NULL, NULL, NULL, NULL, &s);
@@ -287,12 +287,12 @@ static json_object *protect_json(struct manager *m, const struct pw_protect *pr,
         json_object_object_add(o, "error",
                                unsupported ? json_object_new_string("unit: needs the systemd backend")
                                : !exists   ? json_object_new_string(!pr->unit ? "cgroup not found"
-                                                                    : manager_unit_is_front(m, pr->unit)
+                                                                    : protect_unit_is_front(api->protect, pr->unit)
                                                                             ? "unit runs no process: a oneshot front "
                                                                                 "(RemainAfterExit=yes), "
                                                                                 "protect the unit it starts"
                                                                             : "unit not running")
-                                           : not_in_force(&m->protect, pr, &pres));
+                                           : not_in_force(api->protect, pr, &pres));
         return o;
 }
 
@@ -313,13 +313,13 @@ static json_object *loop_json(const struct loop_stats *s) {
 }
 
 /* The daemon itself: when it started, what it uses, how many jobs ended since. */
-static json_object *daemon_json(struct manager *m) {
+static json_object *daemon_json(struct api *api) {
         json_object *o = json_object_new_object();
         struct rusage ru;
         uint64_t rss;
 
         json_object_object_add(o, "pid", json_object_new_int64(getpid()));
-        json_object_object_add(o, "started", json_object_new_uint64(m->started_usec / 1000000));
+        json_object_object_add(o, "started", json_object_new_uint64(api->started_usec / 1000000));
         json_object_object_add(o, "memory_rss",
                                proc_rss(PROC_ROOT, getpid(), &rss) >= 0 ? json_object_new_uint64(rss) : NULL);
         /* Every thread's (the worker's reclaim too). */
@@ -327,16 +327,16 @@ static json_object *daemon_json(struct manager *m) {
                                getrusage(RUSAGE_SELF, &ru) == 0
                                        ? json_object_new_uint64(timeval_usec(&ru.ru_utime) + timeval_usec(&ru.ru_stime))
                                        : NULL);
-        json_object_object_add(o, "jobs_ended", json_object_new_uint64(m->jobs.n_ended));
-        json_object_object_add(o, "jobs_oom_killed", json_object_new_uint64(m->jobs.n_oom_killed));
-        json_object_object_add(o, "loop", loop_json(&m->loop));
+        json_object_object_add(o, "jobs_ended", json_object_new_uint64(api->jobs->n_ended));
+        json_object_object_add(o, "jobs_oom_killed", json_object_new_uint64(api->jobs->n_oom_killed));
+        json_object_object_add(o, "loop", loop_json(api->loop));
         return o;
 }
 
 #define STATUS_UNPLACED 8
 
-static json_object *unplaced_json(struct manager *m) {
-        json_object *list = observe_summary(&m->observe, STATUS_UNPLACED);
+static json_object *unplaced_json(struct api *api) {
+        json_object *list = observe_summary(api->observe, STATUS_UNPLACED);
 
         for (size_t i = 0; list && i < json_object_array_length(list); i++) {
                 json_object *s = json_object_array_get_idx(list, i);
@@ -347,7 +347,7 @@ static json_object *unplaced_json(struct manager *m) {
         return list;
 }
 
-json_object *status_json(struct manager *m) {
+json_object *status_json(struct api *api) {
         json_object *o = json_object_new_object(), *classes = json_object_new_array(), *jobs = json_object_new_array(),
                     *prot = json_object_new_array();
         struct cgroup_protect_cache cache = {};
@@ -355,33 +355,33 @@ json_object *status_json(struct manager *m) {
 
         json_object_object_add(o, "ok", json_object_new_boolean(true));
         json_object_object_add(o, "version", json_object_new_string(PACKAGE_VERSION));
-        json_object_object_add(o, "cgroup_root", json_object_new_string(m->backend->root));
-        json_object_object_add(o, "backend", json_object_new_string(backend_name(m->backend)));
-        json_object_object_add(o, "daemon", daemon_json(m));
-        for (size_t i = 0; i < m->policy.n_classes; i++)
-                json_object_array_add(classes, class_json(m, m->policy.classes[i].name, &m->policy.classes[i]));
+        json_object_object_add(o, "cgroup_root", json_object_new_string(api->backend->root));
+        json_object_object_add(o, "backend", json_object_new_string(backend_name(api->backend)));
+        json_object_object_add(o, "daemon", daemon_json(api));
+        for (size_t i = 0; i < api->policy->n_classes; i++)
+                json_object_array_add(classes, class_json(api, api->policy->classes[i].name, &api->policy->classes[i]));
         /* Classes that left the policy while jobs still run in them. */
-        for (struct job *j = m->jobs.list; j; j = j->next) {
-                bool listed = policy_find_class(&m->policy, j->class) != NULL;
+        for (struct job *j = api->jobs->list; j; j = j->next) {
+                bool listed = policy_find_class(api->policy, j->class) != NULL;
 
-                for (struct job *k = m->jobs.list; k != j && !listed; k = k->next)
+                for (struct job *k = api->jobs->list; k != j && !listed; k = k->next)
                         listed = streq(k->class, j->class);
                 if (!listed)
-                        json_object_array_add(classes, class_json(m, j->class, NULL));
+                        json_object_array_add(classes, class_json(api, j->class, NULL));
         }
-        for (struct job *j = m->jobs.list; j; j = j->next)
-                json_object_array_add(jobs, job_json(m, j, &last));
-        for (size_t i = 0; i < m->policy.n_protects; i++)
-                json_object_array_add(prot, protect_json(m, &m->policy.protects[i], &cache));
+        for (struct job *j = api->jobs->list; j; j = j->next)
+                json_object_array_add(jobs, job_json(api, j, &last));
+        for (size_t i = 0; i < api->policy->n_protects; i++)
+                json_object_array_add(prot, protect_json(api, &api->policy->protects[i], &cache));
         cgroup_protect_cache_done(&cache);
         json_object_object_add(o, "classes", classes);
         json_object_object_add(o, "jobs", jobs);
         json_object_object_add(o, "protected", prot);
-        json_object_object_add(o, "governor", govern_json(&m->govern));
-        json_object_object_add(o, "actions", action_log_json(&m->log));
+        json_object_object_add(o, "governor", govern_json(api->govern));
+        json_object_object_add(o, "actions", action_log_json(api->log));
         /* What evicted the protected applications without being placed (pagewardenctl suggest says more):
          * names and bytes only, no command lines. */
-        json_object_object_add(o, "observation", observe_status(&m->observe));
-        json_object_object_add(o, "unplaced", unplaced_json(m));
+        json_object_object_add(o, "observation", observe_status(api->observe));
+        json_object_object_add(o, "unplaced", unplaced_json(api));
         return o;
 }

@@ -9,7 +9,7 @@
 
 #include <json-c/json.h>
 
-#include "manager.h"
+#include "api.h"
 
-json_object *status_json(struct manager *m);
-json_object *status_job_json(struct manager *m, const struct job *j);
+json_object *status_json(struct api *api);
+json_object *status_job_json(struct api *api, const struct job *j);

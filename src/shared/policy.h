@@ -170,4 +170,3 @@ const struct pw_job_class *policy_find_class(const struct pw_policy *p, const ch
 const struct pw_protect *policy_find_protect(const struct pw_policy *p, const char *name);
 /* Same values (source positions are not compared). */
 bool policy_equal(const struct pw_policy *a, const struct pw_policy *b);
-

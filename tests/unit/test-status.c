@@ -138,7 +138,23 @@ static void normalize(json_object *s) {
 START_TEST(test_status_golden) {
         _cleanup_(sd_event_unrefp) sd_event *event = NULL;
         struct backend b = { .ops = &fake_ops, .root = (char *) "pagewarden.slice" };
-        struct manager m = { .backend = &b };
+        struct pw_policy policy = {};
+        struct jobs jobs = {};
+        struct govern govern = {};
+        struct protect protect = {};
+        struct observe observe = {};
+        struct action_log log = {};
+        struct loop_stats loop = {};
+        bool stopping = false;
+        struct api api = { .backend = &b,
+                           .policy = &policy,
+                           .jobs = &jobs,
+                           .govern = &govern,
+                           .protect = &protect,
+                           .observe = &observe,
+                           .log = &log,
+                           .loop = &loop,
+                           .stopping = &stopping };
         struct parse_result p;
         json_object *status;
         _cleanup_free_ char *want = NULL;
@@ -159,21 +175,22 @@ START_TEST(test_status_golden) {
                 "    memory: {min: 128M}\n",
                 &p);
         ck_assert_msg(p.r == 0, "%s", p.errors);
-        m.policy = p.policy;
+        policy = p.policy;
         p.policy = (struct pw_policy){};
         tree(dir);
         ck_assert_int_ge(sd_event_new(&event), 0);
         ck_assert_int_eq(cgroup_engine_new(dir, "pagewarden.slice", false, &b.engine), 0);
-        jobs_init(&m.jobs, event, &b, &m.log, on_changed, NULL, NULL);
-        ck_assert_int_eq(jobs_adopt(&m.jobs), 0);
-        ck_assert_uint_eq(m.jobs.n, 2);
-        govern_init(&m.govern);
-        m.govern.policy = &m.policy;
-        m.govern.jobs = &m.jobs;
-        m.govern.protect = &m.protect;
-        ck_assert_int_eq(observe_init(&m.observe, NULL, b.engine, NULL, NULL, NULL, 86400), 0);
+        api.event = event;
+        jobs_init(&jobs, event, &b, &log, on_changed, NULL, NULL);
+        ck_assert_int_eq(jobs_adopt(&jobs), 0);
+        ck_assert_uint_eq(jobs.n, 2);
+        govern_init(&govern);
+        govern.policy = &policy;
+        govern.jobs = &jobs;
+        govern.protect = &protect;
+        ck_assert_int_eq(observe_init(&observe, NULL, b.engine, NULL, NULL, NULL, 86400), 0);
 
-        status = status_json(&m);
+        status = status_json(&api);
         ck_assert_ptr_nonnull(status);
         normalize(status);
         got = json_object_to_json_string_ext(status, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED);
@@ -199,11 +216,11 @@ START_TEST(test_status_golden) {
         }
 
         json_object_put(status);
-        observe_done(&m.observe);
-        govern_done(&m.govern);
-        jobs_done(&m.jobs);
-        action_log_done(&m.log);
-        policy_done(&m.policy);
+        observe_done(&observe);
+        govern_done(&govern);
+        jobs_done(&jobs);
+        action_log_done(&log);
+        policy_done(&policy);
         parse_result_done(&p);
         cgroup_engine_free(b.engine);
         tmpdir_cleanup(dir);

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * What the control socket's requests act on (requests.c dispatches them,
+ * place.c places processes, status.c says what is): the daemon's modules,
+ * each named here by the manager when it wires them (manager.c), and the
+ * one thing only the manager can do, a reload.  The request layer reads
+ * and calls these modules and nothing above them: it does not know the
+ * manager.
+ *
+ * Errors: none here; see each module.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <systemd/sd-event.h>
+
+#include "action-log.h"
+#include "backend.h"
+#include "control.h"
+#include "govern.h"
+#include "history.h"
+#include "jobs.h"
+#include "loop.h"
+#include "observe.h"
+#include "policy.h"
+#include "protect.h"
+
+struct move;
+
+struct api {
+        sd_event *event;
+        struct backend *backend;
+        const struct pw_policy *policy; /* the running policy: a reload replaces what it holds, not where */
+        struct jobs *jobs;
+        struct history *history; /* ended jobs */
+        struct govern *govern;
+        struct protect *protect;
+        struct observe *observe;
+        struct action_log *log;
+        const struct loop_stats *loop;
+        uint64_t started_usec; /* the daemon's start, CLOCK_REALTIME */
+        const bool *stopping;  /* no new work: the daemon stops */
+        /* Loads the configuration again (manager_reload()): 0, or -EINVAL with the diagnostics in *ret_errors. */
+        int (*reload)(void *userdata, char **ret_errors);
+        void *reload_userdata;
+        struct control *control; /* the socket the answers go to: control_new() sets it */
+        struct move *moves;      /* move requests worked on in slices (place.c) */
+};
