@@ -3,7 +3,7 @@
 
 /*
  * What the control socket's requests act on (requests.c dispatches them,
- * place.c places processes, status.c says what is): the daemon's modules,
+ * place-request.c places processes, status.c says what is): the daemon's modules,
  * each named here by the manager when it wires them (manager.c), and the
  * one thing only the manager can do, a reload.  The request layer reads
  * and calls these modules and nothing above them: it does not know the
@@ -19,7 +19,7 @@
 #include "action-log.h"
 #include "backend.h"
 #include "control.h"
-#include "govern.h"
+#include "governor-run.h"
 #include "history.h"
 #include "jobs.h"
 #include "loop.h"
@@ -46,5 +46,5 @@ struct api {
         int (*reload)(void *userdata, char **ret_errors);
         void *reload_userdata;
         struct control *control; /* the socket the answers go to: control_new() sets it */
-        struct move *moves;      /* move requests worked on in slices (place.c) */
+        struct move *moves;      /* move requests worked on in slices (place-request.c) */
 };

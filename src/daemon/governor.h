@@ -26,7 +26,7 @@
  * signal in two samples of a protected application's memory counters
  * (governor_early_signal); and how large an "auto" protection is
  * (governor_auto_estimate, governor_auto_share).  The daemon only reads the counters and applies
- * the actions (govern.c).
+ * the actions (governor-run.c).
  */
 
 #include <stdbool.h>

@@ -7,7 +7,7 @@
 #include "device.h"
 #include "log.h"
 #include "manager.h"
-#include "place.h"
+#include "place-request.h"
 #include "pressure.h"
 #include "requests.h"
 

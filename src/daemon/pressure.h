@@ -6,7 +6,7 @@
  * with POLLPRI when tasks stall for a given time within a window) and
  * samples of a protected application's memory counters.  Reading only: what
  * a sample means is the governor's decision (governor.h), and the triggers
- * exist only while the governor runs (govern.c).
+ * exist only while the governor runs (governor-run.c).
  *
  * Errors: negative errno; -ENOENT/-ENODEV when the cgroup is gone.
  */

@@ -3,9 +3,9 @@
 
 #include "api.h"
 #include "evidence.h"
-#include "jobctl.h"
+#include "jobs-signal.h"
 #include "log.h"
-#include "place.h"
+#include "place-request.h"
 #include "proc.h"
 #include "requests.h"
 #include "status.h"

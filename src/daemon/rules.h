@@ -5,7 +5,7 @@
  * Placement by rule, the decisions: which class's match: rule a process
  * or a unit matches (pagewarden.yaml(5)), and which processes are never
  * touched whatever the rules say.  Pure: the daemon reads the facts from
- * /proc and systemd (autoplace.c) and acts.
+ * /proc and systemd (place-rules.c) and acts.
  *
  * A process matches a class when its executable is one of the class's
  * exe, or its command line (the arguments joined by single spaces)

@@ -4,7 +4,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "jobctl.h"
+#include "jobs-signal.h"
 #include "pressure.h"
 #include "proc.h"
 #include "protocol.h"

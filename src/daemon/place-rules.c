@@ -6,9 +6,9 @@
 #include <limits.h>
 #include <sys/stat.h>
 
-#include "autoplace.h"
 #include "cgroup-values.h"
 #include "log.h"
+#include "place-rules.h"
 #include "proc.h"
 #include "rules.h"
 
@@ -298,7 +298,7 @@ static void on_placed(void *userdata, int r, struct job *j) {
         placing_free(pp); /* and the exec goes on, in its job */
 }
 
-/* Why a user's placement by rule must wait for another time, or NULL: the bounds of autoplace.h. */
+/* Why a user's placement by rule must wait for another time, or NULL: the bounds of place-rules.h. */
 static const char *over_bounds(struct autoplace *a, const struct rules_process *p, const struct pw_job_class *c) {
         unsigned user = 0, class = 0;
         uint64_t now;

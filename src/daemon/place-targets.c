@@ -3,8 +3,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "place-targets.h"
 #include "proc.h"
-#include "targets.h"
 #include "util.h"
 
 void targets_init(struct targets *t, const char *procdir, const struct auth_caller *caller) {

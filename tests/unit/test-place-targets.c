@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "common.h"
-#include "targets.h"
+#include "place-targets.h"
 
 /* A child that forks a grandchild, says so, and waits. */
 static pid_t spawn_tree(pid_t *ret_grandchild) {

@@ -7,7 +7,7 @@
  * from its check to its write, so that a pid reused meanwhile is never
  * placed.  With --tree the descendants are found in one walk over every
  * named process (a process named twice, or reachable twice, counts once),
- * at most TARGETS_MAX in all.
+ * at most TARGETS_MAX in all.  Its functions are targets_*.
  *
  * Errors: negative errno.  A refusal is -EPERM (or -ESRCH: no such
  * process; -E2BIG: too many) with a sentence for the caller in why

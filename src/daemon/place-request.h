@@ -6,7 +6,7 @@
  * held child, at once) and move (named processes and, with --tree, their
  * descendants).  Who may place what is auth.c's decision, on the facts
  * gathered here; every process is held by a pidfd from its check to its
- * write (targets.c).
+ * write (place-targets.c).
  *
  * A move can be long: each write of cgroup.procs takes the kernel's
  * threadgroup lock and waits for an RCU grace period, milliseconds each,

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "auth.h"
-#include "jobctl.h"
+#include "jobs-signal.h"
 #include "proc.h"
 #include "util.h"
 

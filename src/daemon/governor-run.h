@@ -9,6 +9,9 @@
  * backend, and sets the "auto" protection sizes (protect.h).  When it is
  * not needed it keeps no timer and no trigger: an idle daemon sleeps.
  *
+ * Its functions are govern_* (struct govern); the decisions it applies
+ * are governor.c's, governor_*.
+ *
  * Errors are logged and recorded in the action log: the governor keeps
  * going with what it has.
  */
@@ -29,7 +32,7 @@
 #include "worker.h"
 
 #define GOVERN_LATENCIES 256
-/* The reaction latency's histogram: its buckets' upper bounds in govern.c, from 0.25 ms (a reaction
+/* The reaction latency's histogram: its buckets' upper bounds in governor-run.c, from 0.25 ms (a reaction
  * on an idle machine takes less than 1 ms) to 10 s (a reclaim under heavy pressure). */
 #define GOVERN_LATENCY_BUCKETS 15
 

@@ -5,10 +5,10 @@
 
 #include "auth.h"
 #include "log.h"
-#include "place.h"
+#include "place-request.h"
+#include "place-targets.h"
 #include "proc.h"
 #include "status.h"
-#include "targets.h"
 #include "units.h"
 
 /* ---- what is checked ---- */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * What src/daemon/govern.c keeps for status: the reaction latency's
+ * What src/daemon/governor-run.c keeps for status: the reaction latency's
  * histogram and each class's counts since the daemon started, across the
  * governor's runs (each start makes its classes anew).  Governing itself
  * needs a kernel: tests/vm/scenarios/governor.sh.
@@ -8,7 +8,7 @@
 #include <inttypes.h>
 
 #include "common.h"
-#include "govern.h"
+#include "governor-run.h"
 #include "units.h"
 
 static json_object *get(json_object *o, const char *key) {

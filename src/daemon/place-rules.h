@@ -3,7 +3,8 @@
 
 /*
  * Placement by rule, the wiring: bulk work the policy's match: rules name
- * is placed by the daemon itself (rules.c decides what matches).
+ * is placed by the daemon itself (rules.c decides what matches).  Its
+ * functions are autoplace_* (struct autoplace).
  *
  * Processes (both backends): exec events from the proc connector
  * (procevents.c), and one scan of /proc at start, at each reload and after

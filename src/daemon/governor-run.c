@@ -2,7 +2,7 @@
 #include <assert.h>
 #include <inttypes.h>
 
-#include "govern.h"
+#include "governor-run.h"
 #include "log.h"
 #include "pressure.h"
 #include "protocol.h"
