@@ -5,6 +5,9 @@
  * Reading the daemon's answers, whose fields may be missing, null or of
  * another type (an older or newer daemon): each accessor gives NULL, false
  * or 0 then, never a crash.  For the printer and the metrics.
+ *
+ * Errors: none; a field that is not there, or not of the type asked, reads
+ * as absent.
  */
 
 #include <json-c/json.h>

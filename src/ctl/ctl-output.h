@@ -5,6 +5,9 @@
  * Where pagewardenctl's tables go, as systemctl does it: on a terminal, cut to
  * its width, states in colour, and through a pager when taller than the
  * terminal; to a pipe or a file, whole, plain and at once.
+ *
+ * Errors: negative errno (a failed write or pager); nothing is printed
+ * about it here.
  */
 
 #include <stdbool.h>

@@ -5,6 +5,8 @@
  * pagewardenctl run: start a command inside a new job.  The command's
  * process is forked and held before exec until pagewardend has moved it
  * into the job's cgroup, so that the command never runs outside its job.
+ *
+ * Errors: as an exit status (see below), its messages printed here.
  */
 
 #include <stdbool.h>

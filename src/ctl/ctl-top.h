@@ -7,6 +7,9 @@
  * screen, as top(1) and less(1) use it), cut to its size, that quits on q,
  * Ctrl-C or SIGTERM and leaves the terminal as it was.  With iterations, or
  * to a pipe: that many screens one after the other, plain.
+ *
+ * Errors: 0, or 1 after a message on stderr (no terminal and no count, or
+ * the daemon cannot be asked).
  */
 
 #include <stdbool.h>

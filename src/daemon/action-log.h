@@ -6,6 +6,9 @@
  * ACTION_LOG_SIZE are kept for `pagewardenctl status`.  Every module of the
  * daemon that acts (jobs, protection, the governor, reload) records here;
  * out of memory drops the entry, never the log line.
+ *
+ * Errors: none to the caller: an entry that cannot be kept is dropped, its
+ * log line still written.
  */
 
 #include <json-c/json.h>

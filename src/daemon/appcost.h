@@ -14,6 +14,9 @@
  * governor's window): 2,000 jobs placed at once read the applications once
  * a window, not 2,000 times (issue 27: 5 reads per application per job,
  * 900 per move at 180 applications), and keep one copy.
+ *
+ * Errors: out of memory gives NULL (no snapshot: the job's report has no
+ * "applications"), never an error to the job.
  */
 
 #include <json-c/json.h>

@@ -10,6 +10,8 @@
  * daemon writes cgroup.procs as root, so it must not move a user's process
  * out of a cgroup root put it in (a service's sandbox, a pids.max).
  * Pure decisions; the daemon supplies the facts.
+ *
+ * Errors: none; a refusal is false with a sentence for the caller in why.
  */
 
 #include <stdbool.h>

@@ -7,6 +7,8 @@
  * (controllers bound to cgroup v1 hierarchies) it says which hierarchy holds
  * them and how to boot instead.  Paths are parameters so that tests can use
  * recorded mountinfo files.
+ *
+ * Errors: negative errno with a message (see cgroup_discover()).
  */
 
 #include <limits.h>

@@ -4,6 +4,9 @@
 /*
  * Internal to the cgroup engine (cgroup.c, cgroup-slots.c, cgroup-protect.c): its state,
  * and what its files share.  The rest of the daemon sees cgroup.h.
+ *
+ * Errors: negative errno; NULL for out of memory where a path is made.
+ * No logging (the engine's callers log).
  */
 
 #include "cgroup.h"

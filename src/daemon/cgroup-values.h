@@ -6,6 +6,10 @@
  * limits, how to read io.max, cgroup.events and memory.stat, and which
  * memory.min/memory.low every ancestor of a protected cgroup needs.  No I/O:
  * the engine (cgroup.c) reads and writes, these compute.
+ *
+ * Errors: negative errno (-EINVAL or -ERANGE for text that is not what
+ * the kernel writes, -ENOENT for a key that is not there, -ENOMEM);
+ * formatting cannot fail.
  */
 
 #include <stdbool.h>

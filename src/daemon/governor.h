@@ -27,6 +27,8 @@
  * (governor_early_signal); and how large an "auto" protection is
  * (governor_auto_estimate, governor_auto_share).  The daemon only reads the counters and applies
  * the actions (governor-run.c).
+ *
+ * Errors: none: pure functions of their arguments.
  */
 
 #include <stdbool.h>

@@ -7,6 +7,8 @@
  * was reused since cgroup.procs was read is never signalled, and the
  * freezing of its own cgroup through the backend.  Its functions are
  * jobctl_* (job control, as a shell's).
+ *
+ * Errors: negative errno; a process that is gone meanwhile is no error.
  */
 
 #include <stdbool.h>

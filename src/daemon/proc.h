@@ -5,6 +5,8 @@
  * Facts about processes from /proc, for authorisation, `move --tree` and the
  * daemon's own usage in status.
  * The /proc root is a parameter so that tests can use a fake tree.
+ *
+ * Errors: negative errno (-ESRCH: no such process); no logging.
  */
 
 #include <stdbool.h>

@@ -21,6 +21,9 @@
  * only from the root cgroup, a system unit (system.slice/NAME) or its own
  * user slice, and only where nothing between it and that unit confines it,
  * unless an absolute under: of the class names where it runs.
+ *
+ * Errors: none: pure decisions; rules_source() says a refusal with -EPERM
+ * (and -ENAMETOOLONG for a path its buffer cannot hold).
  */
 
 #include <stdbool.h>

@@ -5,6 +5,9 @@
  * What `pagewardenctl status`, `list` and `show` show: JSON built from the
  * policy and from what the kernel has now (read through the engine).  The
  * fields are documented in pagewardenctl(8).
+ *
+ * Errors: none to the caller: a file that cannot be read shows as null or
+ * as missing; out of memory may leave a field out.
  */
 
 #include <json-c/json.h>

@@ -8,6 +8,9 @@
  * the event loop, which serves the control socket, the PSI triggers and the
  * watchdog.  Finished tasks come back to the loop through a pipe, in order,
  * each to the callback its submitter gave.
+ *
+ * Errors: negative errno when a task cannot be submitted (the caller does
+ * it another way or reports it); a task's own failure goes to its callback.
  */
 
 #include <stdint.h>

@@ -11,6 +11,9 @@
  * priority prefix ("<6>").  Anywhere else (a terminal, a file, a pipe) a line
  * is "2026-12-02T04:40:12.123+00:00 warning: TEXT": local time, level,
  * message.  Library-like modules do not log; the daemon layer does.
+ *
+ * Errors: log_*_errno() return the negative errno given, so that a caller
+ * can log and return in one statement; logging itself never fails loudly.
  */
 
 #include <stdarg.h>

@@ -12,6 +12,8 @@
  * Asks systemd (PID 1) over the system bus, waiting for its answer: for
  * `pagewardenctl check` and the daemon's load of a policy, not its loop.
  * No logging.
+ *
+ * Errors: negative errno when PID 1 cannot be asked (see unit_front()).
  */
 
 #include <stddef.h>
