@@ -34,6 +34,7 @@ Suite *evidence_suite(void);
 Suite *jobs_suite(void);
 Suite *cgroup_slots_suite(void);
 Suite *status_suite(void);
+Suite *requests_suite(void);
 Suite *worker_suite(void);
 Suite *loop_suite(void);
 Suite *ctl_print_suite(void);
