@@ -273,26 +273,7 @@ json_object *requests_handle(void *userdata, uint64_t client, const struct ucred
         case PW_CMD_STATUS:
                 return status_json(api);
         case PW_CMD_LIST:
-                o = ok_object();
-                {
-                        json_object *a = json_object_new_array();
-
-                        for (j = api->jobs->list; j; j = j->next)
-                                json_object_array_add(a, status_job_json(api, j));
-                        json_object_object_add(o, "jobs", a);
-                        /* Newest first, as the running ones. */
-                        if (req->all) {
-                                json_object *ended = json_object_new_array();
-
-                                for (size_t i = json_object_array_length(api->history->jobs); i-- > 0;)
-                                        json_object_array_add(ended,
-                                                              json_object_get(
-                                                                      json_object_array_get_idx(api->history->jobs,
-                                                                                                i)));
-                                json_object_object_add(o, "ended", ended);
-                        }
-                }
-                return o;
+                return status_list_json(api, req->all);
         case PW_CMD_SHOW: {
                 json_object *ended;
 

@@ -347,6 +347,24 @@ static json_object *unplaced_json(struct api *api) {
         return list;
 }
 
+json_object *status_list_json(struct api *api, bool all) {
+        json_object *o = json_object_new_object(), *jobs = json_object_new_array();
+        struct user_name last = {};
+
+        json_object_object_add(o, "ok", json_object_new_boolean(true));
+        for (const struct job *j = api->jobs->list; j; j = j->next)
+                json_object_array_add(jobs, job_json(api, j, &last));
+        json_object_object_add(o, "jobs", jobs);
+        if (all) { /* newest first, as the running ones */
+                json_object *ended = json_object_new_array();
+
+                for (size_t i = json_object_array_length(api->history->jobs); i-- > 0;)
+                        json_object_array_add(ended, json_object_get(json_object_array_get_idx(api->history->jobs, i)));
+                json_object_object_add(o, "ended", ended);
+        }
+        return o;
+}
+
 json_object *status_json(struct api *api) {
         json_object *o = json_object_new_object(), *classes = json_object_new_array(), *jobs = json_object_new_array(),
                     *prot = json_object_new_array();

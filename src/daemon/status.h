@@ -16,3 +16,5 @@
 
 json_object *status_json(struct api *api);
 json_object *status_job_json(struct api *api, const struct job *j);
+/* list: the running jobs; with all, the ended ones too (their reports, newest first). */
+json_object *status_list_json(struct api *api, bool all);
