@@ -35,6 +35,7 @@ Suite *jobs_suite(void);
 Suite *cgroup_slots_suite(void);
 Suite *status_suite(void);
 Suite *requests_suite(void);
+Suite *jobs_signal_suite(void);
 Suite *worker_suite(void);
 Suite *loop_suite(void);
 Suite *ctl_print_suite(void);
