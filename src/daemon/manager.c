@@ -19,130 +19,14 @@ static void notify_status(struct manager *m) {
                    m->policy.n_protects, m->policy.n_protects == 1 ? "" : "s");
 }
 
-/* ---- policy -> cgroups ---- */
-
-static void apply_classes(struct manager *m) {
-        for (size_t i = 0; i < m->policy.n_classes; i++) {
-                const struct pw_job_class *c = &m->policy.classes[i];
-                _cleanup_free_ char *path = backend_class_path(m->backend, c->name);
-                int r = backend_class_apply(m->backend, c);
-
-                if (r < 0)
-                        action_log_add(&m->log, LOG_LEVEL_ERR, "Class %s: cannot apply its limits to /%s: %s", c->name,
-                                       strempty(path), strerror(-r));
-                else
-                        log_debug("Class %s: limits applied to /%s", c->name, strempty(path));
-        }
-}
-
-/* ---- io limits whose device comes and goes ---- */
-
-/*
- * Resolves each io entry named by a path again.  One whose device is there
- * now gets its limits written; one whose device went (its fstab file system
- * unmounted, its path gone) waits for it again; one whose path now leads to
- * another disk (a disk plugged in again under a new number) follows it.
- */
-static void on_devices_changed(void *userdata) {
+/* The governor's io list follows the devices there are. */
+static void on_class_devices_changed(void *userdata) {
         struct manager *m = userdata;
-        bool any = false;
 
-        for (size_t i = 0; i < m->policy.n_classes; i++) {
-                struct pw_job_class *c = &m->policy.classes[i];
-                bool changed = false;
-
-                for (size_t k = 0; k < c->n_io; k++) {
-                        struct pw_io_limit *io = &c->io[k];
-                        struct device_info di;
-                        bool taken = false;
-                        char *disk;
-                        int r;
-
-                        if (io->device[0] != '/')
-                                continue; /* MAJ:MIN: nothing to resolve */
-                        r = device_resolve(io->device, m->ctx.sysfs, m->ctx.mountinfo, m->ctx.fstab, &di);
-                        if (r < 0) {
-                                if (!io->absent && (r == -ENOENT || r == -ENOMEDIUM)) {
-                                        io->absent = true;
-                                        io->disk = mfree(io->disk);
-                                        io->major = io->minor = 0;
-                                        changed = true;
-                                        action_log_add(&m->log, LOG_LEVEL_WARNING,
-                                                       "Class %s: '%s' is gone; its io limits wait for it", c->name,
-                                                       io->device);
-                                }
-                                continue;
-                        }
-                        if (!io->absent && io->major == di.major && io->minor == di.minor)
-                                continue;
-                        for (size_t j = 0; j < c->n_io; j++)
-                                taken = taken || (j != k && !c->io[j].absent && c->io[j].major == di.major &&
-                                                  c->io[j].minor == di.minor);
-                        if (taken) {
-                                log_warning(
-                                        "Class %s: '%s' is on disk %s (%u:%u), which another io entry names: "
-                                        "left waiting",
-                                        c->name, io->device, di.name, di.major, di.minor);
-                                continue;
-                        }
-                        disk = strdup(di.name);
-                        if (!disk)
-                                continue; /* out of memory: the next event tries again */
-                        free(io->disk);
-                        io->disk = disk;
-                        io->major = di.major;
-                        io->minor = di.minor;
-                        io->absent = false;
-                        changed = true;
-                        action_log_add(&m->log, LOG_LEVEL_INFO,
-                                       "Class %s: '%s' is on disk %s (%u:%u): its io limits apply", c->name, io->device,
-                                       di.name, di.major, di.minor);
-                }
-                if (changed) {
-                        int r = backend_class_apply(m->backend, c);
-
-                        if (r < 0)
-                                action_log_add(&m->log, LOG_LEVEL_ERR, "Class %s: cannot apply its io limits: %s",
-                                               c->name, strerror(-r));
-                        any = true;
-                }
-        }
-        if (any && m->govern.active) {
-                /* The governor's io list follows the devices there are. */
+        if (m->govern.active) {
                 govern_stop(&m->govern);
                 govern_update(&m->govern);
         }
-}
-
-/* Devices and mounts are watched while some io entry names its device by a path. */
-static void devwatch_update(struct manager *m) {
-        bool need = false;
-
-        for (size_t i = 0; i < m->policy.n_classes && !need; i++)
-                for (size_t k = 0; k < m->policy.classes[i].n_io && !need; k++)
-                        need = m->policy.classes[i].io[k].device[0] == '/';
-        if (!need)
-                m->devwatch = devwatch_free(m->devwatch);
-        else if (!m->devwatch && devwatch_new(m->event, m->ctx.mountinfo, on_devices_changed, m, &m->devwatch) < 0)
-                log_warning(
-                        "Cannot watch devices and mounts: io limits of a device that appears apply at the next "
-                        "reload");
-}
-
-/* A class that is not in the policy any more goes once it has no job. */
-static void remove_class_if_unused(struct manager *m, const char *class) {
-        _cleanup_free_ char *path = NULL;
-        int r;
-
-        if (m->stopping || policy_find_class(&m->policy, class) || jobs_in_class(&m->jobs, class) > 0)
-                return;
-        path = backend_class_path(m->backend, class);
-        r = backend_class_remove(m->backend, class);
-        if (r < 0 && r != -ENOENT)
-                log_warning_errno(r, "Class %s left the policy; removing /%s failed: %m", class, strempty(path));
-        else
-                action_log_add(&m->log, LOG_LEVEL_INFO, "Class %s left the policy and has no job: /%s removed", class,
-                               strempty(path));
 }
 
 static void on_jobs_changed(void *userdata, const char *class, bool ended) {
@@ -151,7 +35,7 @@ static void on_jobs_changed(void *userdata, const char *class, bool ended) {
         appcost_set_running(&m->appcost, m->jobs.n > 0);
         govern_update(&m->govern);
         if (ended)
-                remove_class_if_unused(m, class);
+                classes_remove_if_unused(&m->classes, class);
         notify_status(m);
 }
 
@@ -213,8 +97,7 @@ int manager_reload(struct manager *m, char **ret_errors) {
         history_set_bounds(&m->history, m->settings.history_jobs, m->settings.history_days * 86400);
         appcost_set_share(&m->appcost, m->settings.pressure.window_usec);
 
-        apply_classes(m);
-        devwatch_update(m);
+        classes_apply(&m->classes);
         protect_find_fronts(&m->protect, &m->policy);
         t[3] = now_usec(CLOCK_MONOTONIC);
         (void) protect_apply(&m->protect, &m->policy);
@@ -224,7 +107,7 @@ int manager_reload(struct manager *m, char **ret_errors) {
         autoplace_update(&m->autoplace);
         observe_update(&m->observe, m->policy.n_protects > 0, m->settings.history_days * 86400);
         for (size_t i = 0; i < old.n_classes; i++)
-                remove_class_if_unused(m, old.classes[i].name);
+                classes_remove_if_unused(&m->classes, old.classes[i].name);
         policy_done(&old);
         t[6] = now_usec(CLOCK_MONOTONIC);
         for (struct job *j = m->jobs.list; j; j = j->next)
@@ -481,6 +364,15 @@ static int reload_for_api(void *userdata, char **ret_errors) {
 
 /* The modules, wired to one another. */
 static void wire(struct manager *m) {
+        m->classes = (struct classes){ .event = m->event,
+                                       .backend = m->backend,
+                                       .policy = &m->policy,
+                                       .ctx = &m->ctx,
+                                       .jobs = &m->jobs,
+                                       .log = &m->log,
+                                       .stopping = &m->stopping,
+                                       .devices_changed = on_class_devices_changed,
+                                       .userdata = m };
         appcost_init(&m->appcost, sample_apps, m, m->settings.pressure.window_usec);
         jobs_init(&m->jobs, m->event, m->backend, &m->log, on_jobs_changed, m,
                   &(struct jobs_report){ .history = &m->history,
@@ -578,8 +470,7 @@ int manager_new(const char *config_path, bool config_optional, const struct poli
 int manager_start(struct manager *m) {
         int r;
 
-        apply_classes(m);
-        devwatch_update(m);
+        classes_apply(&m->classes);
         protect_find_fronts(&m->protect, &m->policy);
         (void) protect_apply(&m->protect, &m->policy);
         r = jobs_adopt(&m->jobs);
@@ -611,7 +502,7 @@ struct manager *manager_free(struct manager *m) {
         m->stopping = m->govern.stopping = true;
         place_moves_free(&m->api);
         m->api.control = control_free(m->api.control);
-        m->devwatch = devwatch_free(m->devwatch);
+        classes_done(&m->classes);
         observe_done(&m->observe);
         if (m->backend) {
                 autoplace_done(&m->autoplace);

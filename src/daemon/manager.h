@@ -19,8 +19,8 @@
 #include "api.h"
 #include "backend.h"
 #include "cgroup-discover.h"
+#include "classes.h"
 #include "control.h"
-#include "devwatch.h"
 #include "governor-run.h"
 #include "jobs.h"
 #include "loop.h"
@@ -46,9 +46,9 @@ struct manager {
         struct protect protect;
         struct govern govern;
         struct autoplace autoplace;
-        struct observe observe;    /* unplaced work that evicts the protected applications */
-        struct api api;            /* what the control socket's requests act on (the socket is its control) */
-        struct devwatch *devwatch; /* while an io limit names its device by a path */
+        struct observe observe; /* unplaced work that evicts the protected applications */
+        struct api api;         /* what the control socket's requests act on (the socket is its control) */
+        struct classes classes; /* the job classes in the kernel, and io limits that follow their devices */
         unsigned reloads, failed_reloads;
         uint64_t started_usec;  /* CLOCK_REALTIME */
         struct loop_stats loop; /* how long the loop's dispatches took */

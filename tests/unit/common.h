@@ -36,6 +36,7 @@ Suite *cgroup_slots_suite(void);
 Suite *status_suite(void);
 Suite *requests_suite(void);
 Suite *jobs_signal_suite(void);
+Suite *classes_suite(void);
 Suite *worker_suite(void);
 Suite *loop_suite(void);
 Suite *ctl_print_suite(void);
