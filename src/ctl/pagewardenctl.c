@@ -225,7 +225,14 @@ static int print_settings_commented(const struct pw_settings *settings) {
         return 0;
 }
 
-static int cmd_check(int argc, char *argv[]) {
+struct check_args {
+        struct policy_context ctx;
+        bool print, quiet, strict;
+        int first_file; /* argv's first operand (argc: none) */
+};
+
+/* check's options (they may follow the files, as with most commands; "--" ends them): GO_ON, or an exit status. */
+static int check_parse_args(int argc, char *argv[], struct check_args *a) {
         /* clang-format off */
         static const struct option options[] = {
                 { "print", no_argument, NULL, 'p' },
@@ -237,31 +244,25 @@ static int cmd_check(int argc, char *argv[]) {
                 {},
         };
         /* clang-format on */
-        _cleanup_(diag_list_done) struct diag_list diags = {};
-        _cleanup_(policy_done) struct pw_policy policy = {};
-        _cleanup_(settings_done) struct pw_settings settings = {};
-        struct policy_context ctx;
-        bool print = false, quiet = false, strict = false, with_settings;
-        size_t n_sources = 0;
         int c, r;
 
-        r = policy_context_default(&ctx);
+        *a = (struct check_args){};
+        r = policy_context_default(&a->ctx);
         if (r < 0) {
                 fprintf(stderr, "pagewardenctl: cannot read the machine's RAM size: %s\n", strerror(-r));
                 return EXIT_INVALID;
         }
         optind = 0;
-        /* Options may follow the files, as with most commands ("--" ends them). */
         while ((c = getopt_long(argc, argv, "pr:c:qh", options, NULL)) >= 0)
                 switch (c) {
                 case 'p':
-                        print = true;
+                        a->print = true;
                         break;
                 case 'q':
-                        quiet = true;
+                        a->quiet = true;
                         break;
                 case 's':
-                        strict = true;
+                        a->strict = true;
                         break;
                 case 'c':
                         arg_config = optarg;
@@ -269,8 +270,8 @@ static int cmd_check(int argc, char *argv[]) {
                 case 'r': {
                         const char *e;
 
-                        if (units_parse_size(optarg, 0, &ctx.ram_bytes, &e) < 0 || ctx.ram_bytes == UNITS_MAX ||
-                            ctx.ram_bytes == 0)
+                        if (units_parse_size(optarg, 0, &a->ctx.ram_bytes, &e) < 0 || a->ctx.ram_bytes == UNITS_MAX ||
+                            a->ctx.ram_bytes == 0)
                                 return usage_error("--ram: expected a size such as 64G, got '%s'", optarg);
                         break;
                 }
@@ -280,47 +281,73 @@ static int cmd_check(int argc, char *argv[]) {
                 default:
                         return usage_error("check: bad option");
                 }
+        a->first_file = optind;
+        /* A file named here is being validated, often a configuration tool's temporary copy owned by whoever
+         * connected: an owner the daemon would refuse is a warning (the ownership rule protects what the
+         * daemon loads, which the files it loads are checked for without operands).  With operands, that
+         * includes a --config file. */
+        a->ctx.owner_warns = optind < argc;
+        /* Files are validated for this machine, whichever way they are named (a configuration tool validates
+         * on the host it installs to): an exe: program that cannot match here is a warning. */
+        a->ctx.check_programs = true;
+        return GO_ON;
+}
 
-        /* Without operands: the settings file and its policy directory.  With
-         * operands: those policy files; the settings file only if named. */
-        with_settings = optind >= argc || arg_config;
-        /* A file named here is being validated, often a configuration tool's
-         * temporary copy owned by whoever connected: an owner the daemon
-         * would refuse is a warning (the ownership rule protects what the
-         * daemon loads, which the files it loads are checked for without
-         * operands).  With operands, that includes a --config file. */
-        ctx.owner_warns = optind < argc;
-        /* Files are validated for this machine, whichever way they are named (a configuration tool validates on
-         * the host it installs to): an exe: program that cannot match here is a warning. */
-        ctx.check_programs = true;
-        if (with_settings) {
-                r = settings_load(&ctx, arg_config ?: PW_DEFAULT_CONFIG, !arg_config, &settings, &diags);
-                if (r == -ENOMEM)
-                        goto oom;
-                n_sources++;
-        }
-        if (optind >= argc) {
-                r = policy_load_path(&ctx, settings.policy_dir, &policy, &diags);
-                if (r == -ENOMEM)
-                        goto oom;
-                n_sources++;
-        }
-        for (int i = optind; i < argc; i++) {
-                r = policy_load_path(&ctx, argv[i], &policy, &diags);
-                if (r == -ENOMEM)
-                        goto oom;
-                n_sources++;
-        }
+/*
+ * Without operands: the settings file and its policy directory.  With operands: those policy files; the
+ * settings file only if named.  *ret_n_sources: how many were read.  -ENOMEM, else 0 (errors are in diags).
+ */
+static int check_load(const struct check_args *a, int argc, char *argv[], struct pw_settings *settings,
+                      struct pw_policy *policy, struct diag_list *diags, size_t *ret_n_sources) {
+        size_t n = 0;
+        int r;
 
-        r = check_verdict(&diags, strict);
+        if (a->first_file >= argc || arg_config) {
+                r = settings_load(&a->ctx, arg_config ?: PW_DEFAULT_CONFIG, !arg_config, settings, diags);
+                if (r == -ENOMEM)
+                        return r;
+                n++;
+        }
+        if (a->first_file >= argc) {
+                r = policy_load_path(&a->ctx, settings->policy_dir, policy, diags);
+                if (r == -ENOMEM)
+                        return r;
+                n++;
+        }
+        for (int i = a->first_file; i < argc; i++) {
+                r = policy_load_path(&a->ctx, argv[i], policy, diags);
+                if (r == -ENOMEM)
+                        return r;
+                n++;
+        }
+        *ret_n_sources = n;
+        return 0;
+}
+
+static int cmd_check(int argc, char *argv[]) {
+        _cleanup_(diag_list_done) struct diag_list diags = {};
+        _cleanup_(policy_done) struct pw_policy policy = {};
+        _cleanup_(settings_done) struct pw_settings settings = {};
+        struct check_args a;
+        bool with_settings;
+        size_t n_sources = 0;
+        int r;
+
+        r = check_parse_args(argc, argv, &a);
         if (r != GO_ON)
                 return r;
-        if (print) {
+        with_settings = a.first_file >= argc || arg_config;
+        if (check_load(&a, argc, argv, &settings, &policy, &diags, &n_sources) < 0)
+                goto oom;
+        r = check_verdict(&diags, a.strict);
+        if (r != GO_ON)
+                return r;
+        if (a.print) {
                 print_summary(stdout, "# pagewarden effective policy; ", &policy, n_sources);
                 if (with_settings && print_settings_commented(&settings) < 0)
                         goto oom;
                 policy_print(&policy, stdout);
-        } else if (!quiet)
+        } else if (!a.quiet)
                 print_summary(stdout, "", &policy, n_sources);
         return flush_stdout();
 oom:
