@@ -4,7 +4,6 @@
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 
-#include "device.h"
 #include "log.h"
 #include "manager.h"
 #include "place-request.h"
