@@ -127,36 +127,22 @@ static int cgfs_scan(struct backend *b, struct cgroup_slot **ret, size_t *ret_n)
         return cgroup_scan(b->engine, ret, ret_n);
 }
 
+/* cgroup: entries through the engine's ledger; a unit: entry needs systemd (-EOPNOTSUPP). */
 static int cgfs_protect_set(struct backend *b, const struct backend_protect *req, size_t n,
                             struct cgroup_protect_result *res) {
-        _cleanup_free_ struct cgroup_protect *cp = calloc(n + 1, sizeof(*cp));
-        _cleanup_free_ struct cgroup_protect_result *cres = calloc(n + 1, sizeof(*cres));
-        _cleanup_free_ size_t *index = calloc(n + 1, sizeof(size_t));
-        size_t k = 0;
-        int r;
+        _cleanup_free_ struct ledger_request *lreq = calloc(n + 1, sizeof(*lreq));
 
-        if (!cp || !cres || !index)
+        if (!lreq)
                 return -ENOMEM;
-        for (size_t i = 0; i < n; i++) {
-                if (res)
-                        res[i] = (struct cgroup_protect_result){ .error = -EOPNOTSUPP };
-                if (!req[i].cgroup)
-                        continue; /* unit: needs systemd */
-                index[k] = i;
-                cp[k++] = (struct cgroup_protect){
-                        .path = req[i].cgroup, .min = req[i].min, .low = req[i].low, .swap_deny = req[i].swap_deny
-                };
-        }
-        r = cgroup_protect_set(b->engine, cp, k, cres);
-        for (size_t j = 0; res && j < k; j++)
-                res[index[j]] = cres[j];
-        return r;
+        for (size_t i = 0; i < n; i++)
+                lreq[i] = (struct ledger_request){ req[i].cgroup, req[i].min, req[i].low, req[i].swap_deny };
+        return cgroup_protect_set(b->engine, lreq, n, res);
 }
 
 static int cgfs_protect_path(struct backend *b, const struct backend_protect *p, char **ret_path) {
         if (!p->cgroup)
                 return -EOPNOTSUPP;
-        *ret_path = strdup(p->cgroup);
+        *ret_path = strdup(p->cgroup + 1);
         return *ret_path ? 0 : -ENOMEM;
 }
 

@@ -556,34 +556,29 @@ static const char *entry_unit(const struct backend_protect *p) {
         return sysd_unit_interface(last) && !policy_unit_name_problem(last) ? last : NULL;
 }
 
-/* Units through systemd; deeper cgroups (inside a unit's delegated tree) through cgroupfs. */
+/*
+ * Units through systemd; deeper cgroups (inside a unit's delegated tree) through cgroupfs.  Each ledger gets
+ * the whole list, with the paths of the other's entries left out (NULL): the results need no index.
+ */
 static int sysd_protect_set(struct backend *b, const struct backend_protect *req, size_t n,
                             struct cgroup_protect_result *res) {
         const struct ledger_io io = { .key = unit_key, .read = unit_read, .write = unit_write, .userdata = b };
-        _cleanup_free_ struct cgroup_protect *direct = calloc(n + 1, sizeof(*direct));
+        _cleanup_free_ struct ledger_request *direct = calloc(n + 1, sizeof(*direct)),
+                                             *units = calloc(n + 1, sizeof(*units));
         _cleanup_free_ struct cgroup_protect_result *dres = calloc(n + 1, sizeof(*dres));
-        _cleanup_free_ struct ledger_request *units = calloc(n + 1, sizeof(*units));
-        _cleanup_free_ size_t *dindex = calloc(n + 1, sizeof(size_t)), *uindex = calloc(n + 1, sizeof(size_t));
-        _cleanup_free_ int *errs = calloc(n + 1, sizeof(int));
+        _cleanup_free_ int *errs = calloc(n + 1, sizeof(int)), *unit_errs = calloc(n + 1, sizeof(int));
         _cleanup_free_ char **paths = calloc(n + 1, sizeof(char *));
         struct cgroup_protect_cache cache = {};
-        size_t n_direct = 0, n_units = 0;
         int r = 0, k = 0;
 
-        if (!direct || !dres || !units || !dindex || !uindex || !errs || !paths)
+        if (!direct || !units || !dres || !errs || !unit_errs || !paths)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
                 const char *unit = entry_unit(&req[i]);
                 _cleanup_free_ char *cg = NULL;
 
-                if (res)
-                        res[i] = (struct cgroup_protect_result){};
                 if (!unit) {
-                        dindex[n_direct] = i;
-                        direct[n_direct++] = (struct cgroup_protect){ .path = req[i].cgroup,
-                                                                      .min = req[i].min,
-                                                                      .low = req[i].low,
-                                                                      .swap_deny = req[i].swap_deny };
+                        direct[i] = (struct ledger_request){ req[i].cgroup, req[i].min, req[i].low, req[i].swap_deny };
                         continue;
                 }
                 k = sysd_unit_cgroup(b, unit, &cg);
@@ -591,25 +586,20 @@ static int sysd_protect_set(struct backend *b, const struct backend_protect *req
                         k = -ENOMEM;
                 if (k == -ENOMEM)
                         goto finish;
-                if (k < 0) {
-                        if (res)
-                                res[i].error = k;
-                        continue;
-                }
-                uindex[n_units] = i;
-                units[n_units++] = (struct ledger_request){ paths[i], req[i].min, req[i].low, req[i].swap_deny };
+                unit_errs[i] = k; /* a unit without a cgroup: its result */
+                if (k >= 0)
+                        units[i] = (struct ledger_request){ paths[i], req[i].min, req[i].low, req[i].swap_deny };
         }
-        r = cgroup_protect_set(b->engine, direct, n_direct, dres);
-        for (size_t j = 0; res && j < n_direct; j++)
-                res[dindex[j]] = dres[j];
-        k = ledger_apply(&sysd_data(b)->protection, units, n_units, &io, errs);
+        r = cgroup_protect_set(b->engine, direct, n, dres);
+        k = ledger_apply(&sysd_data(b)->protection, units, n, &io, errs);
         r = r ?: k;
-        /* What is in force, read back from the cgroups systemd wrote. */
-        for (size_t j = 0; res && j < n_units; j++)
-                if (errs[j] < 0)
-                        res[uindex[j]].error = errs[j];
-                else
-                        (void) cgroup_protect_read(b->engine, paths[uindex[j]] + 1, &cache, &res[uindex[j]]);
+        for (size_t i = 0; res && i < n; i++)
+                if (!paths[i] && unit_errs[i] == 0)
+                        res[i] = dres[i]; /* a cgroup the engine protected */
+                else if (unit_errs[i] < 0 || errs[i] < 0)
+                        res[i] = (struct cgroup_protect_result){ .error = unit_errs[i] < 0 ? unit_errs[i] : errs[i] };
+                else /* what is in force, read back from the cgroup systemd wrote */
+                        (void) cgroup_protect_read(b->engine, paths[i] + 1, &cache, &res[i]);
         cgroup_protect_cache_done(&cache);
 finish:
         for (size_t i = 0; i < n; i++)
@@ -620,7 +610,7 @@ finish:
 static int sysd_protect_path(struct backend *b, const struct backend_protect *p, char **ret_path) {
         if (p->unit)
                 return sysd_unit_cgroup(b, p->unit, ret_path);
-        *ret_path = strdup(p->cgroup);
+        *ret_path = strdup(p->cgroup + 1);
         return *ret_path ? 0 : -ENOMEM;
 }
 

@@ -24,10 +24,9 @@ int backend_when_answered(struct backend *b, void (*fn)(void *userdata), void *u
 }
 
 struct backend_protect backend_protect_of(const struct pw_protect *pr) {
-        return (struct backend_protect){ .name = pr->name,
-                                         .unit = pr->unit,
-                                         .cgroup = pr->cgroup ? pr->cgroup + 1 : NULL,
-                                         .swap_deny = pr->swap_deny };
+        return (struct backend_protect){
+                .name = pr->name, .unit = pr->unit, .cgroup = pr->cgroup, .swap_deny = pr->swap_deny
+        };
 }
 
 int backend_protect_path(struct backend *b, const struct pw_protect *pr, char **ret_path) {

@@ -43,7 +43,7 @@ struct backend;
 struct backend_protect {
         const char *name;
         const char *unit;   /* or: */
-        const char *cgroup; /* relative to the mount, no leading '/' */
+        const char *cgroup; /* as the policy writes it: below the mount, with a leading '/' */
         uint64_t min, low;
         bool swap_deny;
 };

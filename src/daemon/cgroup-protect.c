@@ -74,7 +74,8 @@ static int read_u64_at(int dir, const char *file, uint64_t *ret) {
         return r < 0 ? r : cgv_parse_limit(s, ret);
 }
 
-/* Writes v unless the file has it already (a write of the same value is not free: reclaim may run). */
+/* Writes v unless the file has it already (a write of the same value is not free: reclaim may run).  O_TRUNC as
+ * a shell's '>' has it: cgroupfs ignores it, and a plain file (the unit tests' tree) then holds v alone. */
 static int write_u64_at(int dir, const char *file, uint64_t v) {
         _cleanup_close_ int fd = -1;
         uint64_t cur;
@@ -84,7 +85,7 @@ static int write_u64_at(int dir, const char *file, uint64_t v) {
         r = read_u64_at(dir, file, &cur);
         if (r < 0 || cur == v)
                 return r;
-        fd = openat(dir, file, O_WRONLY | O_CLOEXEC);
+        fd = openat(dir, file, O_WRONLY | O_TRUNC | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
         cgv_format_limit(v, buf, sizeof(buf));
@@ -183,34 +184,24 @@ int cgroup_protect_read(struct cgroup_engine *e, const char *path, struct cgroup
         return 0;
 }
 
-int cgroup_protect_set(struct cgroup_engine *e, const struct cgroup_protect *req, size_t n,
+int cgroup_protect_set(struct cgroup_engine *e, const struct ledger_request *req, size_t n,
                        struct cgroup_protect_result *results) {
         const struct ledger_io io = { .key = fs_key, .read = fs_read, .write = fs_write, .userdata = e };
-        _cleanup_free_ struct ledger_request *lreq = calloc(n + 1, sizeof(*lreq));
-        _cleanup_free_ char **abs = calloc(n + 1, sizeof(char *));
         _cleanup_free_ int *errs = calloc(n + 1, sizeof(int));
         struct cgroup_protect_cache cache = {};
-        int r = 0;
+        int r;
 
-        if (!lreq || !abs || !errs)
+        if (!errs)
                 return -ENOMEM;
-        for (size_t i = 0; i < n && r >= 0; i++) {
-                if (asprintf(&abs[i], "/%s", req[i].path) < 0)
-                        r = -ENOMEM;
-                else if (policy_cgroup_path_problem(abs[i]))
-                        r = -EINVAL;
-                else
-                        lreq[i] = (struct ledger_request){ abs[i], req[i].min, req[i].low, req[i].swap_deny };
-        }
-        if (r >= 0)
-                r = ledger_apply(&e->protection, lreq, n, &io, errs);
+        for (size_t i = 0; i < n; i++)
+                if (req[i].path && policy_cgroup_path_problem(req[i].path))
+                        return -EINVAL;
+        r = ledger_apply(&e->protection, req, n, &io, errs);
         for (size_t i = 0; r != -ENOMEM && r != -EINVAL && results && i < n; i++)
                 if (errs[i] < 0)
                         results[i] = (struct cgroup_protect_result){ .error = errs[i] };
                 else
-                        (void) cgroup_protect_read(e, req[i].path, &cache, &results[i]);
+                        (void) cgroup_protect_read(e, fs_key(req[i].path), &cache, &results[i]);
         cgroup_protect_cache_done(&cache);
-        for (size_t i = 0; i < n; i++)
-                free(abs[i]);
         return r;
 }

@@ -30,6 +30,7 @@
 #include <sys/types.h>
 
 #include "cgroup-values.h"
+#include "ledger.h"
 #include "policy.h"
 
 struct cgroup_features {
@@ -172,12 +173,6 @@ int cgroup_thaw_all(struct cgroup_engine *e);
 
 /* ---- protection ---- */
 
-struct cgroup_protect {
-        const char *path; /* relative to the mount, no leading '/' */
-        uint64_t min, low;
-        bool swap_deny;
-};
-
 struct cgroup_protect_result {
         int error;              /* 0, or -ENOENT when the cgroup does not exist */
         uint64_t min, low;      /* now in force on the cgroup itself */
@@ -191,9 +186,11 @@ struct cgroup_protect_result {
  * (never lowered below what it had), memory.swap.max 0 for swap_deny.  Every
  * value it changes is remembered (and kept in state_dir) and restored when no
  * request needs it any more: cgroup_protect_set(e, NULL, 0, NULL) withdraws
- * everything.  results (n entries, may be NULL) report each request.
+ * everything.  req's paths are the policy's ("/system.slice/db.service"); a
+ * request without one is not a cgroup's (its result: -EOPNOTSUPP).  results
+ * (n entries, may be NULL) report each request.
  */
-int cgroup_protect_set(struct cgroup_engine *e, const struct cgroup_protect *req, size_t n,
+int cgroup_protect_set(struct cgroup_engine *e, const struct ledger_request *req, size_t n,
                        struct cgroup_protect_result *results);
 /* Ancestors' memory.min and memory.low, read once for many cgroup_protect_read() calls (180 applications
  * below one slice read the slice's values once, not 180 times).  Zero-initialised; valid while nothing

@@ -48,7 +48,7 @@ static void drop(struct ledger *l, struct ledger_entry *e) {
 
 static bool wants_swap_deny(const struct ledger_request *req, size_t n, const char *path) {
         for (size_t i = 0; i < n; i++)
-                if (req[i].swap_deny && streq(req[i].path, path))
+                if (req[i].swap_deny && streq_ptr(req[i].path, path))
                         return true;
         return false;
 }
@@ -179,15 +179,16 @@ int ledger_apply(struct ledger *l, const struct ledger_request *req, size_t n, c
         _cleanup_free_ struct cgv_protect_request *creq = calloc(n + 1, sizeof(*creq));
         _cleanup_free_ int *errs = NULL;
         struct cgv_protect_need *needs = NULL;
-        size_t n_needs = 0;
+        size_t n_needs = 0, n_creq = 0;
         int r, k;
 
         assert(l && io && (req || n == 0));
         if (!creq)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++)
-                creq[i] = (struct cgv_protect_request){ req[i].path, req[i].min, req[i].low };
-        r = cgv_protect_plan(creq, n, &needs, &n_needs);
+                if (req[i].path)
+                        creq[n_creq++] = (struct cgv_protect_request){ req[i].path, req[i].min, req[i].low };
+        r = cgv_protect_plan(creq, n_creq, &needs, &n_needs);
         if (r < 0)
                 return r;
         errs = calloc(n_needs + 1, sizeof(int));
@@ -214,7 +215,7 @@ int ledger_apply(struct ledger *l, const struct ledger_request *req, size_t n, c
         k = persist(l);
         r = r ?: k;
         for (size_t i = 0; ret_errors && i < n; i++)
-                ret_errors[i] = request_error(&req[i], needs, errs, n_needs);
+                ret_errors[i] = req[i].path ? request_error(&req[i], needs, errs, n_needs) : -EOPNOTSUPP;
         cgv_protect_needs_free(needs, n_needs);
         return r;
 }

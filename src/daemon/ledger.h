@@ -79,8 +79,9 @@ struct ledger_io {
         void *userdata;
 };
 
+/* One protected node as the policy asks for it; the one request type from the backend down. */
 struct ledger_request {
-        const char *path; /* below the cgroup2 mount, with a leading '/' */
+        const char *path; /* below the cgroup2 mount, with a leading '/'; NULL: not this ledger's (-EOPNOTSUPP) */
         uint64_t min, low;
         bool swap_deny;
 };
@@ -96,8 +97,9 @@ void ledger_done(struct ledger *l);
 /*
  * Makes the protection in force exactly what req asks (n may be 0: every
  * saved node is restored), then persists the entries.  ret_errors (n entries, may be NULL): for each
- * request 0, -ENOENT when its node or an ancestor is gone, or the error of
- * the write that failed on its node.
+ * request 0, -ENOENT when its node or an ancestor is gone, -EOPNOTSUPP for a
+ * request without a path (another ledger's: a caller with two ledgers passes
+ * each the whole list), or the error of the write that failed on its node.
  */
 int ledger_apply(struct ledger *l, const struct ledger_request *req, size_t n, const struct ledger_io *io,
                  int *ret_errors);

@@ -37,6 +37,7 @@ Suite *status_suite(void);
 Suite *requests_suite(void);
 Suite *jobs_signal_suite(void);
 Suite *classes_suite(void);
+Suite *cgroup_protect_suite(void);
 Suite *worker_suite(void);
 Suite *loop_suite(void);
 Suite *ctl_print_suite(void);

@@ -37,6 +37,7 @@ int main(void) {
         srunner_add_suite(sr, requests_suite());
         srunner_add_suite(sr, jobs_signal_suite());
         srunner_add_suite(sr, classes_suite());
+        srunner_add_suite(sr, cgroup_protect_suite());
         srunner_add_suite(sr, worker_suite());
         srunner_add_suite(sr, loop_suite());
         srunner_add_suite(sr, ctl_print_suite());

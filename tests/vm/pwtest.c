@@ -102,7 +102,7 @@ static int cmd_run(struct cgroup_engine *e, const char *class, const char *name,
 
 static int cmd_protect(struct cgroup_engine *e, const char *file) {
         struct pw_policy p = {};
-        struct cgroup_protect *req;
+        struct ledger_request *req;
         struct cgroup_protect_result *res;
         size_t n = 0;
         int r;
@@ -116,8 +116,8 @@ static int cmd_protect(struct cgroup_engine *e, const char *file) {
 
                 if (!pr->cgroup)
                         continue;
-                req[n++] = (struct cgroup_protect){
-                        .path = pr->cgroup + 1,
+                req[n++] = (struct ledger_request){
+                        .path = pr->cgroup,
                         .min = pr->min.mode == PW_PROTECT_BYTES ? pr->min.bytes : 0,
                         .low = pr->low.mode == PW_PROTECT_BYTES ? pr->low.bytes : 0,
                         .swap_deny = pr->swap_deny,
@@ -127,7 +127,8 @@ static int cmd_protect(struct cgroup_engine *e, const char *file) {
         for (size_t i = 0; i < n; i++)
                 printf("protect path=%s error=%d min=%" PRIu64 " low=%" PRIu64 " effective_min=%" PRIu64
                        " effective_low=%" PRIu64 "\n",
-                       req[i].path, res[i].error, res[i].min, res[i].low, res[i].effective_min, res[i].effective_low);
+                       req[i].path + 1, res[i].error, res[i].min, res[i].low, res[i].effective_min,
+                       res[i].effective_low);
         printf("saved=%zu\n", cgroup_protect_saved(e));
         free(req);
         free(res);
