@@ -51,10 +51,15 @@ raw 6.1-grow-light-pagewarden-1 $g variant=pagewarden grow_kept=99.0 grow_during
 # twoapps: the second protected application's figures.
 t="${g/workload=grow/workload=twoapps} variant=pagewarden app2_kept=98.0 app2_before_p99_us=20 app2_during_p99_us=60"
 raw 6.1-twoapps-light-pagewarden-1 $t app2_during_misses=4 app2_after_p99_us=30
+# A block of the plan on another storage profile: its label is the kernel and the profile.
+s="${common/label=6.1/label=6.1-ssd} mode=light backup_s=20.0 file_kept=90.0 anon_kept=90.0 swapped_mib=0.0"
+s="$s majflt_after=0 during_mean=90.0 during_worst=80.0 after_mean=90.0 recover_s=0 disk=ssd"
+raw 6.1-ssd-plain-light-none-1 $s variant=none
+raw 6.1-ssd-plain-light-pagewarden-1 $s variant=pagewarden
 
 run "$REPORT" "$D"
 expect_status 0 "report succeeds"
-expect_in "$OUT" "Storage (vm-run --disk-profile): ram, disk (" "the storage profiles of its runs (ram: runs without one)"
+expect_in "$OUT" "Storage (vm-run --disk-profile): ram, ssd, disk (" "the storage profiles of its runs (ram: runs without one)"
 lat_row() { echo "$OUT" | sed -n '/^| mode | variant | n | p99 before us/,/^$/p' | grep "^| $1 | $2 |"; }
 expect_eq "the application's operations: p99 before, during, after, after/before, misses, file kept at its lowest, PSI" \
         "$(lat_row light none)" "| light | none | 1 | 100 | 900 | 300 | 3.00 | 500 | 90 | 40 | 1.2 | 4.0 | 0.5 |"
@@ -93,7 +98,10 @@ expect_in "$(row idle none)" "| 1 | 50 | 99 | 9000 | - | - | 5 | 12 | 1.00 | - |
 ok "$([ "$(echo "$OUT" | grep -c '^| busy')" = 2 ] && echo 0 || echo 1)" "one row per mode and variant"
 ok "$(head -n "$(wc -l <"$D/results.md")" "$TMP/out" | cmp -s "$D/results.md" - && echo 0 || echo 1)" "results.md holds the table it printed"
 expect_in "$OUT" "plot: $D/ops-6.1-plain.png" "and it names the plot"
-expect_eq "runs.tsv: a header and one line per run" "$(wc -l <"$D/runs.tsv")" 14
+expect_in "$OUT" "### kernel 6.1-ssd, workload plain" "a block on another profile has its own table"
+expect_in "$OUT" "plot: $D/ops-6.1-ssd-plain.png" "and its own plot, named by its label and workload"
+expect_eq "that plot is a PNG" "$(head -c 4 "$D/ops-6.1-ssd-plain.png" 2>/dev/null | tail -c 3)" PNG
+expect_eq "runs.tsv: a header and one line per run" "$(wc -l <"$D/runs.tsv")" 16
 expect_in "$(head -1 "$D/runs.tsv")" "backup_s" "runs.tsv's header names the figures"
 expect_eq "the series of the first repetition" "$(cat "$D/series/6.1-plain-busy-pagewarden.dat")" "$(printf -- '-1 400\n0 300\n1 100\n2 390')"
 expect_eq "the plot is a PNG" "$(head -c 4 "$D/ops-6.1-plain.png" | tail -c 3)" PNG
