@@ -17,31 +17,46 @@ static void class_write_done(void *userdata, const struct worker_task *t) {
                 log_warning_errno(t->r, "Writing %s %s of /%s failed: %m", t->file, t->value, t->path);
 }
 
-/* The limits at once, except those whose write reclaims: the worker writes them (the loop never waits on reclaim). */
+/*
+ * The class's limits: at once those whose write returns at once, and through the worker those whose
+ * writer would reclaim (a limit below what the class holds): the loop never waits on reclaim.  The
+ * same value is not written again (the kernel would reclaim for it too).
+ */
 static int cgfs_class_apply(struct backend *b, const struct pw_job_class *c) {
+        /* memory.max first in each: with both lower, memory.high then reclaims nothing more. */
+        const struct {
+                const char *file;
+                uint64_t v;
+        } limits[2] = { { "memory.max", c->memory_max }, { "memory.high", c->memory_high } };
+        enum cgroup_limit_change change[2];
         _cleanup_free_ char *path = NULL;
-        unsigned deferred;
         char value[32];
         int r;
 
-        r = cgroup_class_apply(b->engine, c, &deferred);
-        if (r < 0 || !deferred)
+        r = cgroup_class_apply(b->engine, c, false);
+        if (r < 0)
                 return r;
         path = cgfs_class_path(b, c->name);
         if (!path)
                 return -ENOMEM;
-        /* memory.max first: with both lower, memory.high then reclaims nothing more. */
-        if (deferred & CGROUP_DEFERRED_MAX) {
-                cgv_format_limit(c->memory_max, value, sizeof(value));
-                r = worker_write(b->worker, path, "memory.max", value, 0, class_write_done, NULL);
-                if (r < 0)
-                        return r;
-        }
-        if (deferred & CGROUP_DEFERRED_HIGH) {
-                cgv_format_limit(c->memory_high, value, sizeof(value));
-                r = worker_write(b->worker, path, "memory.high", value, 0, class_write_done, NULL);
-        }
-        return r < 0 ? r : 0;
+        for (size_t i = 0; i < 2; i++)
+                change[i] = cgroup_limit_change(b->engine, path, limits[i].file, limits[i].v);
+        /* What returns at once first, then what the worker lowers. */
+        for (size_t i = 0; i < 2; i++)
+                if (change[i] == CGROUP_LIMIT_WRITE) {
+                        cgv_format_limit(limits[i].v, value, sizeof(value));
+                        r = cgroup_write_file(b->engine, path, limits[i].file, value);
+                        if (r < 0)
+                                return r;
+                }
+        for (size_t i = 0; i < 2; i++)
+                if (change[i] == CGROUP_LIMIT_RECLAIMS) {
+                        cgv_format_limit(limits[i].v, value, sizeof(value));
+                        r = worker_write(b->worker, path, limits[i].file, value, 0, class_write_done, NULL);
+                        if (r < 0)
+                                return r;
+                }
+        return 0;
 }
 
 static int cgfs_class_set_memory_high(struct backend *b, const char *class, uint64_t bytes, uint64_t wake_usec,

@@ -561,52 +561,28 @@ static int write_io(struct cgroup_engine *e, const char *path, const struct pw_i
         return 0;
 }
 
-/*
- * Writes a memory limit unless that would make the writer reclaim: then
- * *ret_deferred is set and nothing is written.  Lowering memory.high or
- * memory.max below what the cgroup holds reclaims the difference in the
- * writer, and memory.high's writer keeps at it for as long as the jobs
- * charge more (measured: a job churning through its memory held it for
- * tens of seconds, and the daemon's loop with it).  The same value is not
- * written again (the kernel would reclaim for it too).
- */
-static int write_limit_no_reclaim(struct cgroup_engine *e, const char *path, const char *file, uint64_t v,
-                                  bool *ret_deferred) {
+enum cgroup_limit_change cgroup_limit_change(struct cgroup_engine *e, const char *path, const char *file, uint64_t v) {
         uint64_t now, current;
 
-        *ret_deferred = false;
         if (cgroup_read_u64(e, path, file, &now) >= 0 && now == v)
-                return 0;
-        if (v != UNITS_MAX && cgroup_read_u64(e, path, "memory.current", &current) >= 0 && current > v) {
-                *ret_deferred = true;
-                return 0;
-        }
-        return engine_write_u64(e, path, file, v);
+                return CGROUP_LIMIT_SAME;
+        if (v != UNITS_MAX && cgroup_read_u64(e, path, "memory.current", &current) >= 0 && current > v)
+                return CGROUP_LIMIT_RECLAIMS;
+        return CGROUP_LIMIT_WRITE;
 }
 
-int cgroup_class_apply(struct cgroup_engine *e, const struct pw_job_class *c, unsigned *ret_deferred) {
+int cgroup_class_apply(struct cgroup_engine *e, const struct pw_job_class *c, bool memory) {
         const char *controllers[3] = { "memory", "io", "cpu" };
         _cleanup_free_ char *path = engine_class_path(e, c->name);
-        bool high_deferred = false, max_deferred = false;
         int r;
 
-        if (ret_deferred)
-                *ret_deferred = 0;
         if (!path)
                 return -EINVAL;
         r = engine_mkdir(e, path, controllers, e->features.cpu ? 3 : 2);
-        if (r < 0)
-                return r;
-        if (ret_deferred) {
-                r = write_limit_no_reclaim(e, path, "memory.high", c->memory_high, &high_deferred);
-                if (r >= 0)
-                        r = write_limit_no_reclaim(e, path, "memory.max", c->memory_max, &max_deferred);
-                *ret_deferred = (high_deferred ? CGROUP_DEFERRED_HIGH : 0) | (max_deferred ? CGROUP_DEFERRED_MAX : 0);
-        } else {
+        if (r >= 0 && memory)
                 r = engine_write_u64(e, path, "memory.high", c->memory_high);
-                if (r >= 0)
-                        r = engine_write_u64(e, path, "memory.max", c->memory_max);
-        }
+        if (r >= 0 && memory)
+                r = engine_write_u64(e, path, "memory.max", c->memory_max);
         if (r >= 0 && e->features.swap)
                 r = engine_write_u64(e, path, "memory.swap.max", c->memory_swap_max);
         if (r >= 0 && e->features.cpu)

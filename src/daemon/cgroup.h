@@ -67,15 +67,24 @@ void cgroup_engine_set_idle_slots(struct cgroup_engine *e, unsigned n);
 
 /* ---- classes ---- */
 
-/* Creates the class cgroup if needed and writes every limit of c.  With
- * ret_deferred, memory.high and memory.max are not written when that would
- * reclaim (they are lower than what the class holds): *ret_deferred says
- * which were left for the caller to write elsewhere (the worker). */
-enum {
-        CGROUP_DEFERRED_HIGH = 1 << 0,
-        CGROUP_DEFERRED_MAX = 1 << 1,
+/* Creates the class cgroup if needed and writes every limit of c; without memory, all but memory.high and
+ * memory.max, which the caller writes (the cgroupfs backend decides where: see cgroup_limit_change()). */
+int cgroup_class_apply(struct cgroup_engine *e, const struct pw_job_class *c, bool memory);
+/*
+ * What writing v to a memory limit file of the cgroup at path would do:
+ * nothing (it holds v already: the kernel would still reclaim for a write),
+ * raise it or lower it to no less than the cgroup holds (a write that
+ * returns at once), or make the writer reclaim the difference (lower than
+ * memory.current: memory.high's writer keeps reclaiming for as long as the
+ * cgroup charges more, seconds and more).  A value that cannot be read
+ * counts as a change that does not reclaim.
+ */
+enum cgroup_limit_change {
+        CGROUP_LIMIT_SAME,
+        CGROUP_LIMIT_WRITE,
+        CGROUP_LIMIT_RECLAIMS,
 };
-int cgroup_class_apply(struct cgroup_engine *e, const struct pw_job_class *c, unsigned *ret_deferred);
+enum cgroup_limit_change cgroup_limit_change(struct cgroup_engine *e, const char *path, const char *file, uint64_t v);
 /* What the governor changes (memory.high it writes through the worker: see worker.h). */
 int cgroup_class_set_io(struct cgroup_engine *e, const char *class, const struct pw_io_limit *io, size_t n);
 int cgroup_class_freeze(struct cgroup_engine *e, const char *class, bool frozen);

@@ -198,7 +198,7 @@ int main(int argc, char *argv[]) {
                 if (load_policy(argv[optind], &p) < 0)
                         return 1;
                 for (size_t i = 0; i < p.n_classes; i++) {
-                        r = cgroup_class_apply(e, &p.classes[i], NULL);
+                        r = cgroup_class_apply(e, &p.classes[i], true);
                         printf("apply class=%s r=%d\n", p.classes[i].name, r);
                         if (r < 0)
                                 return 1;

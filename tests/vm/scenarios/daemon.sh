@@ -109,6 +109,28 @@ sed -i 's/high: 256M/high: 128M/' /etc/pw/policies.d/10-jobs.yaml
 pagewardenctl reload >/dev/null
 expect_eq "a good reload exits 0" "$?" 0
 expect_eq "and changes the running job's memory.high" "$(cat $S/backup/memory.high)" 134217728
+# A reload that lowers memory.high below what the class holds: the write
+# reclaims, so it goes to the worker thread and the daemon answers meanwhile;
+# the limit is in force soon after, and raising it again is written at once.
+dd if=/dev/zero of=$PW_DATA_MNT/fill bs=1M count=96 2>/dev/null
+sync
+echo 3 >/proc/sys/vm/drop_caches
+pagewardenctl run --job backup --name filler -- sh -c "cat $PW_DATA_MNT/fill >/dev/null; exec sleep 300" &
+holds_64m() { [ "$(cat $S/backup/memory.current)" -gt 67108864 ]; }
+check "a job's page cache makes the class hold more than 64 MiB" wait_for 30 holds_64m
+sed -i 's/high: 128M/high: 32M/' /etc/pw/policies.d/10-jobs.yaml
+pagewardenctl reload >/dev/null
+expect_eq "a reload that lowers memory.high below what the class holds exits 0" "$?" 0
+check "the daemon answers status after it" pw_answers timeout 10
+high_is() { [ "$(cat $S/backup/memory.high)" = "$1" ]; }
+check "memory.high is 32 MiB soon after (written by the worker)" wait_for 30 high_is 33554432
+expect_le "and the class holds no more than that (MiB)" "$(($(cat $S/backup/memory.current) / 1048576))" 32
+sed -i 's/high: 32M/high: 128M/' /etc/pw/policies.d/10-jobs.yaml
+pagewardenctl reload >/dev/null
+expect_eq "raising it again is in force when reload answers" "$(cat $S/backup/memory.high)" 134217728
+pagewardenctl stop filler >/dev/null
+check "the filler job ends" wait_for 30 jobs_are 1
+rm -f $PW_DATA_MNT/fill
 
 # kill -9 while three jobs run, restart: all adopted, none duplicated, limits intact.
 pagewardenctl run --job backup --name a2 -- sleep 300 &
