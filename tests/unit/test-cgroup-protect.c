@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
-#include "common.h"
+#include "fake-daemon.h"
 
 #define M (UINT64_C(1) << 20)
 
@@ -21,16 +21,13 @@ struct fixture {
 };
 
 static void service(const char *dir, const char *name, const char *min) {
-        _cleanup_free_ char *f = NULL;
+        _cleanup_free_ char *cgroup = NULL, *min_file = NULL;
+        const char *files[] = { min_file, "memory.low=0\n", "memory.swap.max=max\n", NULL };
 
-        ck_assert_int_ge(asprintf(&f, "system.slice/%s/memory.min", name), 0);
-        free(write_file(dir, f, min));
-        free(f);
-        ck_assert_int_ge(asprintf(&f, "system.slice/%s/memory.low", name), 0);
-        free(write_file(dir, f, "0\n"));
-        free(f);
-        ck_assert_int_ge(asprintf(&f, "system.slice/%s/memory.swap.max", name), 0);
-        free(write_file(dir, f, "max\n"));
+        ck_assert_int_ge(asprintf(&cgroup, "system.slice/%s", name), 0);
+        ck_assert_int_ge(asprintf(&min_file, "memory.min=%s", min), 0);
+        files[0] = min_file;
+        fake_cgroup_files(dir, cgroup, files);
 }
 
 static void fixture_init(struct fixture *f) {
