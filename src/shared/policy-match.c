@@ -72,9 +72,8 @@ static const char *cmdline_problem(struct pstate *st, const char *v) {
                 return "a command-line pattern cannot be empty";
         if (strlen(v) > 1024)
                 return "a command-line pattern has at most 1024 characters";
-        for (const char *c = v; *c; c++)
-                if ((unsigned char) *c < ' ')
-                        return "a command-line pattern cannot hold control characters";
+        if (has_control_char(v))
+                return "a command-line pattern cannot hold control characters";
         return NULL;
 }
 

@@ -13,9 +13,8 @@ const char *policy_name_problem(const char *name) {
         len = strlen(name);
         if (len == 0)
                 return "name is empty";
-        for (const unsigned char *p = (const unsigned char *) name; *p; p++)
-                if (*p < 0x20 || *p == 0x7f)
-                        return "name contains a control character";
+        if (has_control_char(name))
+                return "name contains a control character";
         if (strchr(name, '/'))
                 return "name contains '/': names become cgroup directory names";
         if (streq(name, ".") || streq(name, ".."))
@@ -40,9 +39,8 @@ const char *policy_cgroup_path_problem(const char *path) {
                 return "the root cgroup cannot be protected or used";
         if (strlen(path) >= PATH_MAX)
                 return "cgroup path is too long";
-        for (const unsigned char *c = (const unsigned char *) path; *c; c++)
-                if (*c < 0x20 || *c == 0x7f)
-                        return "cgroup path contains a control character";
+        if (has_control_char(path))
+                return "cgroup path contains a control character";
         while (*p == '/') {
                 size_t n;
 

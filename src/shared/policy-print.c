@@ -5,16 +5,33 @@
 #include "policy-print.h"
 #include "units.h"
 
-/* A YAML double-quoted scalar that reads back as exactly s. */
+/* The code point of the 3-byte UTF-8 sequence at p, or 0 if p does not start one. */
+static unsigned utf8_3(const unsigned char *p) {
+        if ((p[0] & 0xf0) != 0xe0 || (p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80)
+                return 0;
+        return (p[0] & 0x0fu) << 12 | (p[1] & 0x3fu) << 6 | (p[2] & 0x3fu);
+}
+
+/* A YAML double-quoted scalar that reads back as exactly s (valid UTF-8, as the parser gives): what
+ * YAML does not allow raw (control characters, C1 ones too; U+FEFF, U+FFFE, U+FFFF) and the line and
+ * paragraph separators (which a quoted scalar folds) are escaped. */
 static void print_quoted(FILE *f, const char *s) {
         fputc('"', f);
-        for (const unsigned char *p = (const unsigned char *) s; *p; p++)
+        for (const unsigned char *p = (const unsigned char *) s; *p; p++) {
+                size_t n = control_char_len((const char *) p);
+                unsigned cp = utf8_3(p);
+
                 if (*p == '"' || *p == '\\')
                         fprintf(f, "\\%c", *p);
-                else if (*p < 0x20 || *p == 0x7f)
-                        fprintf(f, "\\x%02x", *p);
-                else
+                else if (n > 0) {
+                        fprintf(f, "\\x%02x", p[n - 1]);
+                        p += n - 1;
+                } else if (cp == 0x2028 || cp == 0x2029 || cp == 0xfeff || cp == 0xfffe || cp == 0xffff) {
+                        fprintf(f, "\\u%04x", cp);
+                        p += 2;
+                } else
                         fputc(*p, f);
+        }
         fputc('"', f);
 }
 

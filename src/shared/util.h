@@ -74,6 +74,26 @@ static inline bool streq_ptr(const char *a, const char *b) {
         return streq(a, b);
 }
 
+/* The length of the control character at s: 1 for C0 (NUL aside) and DEL, 2 for a C1 control (U+0080 to
+ * U+009F) in UTF-8, 0 for anything else. Terminals act on C1 controls as on C0 ones (U+009B is CSI), and
+ * YAML does not allow them raw. */
+static inline size_t control_char_len(const char *s) {
+        const unsigned char *p = (const unsigned char *) s;
+
+        if ((p[0] > 0 && p[0] < 0x20) || p[0] == 0x7f)
+                return 1;
+        if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+                return 2;
+        return 0;
+}
+
+static inline bool has_control_char(const char *s) {
+        for (; *s; s++)
+                if (control_char_len(s) > 0)
+                        return true;
+        return false;
+}
+
 static inline const char *strempty(const char *s) {
         return s ?: "";
 }

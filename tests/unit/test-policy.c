@@ -169,6 +169,8 @@ static const struct {
         { "jobs:\n  a/b: {}\n", 2, 3, "contains '/'" },
         { "jobs:\n  ..: {}\n", 2, 3, "'.' and '..' are not names" },
         { "jobs:\n  \"a\\tb\": {}\n", 2, 3, "control character" },
+        { "jobs:\n  \"a\\x9bb\": {}\n", 2, 3, "control character" }, /* C1: U+009B is CSI */
+        { "protect:\n  a:\n    cgroup: \"/a b\\x8dapp.service\"\n", 3, 13, "cgroup path contains a control character" },
         { "jobs:\n  aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa: {}\n", 2, 3, "longer than 64" },
         { "jobs:\n  \"\": {}\n", 2, 3, "name is empty" },
         { "jobs:\n  -x: {}\n", 2, 3, "must start with a letter or a digit" },
