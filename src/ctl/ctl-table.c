@@ -26,15 +26,20 @@ static char *cell_room(struct table *t, size_t len) {
         return t->text + t->text_len;
 }
 
-/* The cell written at cell_room()'s place, len bytes: control characters would break the layout. */
+/* The cell written at cell_room()'s place, len bytes: each control character (C1 ones too, which a
+ * terminal may act on) becomes a '?', as it would break the layout or drive the terminal. */
 static void cell_done(struct table *t, size_t len) {
         char *s = t->text + t->text_len;
+        size_t j = 0;
 
-        for (size_t i = 0; i < len; i++)
-                if ((unsigned char) s[i] < 0x20 || s[i] == 0x7f)
-                        s[i] = '?';
-        s[len] = '\0';
-        t->text_len += len + 1;
+        for (size_t i = 0; i < len; j++) {
+                size_t k = control_char_len(s + i);
+
+                s[j] = k > 0 ? '?' : s[i];
+                i += k ?: 1;
+        }
+        s[j] = '\0';
+        t->text_len += j + 1;
         t->n_cells++;
 }
 

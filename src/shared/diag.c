@@ -251,8 +251,12 @@ static void print_caret(FILE *f, const char *text, unsigned column) {
 
 /* Control characters in an offending line would garble the terminal. */
 static void print_sanitized(FILE *f, const char *text) {
-        for (const unsigned char *p = (const unsigned char *) text; *p; p++)
-                fputc((*p < 0x20 && *p != '\t') || *p == 0x7f ? '?' : *p, f);
+        for (const char *p = text; *p;) {
+                size_t k = *p == '\t' ? 0 : control_char_len(p);
+
+                fputc(k > 0 ? '?' : *p, f);
+                p += k ?: 1;
+        }
 }
 
 static void diag_print_one(const struct diag *d, FILE *f) {

@@ -168,31 +168,35 @@ int log_internal(int level, int error, const char *fmt, ...) {
         return r;
 }
 
-static bool is_control(char c) {
-        return (unsigned char) c < 0x20 || c == 0x7f;
-}
-
 char *log_escape(char *msg) {
         size_t n = 0, len = 0;
         char *e, *o;
 
         for (const char *c = msg; *c; c++, len++)
-                n += is_control(*c);
+                n += control_char_len(c) > 0;
         if (n == 0)
                 return NULL;
-        e = malloc(len + 3 * n + 1);
+        e = malloc(len + 6 * n + 1); /* a C1 control's two bytes become eight */
         if (!e) {
-                for (char *c = msg; *c; c++)
-                        if (is_control(*c))
-                                *c = '?';
+                for (char *c = msg; *c;) {
+                        size_t k = control_char_len(c);
+
+                        if (k == 0)
+                                c++;
+                        for (; k > 0; k--)
+                                *c++ = '?';
+                }
                 return NULL;
         }
         o = e;
-        for (const char *c = msg; *c; c++)
-                if (is_control(*c))
-                        o += sprintf(o, "\\x%02x", (unsigned char) *c);
-                else
-                        *o++ = *c;
+        for (const char *c = msg; *c;) {
+                size_t k = control_char_len(c);
+
+                if (k == 0)
+                        *o++ = *c++;
+                for (; k > 0; k--)
+                        o += sprintf(o, "\\x%02x", (unsigned char) *c++);
+        }
         *o = '\0';
         return e;
 }

@@ -232,24 +232,31 @@ END_TEST
 /* A command line's newline or escape sequence cannot forge a log line: it is written as \xNN. */
 START_TEST(test_log_escape) {
         char plain[] = "Process 42 (rsync --server .) matches";
-        char forged[] = "backup-agent\n2026-12-03T00:00:00 error: forged\x1b[31m\x7f";
+        char forged[] =
+                "backup-agent\n2026-12-03T00:00:00 error: forged\x1b[31m\x7f\xc2\x9b"
+                "32m \xc2\xa0"
+                "caf\xc3\xa9";
         char *e;
 
         ck_assert_ptr_null(log_escape(plain));
         e = log_escape(forged);
         ck_assert_ptr_nonnull(e);
-        ck_assert_str_eq(e, "backup-agent\\x0a2026-12-03T00:00:00 error: forged\\x1b[31m\\x7f");
+        /* a C1 CSI (U+009B) too; a no-break space and an é are text */
+        ck_assert_str_eq(e,
+                         "backup-agent\\x0a2026-12-03T00:00:00 error: forged\\x1b[31m\\x7f\\xc2\\x9b32m "
+                         "\xc2\xa0"
+                         "caf\xc3\xa9");
         free(e);
 }
 END_TEST
 
 static int escape_forged(void *userdata) {
-        char forged[] = "a\nb\tc";
+        char forged[] = "a\nb\tc\xc2\x9b";
         char *e = log_escape(forged);
 
         (void) userdata;
         if (!e) /* no memory: made harmless in place */
-                return streq(forged, "a?b?c") ? -ENOMEM : -EBADMSG;
+                return streq(forged, "a?b?c??") ? -ENOMEM : -EBADMSG;
         free(e);
         return 0;
 }
