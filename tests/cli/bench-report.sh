@@ -53,13 +53,15 @@ t="${g/workload=grow/workload=twoapps} variant=pagewarden app2_kept=98.0 app2_be
 raw 6.1-twoapps-light-pagewarden-1 $t app2_during_misses=4 app2_after_p99_us=30
 # A block of the plan on another storage profile: its label is the kernel and the profile.
 s="${common/label=6.1/label=6.1-ssd} mode=light backup_s=20.0 file_kept=90.0 anon_kept=90.0 swapped_mib=0.0"
-s="$s majflt_after=0 during_mean=90.0 during_worst=80.0 after_mean=90.0 recover_s=0 disk=ssd"
+s="$s majflt_after=0 after_window_s=11 during_mean=90.0 during_worst=80.0 after_mean=90.0 recover_s=0 disk=ssd"
 raw 6.1-ssd-plain-light-none-1 $s variant=none
 raw 6.1-ssd-plain-light-pagewarden-1 $s variant=pagewarden
 
 run "$REPORT" "$D"
 expect_status 0 "report succeeds"
 expect_in "$OUT" "Storage (vm-run --disk-profile): ram, ssd, disk (" "the storage profiles of its runs (ram: runs without one)"
+expect_in "$OUT" "faults: its major faults in the 20 or 11 s after;" \
+        "the window after the backup, as the runs say (20 s where they do not: runs before after_window_s)"
 lat_row() { echo "$OUT" | sed -n '/^| mode | variant | n | p99 before us/,/^$/p' | grep "^| $1 | $2 |"; }
 expect_eq "the application's operations: p99 before, during, after, after/before, misses, file kept at its lowest, PSI" \
         "$(lat_row light none)" "| light | none | 1 | 100 | 900 | 300 | 3.00 | 500 | 90 | 40 | 1.2 | 4.0 | 0.5 |"
