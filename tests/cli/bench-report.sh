@@ -108,6 +108,31 @@ expect_in "$(head -1 "$D/runs.tsv")" "backup_s" "runs.tsv's header names the fig
 expect_eq "the series of the first repetition" "$(cat "$D/series/6.1-plain-busy-pagewarden.dat")" "$(printf -- '-1 400\n0 300\n1 100\n2 390')"
 expect_eq "the plot is a PNG" "$(head -c 4 "$D/ops-6.1-plain.png" | tail -c 3)" PNG
 
+# A block whose none ran 6 times or more and no none-aa: its split-half A/A pair, none's even repetitions
+# (by their file's number: 10 sorts before 2) against its odd ones, with no boot of its own.
+D=$TMP/aa
+mkdir -p "$D/raw"
+for r in 1 2 3 4 5 6 7 8 9 10; do
+        raw 6.1-plain-busy-none-$r $common mode=busy variant=none backup_s=$((r % 2 ? 20 : 30)).0 file_kept=10.0 \
+                anon_kept=80.0 swapped_mib=0.0 majflt_after=0 during_mean=50.0 during_worst=20.0 after_mean=30.0 recover_s=8
+        raw 6.1-plain-busy-pagewarden-$r $common mode=busy variant=pagewarden backup_s=25.0 file_kept=100.0 \
+                anon_kept=100.0 swapped_mib=0.0 majflt_after=0 during_mean=95.0 during_worst=90.0 after_mean=99.0 recover_s=0
+done
+run "$REPORT" "$D"
+expect_status 0 "report succeeds on a cost block without none-aa"
+expect_in "$(row busy none-aa)" "| busy | none-aa | 5 |" "none-aa: the even half of none's 10 runs"
+expect_in "$(row busy none-aa)" "| 8 | 1.50 |" "its backup against the odd half (30 s against 20 s)"
+expect_in "$(row busy none-aa)" "| 1.50-1.50 |" "and the interval of that ratio"
+expect_in "$(row busy none)" "| busy | none | 10 |" "none keeps all its runs"
+expect_in "$(row busy pagewarden)" "| 0 | 1.00 |" "pagewarden against all of them (25 s against a median of 25 s)"
+expect_in "$OUT" "a split-half A/A pair" "the table says what none-aa is"
+expect_not_in "$OUT" "none-odd" "the odd half is not a row"
+raw 6.1-plain-busy-none-aa-1 $common mode=busy variant=none-aa backup_s=40.0 file_kept=10.0 anon_kept=80.0 \
+        swapped_mib=0.0 majflt_after=0 during_mean=50.0 during_worst=20.0 after_mean=30.0 recover_s=8
+run "$REPORT" "$D"
+expect_in "$(row busy none-aa)" "| busy | none-aa | 1 |" "a none-aa that ran is the row, as before"
+expect_not_in "$OUT" "a split-half A/A pair" "and nothing is split"
+
 # Bad input: no runs, or no directory.
 mkdir -p "$TMP/empty/raw"
 run "$REPORT" "$TMP/empty"
