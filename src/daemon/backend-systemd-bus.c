@@ -48,14 +48,14 @@ int sysd_bus_errno(const sd_bus_error *e, int r) {
         return r < 0 ? r : -EIO;
 }
 
-int sysd_unit_object(struct backend *b, const char *unit, bool load, char **ret_path) {
+/* A loaded unit's object path; -ENOENT if it is not loaded (GetUnit). */
+static int unit_object(struct backend *b, const char *unit, char **ret_path) {
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         const char *path;
         int r;
 
-        r = sd_bus_call_method(sysd_data(b)->bus, SD_DEST, SD_PATH, SD_MANAGER, load ? "LoadUnit" : "GetUnit", &e,
-                               &reply, "s", unit);
+        r = sd_bus_call_method(sysd_data(b)->bus, SD_DEST, SD_PATH, SD_MANAGER, "GetUnit", &e, &reply, "s", unit);
         if (r < 0)
                 return sysd_bus_errno(&e, r);
         r = sd_bus_message_read(reply, "o", &path);
@@ -68,7 +68,7 @@ int sysd_unit_object(struct backend *b, const char *unit, bool load, char **ret_
 /* A loaded unit's object path and the interface of its cgroup properties. */
 static int unit_properties_at(struct backend *b, const char *unit, const char **ret_iface, char **ret_path) {
         *ret_iface = sysd_unit_interface(unit);
-        return *ret_iface ? sysd_unit_object(b, unit, false, ret_path) : -EINVAL;
+        return *ret_iface ? unit_object(b, unit, ret_path) : -EINVAL;
 }
 
 int sysd_unit_get_u64(struct backend *b, const char *unit, const char *property, uint64_t *ret) {
@@ -259,7 +259,8 @@ int sysd_call(struct backend *b, sd_bus_message *m, sd_bus_message **ret_reply) 
 
 /*
  * Calls the event loop does not wait for: every write of this backend (class
- * slices and limits, protection, the governor's actions, freezing, stops).
+ * slices and limits, protection, the governor's actions, freezing, stops),
+ * and the read of a unit's own values before a rule places it.
  * They are counted until answered, so that whoever must know they are in
  * force (a reload's answer, the daemon's exit) waits for them without
  * holding the loop: sysd_when_answered().
@@ -268,7 +269,8 @@ struct later {
         struct backend *b;
         const char *what;
         sysd_answer_fn done; /* NULL: an error is logged */
-        void *userdata;      /* done's, freed with the call */
+        sysd_reply_fn reply; /* instead of done: the reply itself */
+        void *userdata;      /* done's or reply's, freed with the call */
 };
 
 static void later_free(void *p) {
@@ -298,7 +300,9 @@ static int on_later_reply(sd_bus_message *reply, void *userdata, sd_bus_error *r
         struct later *l = userdata;
         const sd_bus_error *e = sd_bus_message_get_error(reply);
 
-        if (l->done)
+        if (l->reply)
+                l->reply(l->b, reply, l->userdata);
+        else if (l->done)
                 l->done(l->b, e ? sysd_bus_errno(e, -(sd_bus_error_get_errno(e) ?: EIO)) : 0,
                         e ? e->message ?: e->name : NULL, l->userdata);
         else if (e)
@@ -307,17 +311,17 @@ static int on_later_reply(sd_bus_message *reply, void *userdata, sd_bus_error *r
         return 0;
 }
 
-int sysd_call_later_then(struct backend *b, sd_bus_message *m, const char *what, sysd_answer_fn done, void *userdata) {
+static int call_later(struct backend *b, sd_bus_message *m, const struct later *how) {
         struct systemd_data *d = sysd_data(b);
         _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *slot = NULL;
         struct later *l = malloc(sizeof(*l));
         int r;
 
         if (!l) {
-                free(userdata);
+                free(how->userdata);
                 return -ENOMEM;
         }
-        *l = (struct later){ .b = b, .what = what, .done = done, .userdata = userdata };
+        *l = *how;
         r = sd_bus_call_async(d->bus, &slot, m, on_later_reply, l, BUS_TIMEOUT_USEC);
         if (r < 0) {
                 later_free(l);
@@ -328,6 +332,15 @@ int sysd_call_later_then(struct backend *b, sd_bus_message *m, const char *what,
         (void) sd_bus_slot_set_floating(slot, 1);
         d->n_later++;
         return 0;
+}
+
+int sysd_call_later_then(struct backend *b, sd_bus_message *m, const char *what, sysd_answer_fn done, void *userdata) {
+        return call_later(b, m, &(struct later){ .b = b, .what = what, .done = done, .userdata = userdata });
+}
+
+int sysd_call_later_reply(struct backend *b, sd_bus_message *m, const char *what, sysd_reply_fn fn, void *userdata) {
+        assert(fn);
+        return call_later(b, m, &(struct later){ .b = b, .what = what, .reply = fn, .userdata = userdata });
 }
 
 int sysd_call_later(struct backend *b, sd_bus_message *m, const char *what) {

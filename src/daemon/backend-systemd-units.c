@@ -11,7 +11,9 @@
  * properties of equal value until the next boot.  Neither write waits for
  * PID 1: an error is logged when it answers, and own values that systemd
  * did not take stay saved for the next try.  Reading a unit's own values,
- * the first time a rule places it, does wait (up to 10 s).
+ * the first time a rule places it, does not wait either: the class's limits
+ * are sent when PID 1 has answered with them (one GetAll on the unit's
+ * object, which loads a unit that has not started).
  */
 #include <ctype.h>
 #include <inttypes.h>
@@ -32,12 +34,17 @@ struct unit_limits {
         uint64_t memory_high, memory_max, memory_swap_max, cpu_weight;
         char *io[4];    /* each io property as "PATH=VALUE PATH=VALUE" ("" when empty) */
         bool restoring; /* its own values are sent back, not answered yet: forgotten when they are */
+        /* Its own values are asked for, not answered yet (not in the state file), and then_class (the latest
+         * class's limits, a SetUnitProperties message) is sent when they are. */
+        bool reading;
+        sd_bus_message *then_class;
 };
 
 static void limits_done(struct unit_limits *l) {
         free(l->unit);
         for (int k = 0; k < 4; k++)
                 free(l->io[k]);
+        sd_bus_message_unref(l->then_class);
         *l = (struct unit_limits){};
 }
 
@@ -48,6 +55,14 @@ static struct unit_limits *saved_find(struct backend *b, const char *unit) {
                 if (streq(d->saved[i].unit, unit))
                         return &d->saved[i];
         return NULL;
+}
+
+/* Forgets l, an entry of the saved array (its last entry takes its place). */
+static void saved_remove(struct backend *b, struct unit_limits *l) {
+        struct systemd_data *d = sysd_data(b);
+
+        limits_done(l);
+        *l = d->saved[--d->n_saved];
 }
 
 /* ---- persistence: one line per unit, tab-separated ---- */
@@ -67,6 +82,8 @@ static int state_save(struct backend *b) {
         for (size_t i = 0; i < d->n_saved; i++) {
                 const struct unit_limits *l = &d->saved[i];
 
+                if (l->reading)
+                        continue; /* nothing was written to it yet */
                 fprintf(f, "%s\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%s\t%s\t%s\t%s\n", l->unit,
                         l->memory_high, l->memory_max, l->memory_swap_max, l->cpu_weight, l->io[0], l->io[1], l->io[2],
                         l->io[3]);
@@ -168,71 +185,6 @@ void sysd_units_done(struct backend *b) {
         d->units_state = mfree(d->units_state);
 }
 
-/* ---- reading a unit's own values ---- */
-
-/* An io property (a(st)) as "PATH=VALUE PATH=VALUE". */
-static int read_io(struct backend *b, const char *path, const char *iface, const char *property, char **ret) {
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_free_ char *text = NULL;
-        size_t size = 0;
-        const char *dev;
-        uint64_t v;
-        FILE *f;
-        int r;
-
-        r = sd_bus_get_property(sysd_data(b)->bus, SD_DEST, path, iface, property, &e, &reply, "a(st)");
-        if (r < 0)
-                return sysd_bus_errno(&e, r);
-        r = sd_bus_message_enter_container(reply, 'a', "(st)");
-        if (r < 0)
-                return r;
-        f = open_memstream(&text, &size);
-        if (!f)
-                return -ENOMEM;
-        for (bool first = true; (r = sd_bus_message_read(reply, "(st)", &dev, &v)) > 0; first = false)
-                fprintf(f, "%s%s=%" PRIu64, first ? "" : " ", dev, v);
-        if (fclose(f) != 0)
-                return -ENOMEM;
-        if (r < 0)
-                return r;
-        *ret = TAKE_PTR(text);
-        return 0;
-}
-
-static int read_own(struct backend *b, const char *unit, struct unit_limits *ret) {
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        _cleanup_free_ char *path = NULL;
-        const char *iface = sysd_unit_interface(unit);
-        static const char *const u64[] = { "MemoryHigh", "MemoryMax", "MemorySwapMax", "CPUWeight" };
-        uint64_t *dst[] = { &ret->memory_high, &ret->memory_max, &ret->memory_swap_max, &ret->cpu_weight };
-        int r;
-
-        if (!iface)
-                return -EINVAL;
-        r = sysd_unit_object(b, unit, true, &path); /* a unit that has not started may not be loaded */
-        if (r < 0)
-                return r;
-        *ret = (struct unit_limits){ .unit = strdup(unit) };
-        if (!ret->unit)
-                return -ENOMEM;
-        for (size_t i = 0; i < ELEMENTSOF(u64); i++) {
-                r = sd_bus_get_property_trivial(sysd_data(b)->bus, SD_DEST, path, iface, u64[i], &e, 't', dst[i]);
-                if (r < 0) {
-                        limits_done(ret);
-                        return sysd_bus_errno(&e, r);
-                }
-        }
-        for (int k = 0; k < 4; k++) {
-                r = read_io(b, path, iface, io_properties[k], &ret->io[k]);
-                if (r < 0) {
-                        limits_done(ret);
-                        return r;
-                }
-        }
-        return 0;
-}
-
 /* ---- writing ---- */
 
 /* One io property from its text form. */
@@ -287,8 +239,7 @@ static void own_written(struct backend *b, int r, const char *message, void *use
                             message);
                 return;
         }
-        limits_done(l);
-        *l = d->saved[--d->n_saved];
+        saved_remove(b, l);
         r = state_save(b);
         if (r < 0)
                 log_warning_errno(r, "Cannot update %s: %m", d->units_state);
@@ -320,7 +271,138 @@ static void class_written(struct backend *b, int r, const char *message, void *u
                             message);
 }
 
-static int write_class(struct backend *b, const char *unit, const struct pw_job_class *c) {
+/* ---- reading a unit's own values ---- */
+
+/* An io property's value (a(st), the variant entered) as "PATH=VALUE PATH=VALUE". */
+static int read_io(sd_bus_message *reply, char **ret) {
+        _cleanup_free_ char *text = NULL;
+        size_t size = 0;
+        const char *dev;
+        uint64_t v;
+        FILE *f;
+        int r;
+
+        r = sd_bus_message_enter_container(reply, 'a', "(st)");
+        if (r < 0)
+                return r;
+        f = open_memstream(&text, &size);
+        if (!f)
+                return -ENOMEM;
+        for (bool first = true; (r = sd_bus_message_read(reply, "(st)", &dev, &v)) > 0; first = false)
+                fprintf(f, "%s%s=%" PRIu64, first ? "" : " ", dev, v);
+        if (fclose(f) != 0)
+                return -ENOMEM;
+        if (r >= 0)
+                r = sd_bus_message_exit_container(reply);
+        if (r < 0)
+                return r;
+        free(*ret); /* a property given twice: the last one */
+        *ret = TAKE_PTR(text);
+        return 0;
+}
+
+/* The values pagewarden sets, from GetAll's a{sv}; -EBADMSG if one is missing. */
+static int parse_own(sd_bus_message *reply, struct unit_limits *l) {
+        static const char *const u64[] = { "MemoryHigh", "MemoryMax", "MemorySwapMax", "CPUWeight" };
+        uint64_t *dst[] = { &l->memory_high, &l->memory_max, &l->memory_swap_max, &l->cpu_weight };
+        unsigned found = 0;
+        const char *name;
+        int r;
+
+        r = sd_bus_message_enter_container(reply, 'a', "{sv}");
+        while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
+                int k = -1;
+
+                r = sd_bus_message_read(reply, "s", &name);
+                for (size_t i = 0; r >= 0 && k < 0 && i < ELEMENTSOF(u64); i++)
+                        if (streq(name, u64[i])) {
+                                k = (int) i;
+                                r = sd_bus_message_read(reply, "v", "t", dst[i]);
+                        }
+                for (size_t i = 0; r >= 0 && k < 0 && i < ELEMENTSOF(io_properties); i++)
+                        if (streq(name, io_properties[i])) {
+                                k = (int) (ELEMENTSOF(u64) + i);
+                                r = sd_bus_message_enter_container(reply, 'v', "a(st)");
+                                if (r >= 0)
+                                        r = read_io(reply, &l->io[i]);
+                                if (r >= 0)
+                                        r = sd_bus_message_exit_container(reply);
+                        }
+                if (r >= 0 && k < 0)
+                        r = sd_bus_message_skip(reply, "v");
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(reply);
+                if (k >= 0)
+                        found |= 1u << k;
+        }
+        if (r < 0)
+                return r;
+        return found == (1u << (ELEMENTSOF(u64) + ELEMENTSOF(io_properties))) - 1 ? 0 : -EBADMSG;
+}
+
+/* PID 1's answer with a unit's own values: kept (and persisted), then the class's limits sent. */
+static void own_answered(struct backend *b, sd_bus_message *reply, void *userdata) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        const char *unit = userdata;
+        struct unit_limits *l = saved_find(b, unit);
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+        int r;
+
+        if (!l || !l->reading)
+                return; /* its rule went meanwhile (restored before anything was written), or asked twice */
+        r = e ? sysd_bus_errno(e, -(sd_bus_error_get_errno(e) ?: EIO)) : parse_own(reply, l);
+        if (r < 0) {
+                log_warning("systemd: unit %s: cannot read its own values, so it does not get its class's limits: %s",
+                            unit, e ? e->message ?: e->name : strerror(-r));
+                saved_remove(b, l);
+                return;
+        }
+        l->reading = false;
+        m = TAKE_PTR(l->then_class);
+        r = state_save(b);
+        if (r < 0)
+                log_warning_errno(r, "Cannot keep %s's own values in %s: %m", unit, sysd_data(b)->units_state);
+        r = m ? call_for_unit(b, m, "giving a unit its class's limits", class_written, unit) : 0;
+        if (r < 0)
+                log_warning_errno(r, "systemd: unit %s: cannot give it its class's limits: %m", unit);
+}
+
+/* Asks PID 1 for a unit's own values (GetAll on its object loads a unit that has not started); a new entry
+ * waits for them with the class's limits m.  The answer comes through the loop, never before this returns. */
+static int ask_own(struct backend *b, const char *unit, sd_bus_message *m) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *get = NULL;
+        _cleanup_free_ char *path = NULL, *name = NULL;
+        struct unit_limits l = { .reading = true };
+        const char *iface = sysd_unit_interface(unit);
+        int r;
+
+        if (!iface)
+                return -EINVAL;
+        r = sd_bus_path_encode(SD_PATH "/unit", unit, &path);
+        if (r >= 0)
+                r = sd_bus_message_new_method_call(sysd_data(b)->bus, &get, SD_DEST, path,
+                                                   "org.freedesktop.DBus.Properties", "GetAll");
+        if (r >= 0)
+                r = sd_bus_message_append(get, "s", iface);
+        if (r < 0)
+                return r;
+        l.unit = strdup(unit);
+        l.then_class = sd_bus_message_ref(m);
+        name = strdup(unit);
+        if (!l.unit || !name)
+                r = -ENOMEM;
+        if (r >= 0)
+                r = sysd_call_later_reply(b, get, "reading a unit's own values", own_answered, TAKE_PTR(name));
+        if (r >= 0)
+                r = add_saved(b, &l); /* if not, the answer finds no entry and is dropped */
+        limits_done(&l);
+        return r < 0 ? r : 0;
+}
+
+/* ---- placing and giving back ---- */
+
+/* The class's limits as a SetUnitProperties message for unit. */
+static int class_message(struct backend *b, const char *unit, const struct pw_job_class *c, sd_bus_message **ret) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         int r;
 
@@ -329,33 +411,31 @@ static int write_class(struct backend *b, const char *unit, const struct pw_job_
                 r = sysd_append_class_properties(m, c);
         if (r >= 0)
                 r = sd_bus_message_close_container(m);
-        return r < 0 ? r : call_for_unit(b, m, "giving a unit its class's limits", class_written, unit);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(m);
+        return 0;
 }
 
-/* Neither write waits for PID 1 (errors are logged when it answers); reading the unit's own values the first time
- * does. */
+/* Nothing here waits for PID 1: the class's limits go once the unit's own values are saved (the first time, when
+ * PID 1 has answered with them); errors are logged when it answers. */
 int sysd_unit_apply(struct backend *b, const char *unit, const struct pw_job_class *c) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         struct unit_limits *l = saved_find(b, unit);
         int r;
 
-        if (l)
-                l->restoring = false; /* placed again before its own values were answered: they stay saved */
-        else {
-                struct unit_limits own;
-
-                r = read_own(b, unit, &own);
-                if (r < 0)
-                        return r;
-                r = add_saved(b, &own);
-                if (r < 0) {
-                        limits_done(&own);
-                        return r;
-                }
-                r = state_save(b);
-                if (r < 0)
-                        log_warning_errno(r, "Cannot keep %s's own values in %s: %m", unit, sysd_data(b)->units_state);
+        r = class_message(b, unit, c, &m);
+        if (r < 0)
+                return r;
+        if (!l)
+                return ask_own(b, unit, m);
+        if (l->reading) { /* placed again before its own values came: the latest class goes */
+                sd_bus_message_unref(l->then_class);
+                l->then_class = TAKE_PTR(m);
+                return 0;
         }
-        return write_class(b, unit, c);
+        l->restoring = false; /* placed again before its own values were answered: they stay saved */
+        return call_for_unit(b, m, "giving a unit its class's limits", class_written, unit);
 }
 
 int sysd_unit_restore(struct backend *b, const char *unit) {
@@ -364,6 +444,10 @@ int sysd_unit_restore(struct backend *b, const char *unit) {
 
         if (!l || l->restoring)
                 return 0;
+        if (l->reading) { /* nothing was written to it: nothing to give back */
+                saved_remove(b, l);
+                return 0;
+        }
         r = write_own(b, l);
         if (r < 0)
                 return r; /* kept: tried again at the next restore */

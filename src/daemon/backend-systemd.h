@@ -63,8 +63,6 @@ struct systemd_data *sysd_data(struct backend *b);
 /* The D-Bus interface that carries a unit type's cgroup properties, or NULL. */
 const char *sysd_unit_interface(const char *unit);
 int sysd_bus_errno(const sd_bus_error *e, int r);
-/* The unit's object path; load: load the unit if it is not (LoadUnit), else -ENOENT (GetUnit). */
-int sysd_unit_object(struct backend *b, const char *unit, bool load, char **ret_path);
 int sysd_unit_get_u64(struct backend *b, const char *unit, const char *property, uint64_t *ret);
 /* The unit's cgroup, relative to the mount; -ENOENT if it has none (not running).  Kept from PID 1's last
  * answer while that still holds (see backend-systemd.c). */
@@ -90,6 +88,10 @@ typedef void (*sysd_answer_fn)(struct backend *b, int r, const char *message, vo
 /* As sysd_call_later, with done(b, r, message, userdata) called with the answer instead of logging an error; userdata
  * (NULL or malloc'ed) is freed with the call, answered or not (the bus closed first), and on an error here. */
 int sysd_call_later_then(struct backend *b, sd_bus_message *m, const char *what, sysd_answer_fn done, void *userdata);
+/* A reply, an error or not (sd_bus_message_is_method_error), to a call sent with sysd_call_later_reply. */
+typedef void (*sysd_reply_fn)(struct backend *b, sd_bus_message *reply, void *userdata);
+/* As sysd_call_later_then, for a call whose answer carries values: fn(b, reply, userdata). */
+int sysd_call_later_reply(struct backend *b, sd_bus_message *m, const char *what, sysd_reply_fn fn, void *userdata);
 /* backend_ops.when_answered: 1, and fn(userdata) once every call sent so far is answered; 0 if none waits. */
 int sysd_when_answered(struct backend *b, void (*fn)(void *userdata), void *userdata);
 /* The manager's method member(unit, mode), each argument left out when NULL, called later. */
