@@ -353,7 +353,11 @@ static void own_answered(struct backend *b, sd_bus_message *reply, void *userdat
         r = e ? sysd_bus_errno(e, -(sd_bus_error_get_errno(e) ?: EIO)) : parse_own(reply, l);
         if (r < 0) {
                 log_warning("systemd: unit %s: cannot read its own values, so it does not get its class's limits: %s",
-                            unit, e ? e->message ?: e->name : strerror(-r));
+                            unit,
+                            e               ? e->message ?: e->name
+                            : r == -EBADMSG ? "the answer lacks one of MemoryHigh, MemoryMax, MemorySwapMax, "
+                                              "CPUWeight, IO*Max"
+                                            : strerror(-r));
                 saved_remove(b, l);
                 return;
         }

@@ -45,6 +45,7 @@ Suite *ctl_client_suite(void);
 Suite *control_suite(void);
 Suite *ctl_metrics_suite(void);
 Suite *govern_suite(void);
+Suite *backend_systemd_suite(void);
 
 /* A context that touches nothing of the machine but the file system: 16 GiB of RAM. */
 #define TEST_RAM (UINT64_C(16) << 30)

@@ -45,6 +45,7 @@ int main(void) {
         srunner_add_suite(sr, control_suite());
         srunner_add_suite(sr, ctl_metrics_suite());
         srunner_add_suite(sr, govern_suite());
+        srunner_add_suite(sr, backend_systemd_suite());
         srunner_run_all(sr, CK_ENV);
         failed = srunner_ntests_failed(sr);
         srunner_free(sr);
