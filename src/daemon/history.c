@@ -1,17 +1,24 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "history.h"
 #include "log.h"
 #include "util.h"
 
-/* A file of 1,000 reports is about 600 KB; this refuses what no bounded history is. */
+/* A file of 1,000 reports is about 600 KB, twice that before it is compacted; this refuses what no bounded
+ * history is. */
 #define HISTORY_FILE_MAX (8 * 1024 * 1024)
+/* The first line of the file: what follows is one report a line. */
+#define HISTORY_HEADER "{\"pagewarden_history\":2}"
+/* Below this many lines the file is not compacted (a short history rewritten whole costs nothing). */
+#define HISTORY_COMPACT_MIN 64
 
 static int64_t int_field(json_object *o, const char *key) {
         json_object *v;
@@ -20,16 +27,24 @@ static int64_t int_field(json_object *o, const char *key) {
                                                                                               : -1;
 }
 
+/* Deletes count reports from index i; the newest n_new are the ones not in the file yet. */
+static void drop(struct history *h, size_t i, size_t count) {
+        size_t n = json_object_array_length(h->jobs), written = n - h->n_new;
+
+        if (i + count > written)
+                h->n_new -= i + count - (i > written ? i : written);
+        json_object_array_del_idx(h->jobs, i, count);
+}
+
 /* Drops the oldest reports beyond max_jobs, and those that ended more than max_age_sec ago. */
 static void trim(struct history *h) {
         int64_t oldest = (int64_t) time(NULL) - (int64_t) h->max_age_sec;
-        size_t n = json_object_array_length(h->jobs), drop = 0;
+        size_t n = json_object_array_length(h->jobs), k = 0;
 
-        while (drop < n &&
-               (n - drop > h->max_jobs || int_field(json_object_array_get_idx(h->jobs, drop), "ended") < oldest))
-                drop++;
-        if (drop > 0)
-                json_object_array_del_idx(h->jobs, 0, drop);
+        while (k < n && (n - k > h->max_jobs || int_field(json_object_array_get_idx(h->jobs, k), "ended") < oldest))
+                k++;
+        if (k > 0)
+                drop(h, 0, k);
 }
 
 /* What one uid other than 0 may hold: a quarter of the whole, so that a flood of one user's jobs leaves the
@@ -48,7 +63,7 @@ static void trim_user(struct history *h, int64_t uid) {
                 held += int_field(json_object_array_get_idx(h->jobs, i), "uid") == uid;
         for (size_t i = 0; held > quota && i < json_object_array_length(h->jobs);)
                 if (int_field(json_object_array_get_idx(h->jobs, i), "uid") == uid) {
-                        json_object_array_del_idx(h->jobs, i, 1);
+                        drop(h, i, 1);
                         held--;
                 } else
                         i++;
@@ -72,13 +87,13 @@ static int owner_cmp(const void *a, const void *b) {
 static void trim_users(struct history *h) {
         size_t n = json_object_array_length(h->jobs), quota = user_max(h->max_jobs), run = 0;
         _cleanup_free_ struct owner *owners = NULL;
-        _cleanup_free_ bool *drop = NULL;
+        _cleanup_free_ bool *dropped = NULL;
 
         if (n == 0)
                 return;
         owners = calloc(n, sizeof(*owners));
-        drop = calloc(n, sizeof(*drop));
-        if (!owners || !drop)
+        dropped = calloc(n, sizeof(*dropped));
+        if (!owners || !dropped)
                 return; /* history_jobs still bounds them all */
         for (size_t i = 0; i < n; i++)
                 owners[i] = (struct owner){ int_field(json_object_array_get_idx(h->jobs, i), "uid"), i };
@@ -86,30 +101,101 @@ static void trim_users(struct history *h) {
         for (size_t i = 0; i < n; i++) {
                 run = i > 0 && owners[i].uid == owners[i - 1].uid ? run + 1 : 1;
                 if (owners[i].uid != 0 && run > quota)
-                        drop[owners[i].idx] = true;
+                        dropped[owners[i].idx] = true;
         }
         for (size_t i = n; i-- > 0;)
-                if (drop[i])
-                        json_object_array_del_idx(h->jobs, i, 1);
+                if (dropped[i])
+                        drop(h, i, 1);
 }
 
+/* One report a line: all of them after the header line, or the newest n_new. */
+static char *lines(struct history *h, bool all) {
+        size_t n = json_object_array_length(h->jobs), first = all ? 0 : n - h->n_new, size = 0;
+        char *text = NULL;
+        bool fail = false;
+        FILE *f = open_memstream(&text, &size);
+
+        if (!f)
+                return NULL;
+        if (all)
+                fputs(HISTORY_HEADER "\n", f);
+        for (size_t i = first; i < n && !fail; i++) {
+                const char *line =
+                        json_object_to_json_string_ext(json_object_array_get_idx(h->jobs, i), JSON_C_TO_STRING_PLAIN);
+
+                fail = !line;
+                if (line)
+                        fprintf(f, "%s\n", line);
+        }
+        if (fclose(f) != 0 || fail) {
+                free(text);
+                return NULL;
+        }
+        return text;
+}
+
+/* The new reports at the file's end, on disk when this returns. */
+static int append(struct history *h) {
+        _cleanup_free_ char *text = lines(h, false);
+        _cleanup_close_ int fd = -1;
+        size_t len;
+
+        if (!text)
+                return -ENOMEM;
+        fd = open(h->path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return -errno;
+        len = strlen(text);
+        for (const char *p = text; len > 0;) {
+                ssize_t k = write(fd, p, len);
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        return k < 0 ? -errno : -EIO;
+                p += k;
+                len -= (size_t) k;
+        }
+        return fdatasync(fd) < 0 ? -errno : 0;
+}
+
+/*
+ * Writes what changed: the new reports appended, one a line; the whole file again (atomically) when it holds
+ * twice as many reports as are kept (those trimmed since are still in it), when it is not ours to append to
+ * (a first write, an old or damaged file, new bounds), or when an append failed.
+ */
 static int save(struct history *h) {
-        json_object *file;
-        const char *text;
+        size_t n = json_object_array_length(h->jobs);
         int r;
 
         if (!h->path)
                 return 0;
         h->n_saves++;
-        file = json_object_new_object();
-        if (!file)
-                return -ENOMEM;
-        json_object_object_add(file, "version", json_object_new_int(1));
-        json_object_object_add(file, "jobs", json_object_get(h->jobs));
-        text = json_object_to_json_string_ext(file, JSON_C_TO_STRING_PLAIN);
-        r = text ? write_file_atomic(h->path, text) : -ENOMEM;
-        json_object_put(file);
-        if (r < 0 && !h->save_warned) {
+        if (!h->rewrite && h->n_new == 0)
+                return 0;
+        if (!h->rewrite && h->lines_on_disk + h->n_new <= 2 * (n > HISTORY_COMPACT_MIN ? n : HISTORY_COMPACT_MIN)) {
+                r = append(h);
+                if (r >= 0) {
+                        h->lines_on_disk += h->n_new;
+                        h->n_new = 0;
+                        return 0;
+                }
+                log_debug("Job history: cannot append to %s (%s): writing it whole", h->path, strerror(-r));
+        }
+        {
+                _cleanup_free_ char *text = lines(h, true);
+
+                r = text ? write_file_atomic(h->path, text) : -ENOMEM;
+        }
+        if (r >= 0) {
+                h->lines_on_disk = n;
+                h->n_new = 0;
+                h->rewrite = false;
+                h->n_rewrites++;
+                return 0;
+        }
+        h->rewrite = true; /* the file is not known to end where an append would go */
+        if (!h->save_warned) {
                 h->save_warned = true;
                 log_warning_errno(r, "Job history: cannot write %s (%m): ended jobs are kept in memory only", h->path);
         }
@@ -156,32 +242,62 @@ static int save_soon(struct history *h) {
         return flush(h);
 }
 
+/* A report as read back: kept if it has an id and an end, and trimmed as history_add would. */
+static void load_one(struct history *h, json_object *o) {
+        if (!json_object_is_type(o, json_type_object) || int_field(o, "id") <= 0 || int_field(o, "ended") < 0)
+                return;
+        if (json_object_array_add(h->jobs, json_object_get(o)) < 0) {
+                json_object_put(o);
+                return;
+        }
+        trim_user(h, int_field(o, "uid"));
+        trim(h);
+}
+
+/* The file of the daemons before JSON lines: {"version":1,"jobs":[...]}, on one line; true if text is one. */
+static bool load_version1(struct history *h, const char *text) {
+        json_object *file = json_tokener_parse(text), *jobs;
+        bool ok = file && json_object_object_get_ex(file, "jobs", &jobs) && json_object_is_type(jobs, json_type_array);
+
+        for (size_t i = 0; ok && i < json_object_array_length(jobs); i++)
+                load_one(h, json_object_array_get_idx(jobs, i));
+        json_object_put(file);
+        return ok;
+}
+
 static void load(struct history *h) {
         _cleanup_free_ char *text = NULL, *bad = NULL;
-        json_object *file, *jobs;
+        char *save = NULL, *line;
+        size_t damaged = 0;
         int r = read_full_file(h->path, HISTORY_FILE_MAX, &text, NULL);
 
         if (r == -ENOENT)
                 return;
         if (r < 0) {
                 log_warning_errno(r, "Job history: cannot read %s (%m): starting a new one", h->path);
+                h->rewrite = true;
                 return;
         }
-        file = json_tokener_parse(text);
-        if (file && json_object_object_get_ex(file, "jobs", &jobs) && json_object_is_type(jobs, json_type_array)) {
-                for (size_t i = 0; i < json_object_array_length(jobs); i++) {
-                        json_object *o = json_object_array_get_idx(jobs, i);
+        h->rewrite = true; /* until a line of ours says otherwise: an old file is written anew */
+        line = strtok_r(text, "\n", &save);
+        if (line && streq(line, HISTORY_HEADER)) {
+                while ((line = strtok_r(NULL, "\n", &save))) {
+                        json_object *o = json_tokener_parse(line);
 
-                        if (json_object_is_type(o, json_type_object) && int_field(o, "id") > 0 &&
-                            int_field(o, "ended") >= 0)
-                                json_object_array_add(h->jobs, json_object_get(o));
+                        damaged += !o || !json_object_is_type(o, json_type_object);
+                        if (o)
+                                load_one(h, o);
+                        json_object_put(o);
+                        h->lines_on_disk++;
                 }
-                json_object_put(file);
-                trim_users(h);
-                trim(h);
+                /* A torn last line (the machine stopped during an append) costs that report, not the file. */
+                if (damaged > 0)
+                        log_warning("Job history: %zu damaged line(s) in %s skipped", damaged, h->path);
+                h->rewrite = damaged > 0;
                 return;
         }
-        json_object_put(file);
+        if (line && load_version1(h, line))
+                return;
         if (asprintf(&bad, "%s.bad", h->path) >= 0 && rename(h->path, bad) == 0)
                 log_warning("Job history: %s is damaged: set aside as %s, starting a new one", h->path, bad);
         else
@@ -217,8 +333,10 @@ void history_set_bounds(struct history *h, size_t max_jobs, uint64_t max_age_sec
         h->max_age_sec = max_age_sec;
         trim_users(h);
         trim(h);
-        if (json_object_array_length(h->jobs) != n)
+        if (json_object_array_length(h->jobs) != n) {
+                h->rewrite = true; /* the file would give back what the new bounds dropped */
                 (void) save_soon(h);
+        }
 }
 
 int history_add(struct history *h, json_object *report) {
@@ -235,6 +353,7 @@ int history_add(struct history *h, json_object *report) {
                 json_object_put(report);
                 return -ENOMEM;
         }
+        h->n_new++;
         trim_user(h, uid);
         trim(h);
         return save_soon(h);

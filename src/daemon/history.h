@@ -9,10 +9,15 @@
  * least 1), so that one user's flood of short jobs (placed by rule, say)
  * drops that user's own oldest reports, not root's or anyone else's; uid 0
  * is bounded by history_jobs and history_days alone.  Kept in a file that
- * survives a daemon restart and a reboot, written whole and atomically: at
- * most once a second on the event loop (the first change after a write arms
- * a one-shot timer; changes meanwhile only mark the history dirty), and at
- * history_done whatever is still pending.  Served from memory.  A report
+ * survives a daemon restart and a reboot, one report a line (JSON lines,
+ * after a header line): at most once a second on the event loop (the first
+ * change after a write arms a one-shot timer; changes meanwhile only mark
+ * the history dirty), and at history_done whatever is still pending, the
+ * new reports are appended and synced; the file is written whole, and
+ * atomically, once it holds twice the reports kept (trimmed ones stay in it
+ * until then: reading it trims them again), after new bounds, and when it
+ * was not ours to append to.  A file of the former format (one JSON object)
+ * is read, and written anew.  Served from memory.  A report
  * is a JSON object, as `show` prints it.  Functions return 0 or a negative
  * errno; a failed write is logged once, and the history then lives in
  * memory only.
@@ -37,7 +42,11 @@ struct history {
         sd_event_source *save_timer; /* armed while a write is pending */
         bool dirty;                  /* changed since the file was last written */
         bool save_warned;            /* a write failed: said once */
+        size_t n_new;                /* the newest reports, not in the file yet */
+        size_t lines_on_disk;        /* reports in the file (those trimmed since too) */
+        bool rewrite;                /* the file is to be written whole at the next write */
         unsigned n_saves;            /* writes of the file attempted (for the tests) */
+        unsigned n_rewrites;         /* of them, the file written whole (for the tests) */
 };
 
 /* Reads path if it is there (a damaged file is logged and set aside as path.bad, never fatal).  Takes a

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The ended jobs: bounded by number, age and per user, found by id or name, kept in a file across restarts
  * and written at most once a second from the event loop. */
+#include <inttypes.h>
+#include <stdlib.h>
 #include <systemd/sd-event.h>
 #include <time.h>
 
@@ -197,6 +199,154 @@ START_TEST(test_history_done_flushes) {
 }
 END_TEST
 
+/* The ids of a history's reports, oldest first, as "1 2 3". */
+static char *ids(const struct history *h) {
+        char *text = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&text, &size);
+
+        ck_assert_ptr_nonnull(f);
+        for (size_t i = 0; i < json_object_array_length(h->jobs); i++)
+                fprintf(f, "%s%" PRId64, i ? " " : "", id_of(json_object_array_get_idx(h->jobs, i)));
+        ck_assert_int_eq(fclose(f), 0);
+        return text;
+}
+
+/* The ids the file at path gives back (read by a history of its own, with these bounds). */
+static char *ids_on_disk(const char *path, size_t max_jobs) {
+        struct history h;
+        char *text;
+
+        ck_assert_int_eq(history_init(&h, NULL, path, max_jobs, 86400), 0);
+        text = ids(&h);
+        history_done(&h);
+        return text;
+}
+
+static size_t lines_of(const char *path) {
+        _cleanup_free_ char *text = NULL;
+        size_t n = 0;
+
+        ck_assert_int_eq(read_full_file(path, 1 << 24, &text, NULL), 0);
+        for (const char *p = text; *p; p++)
+                n += *p == '\n';
+        return n;
+}
+
+/* A job's end appends its report to the file: the file is written whole only when it holds twice what is
+ * kept, and at any moment it gives back what the daemon holds. */
+START_TEST(test_history_appends) {
+        int64_t now = (int64_t) time(NULL);
+        char *dir = tmpdir_new(), *path = path_join(dir, "history.json");
+        _cleanup_free_ char *text = NULL;
+        struct history h;
+
+        ck_assert_int_eq(history_init(&h, NULL, path, 10, 86400), 0); /* no loop: each change written at once */
+        for (uint64_t id = 1; id <= 3; id++)
+                ck_assert_int_eq(history_add(&h, report(id, "a", 0, now)), 0);
+        ck_assert_uint_eq(h.n_rewrites, 1); /* the first write makes the file, the others append */
+        ck_assert_int_eq(read_full_file(path, 1 << 20, &text, NULL), 0);
+        ck_assert_msg(startswith(text, "{\"pagewarden_history\":2}\n{\"id\":1,"), "%s", text);
+        ck_assert_uint_eq(lines_of(path), 4);
+        /* 200 more: the file keeps the trimmed ones until it holds twice as many lines as the compaction's
+         * floor (64: a short history is rewritten at no cost), then it is written whole. */
+        for (uint64_t id = 4; id <= 203; id++) {
+                ck_assert_int_eq(history_add(&h, report(id, "a", 0, now)), 0);
+                ck_assert_uint_le(lines_of(path), 1 + 2 * 64);
+        }
+        ck_assert_uint_ge(h.n_rewrites, 2);
+        ck_assert_uint_le(h.n_rewrites, 1 + 200 / (2 * 64 - 10) + 1);
+        free(text);
+        text = ids(&h);
+        ck_assert_str_eq(text, "194 195 196 197 198 199 200 201 202 203");
+        free(text);
+        text = ids_on_disk(path, 10);
+        ck_assert_str_eq(text, "194 195 196 197 198 199 200 201 202 203");
+        history_done(&h);
+        free(path);
+        tmpdir_cleanup(dir);
+}
+END_TEST
+
+/* Reports trimmed before they were ever written (one user's flood within a second), new bounds, restarts:
+ * what the file gives back is what the daemon held, every time. */
+START_TEST(test_history_file_follows_memory) {
+        int64_t now = (int64_t) time(NULL);
+        char *dir = tmpdir_new(), *path = path_join(dir, "history.json");
+        sd_event *e = NULL;
+        uint64_t id = 0;
+        unsigned seed = 7;
+
+        ck_assert_int_ge(sd_event_new(&e), 0);
+        for (int round = 0; round < 30; round++) {
+                size_t max_jobs = round < 20 ? 12 : 8;
+                _cleanup_free_ char *held = NULL, *back = NULL;
+                struct history h;
+                int adds = 1 + (int) (rand_r(&seed) % 9);
+
+                ck_assert_int_eq(history_init(&h, e, path, max_jobs, 86400), 0); /* batched: written at done */
+                for (int i = 0; i < adds; i++) {
+                        uid_t uid = (uid_t[]){ 0, 1000, 1000, 1000, 1001 }[rand_r(&seed) % 5];
+
+                        ck_assert_int_eq(history_add(&h, report(++id, "j", uid, now)), 0);
+                }
+                held = ids(&h);
+                history_done(&h);
+                back = ids_on_disk(path, max_jobs);
+                ck_assert_msg(streq(held, back), "round %d: held %s, the file gives %s", round, held, back);
+        }
+        e = sd_event_unref(e);
+        free(path);
+        tmpdir_cleanup(dir);
+}
+END_TEST
+
+/* The former format is read, and written anew at the next change; a torn last line (the machine stopped
+ * during an append) costs that report only. */
+START_TEST(test_history_old_and_torn_files) {
+        int64_t now = (int64_t) time(NULL);
+        char *dir = tmpdir_new(), *path = path_join(dir, "history.json");
+        _cleanup_free_ char *text = NULL, *old = NULL, *torn = NULL;
+        struct history h;
+
+        ck_assert_int_ge(asprintf(&old,
+                                  "{\"version\":1,\"jobs\":[{\"id\":1,\"uid\":0,\"ended\":%" PRId64
+                                  "},{\"id\":2,\"uid\":0,\"ended\":%" PRId64 "}]}",
+                                  now, now),
+                         0);
+        free(write_file(dir, "history.json", old));
+        ck_assert_int_eq(history_init(&h, NULL, path, 10, 86400), 0);
+        text = ids(&h);
+        ck_assert_str_eq(text, "1 2");
+        ck_assert_int_eq(history_add(&h, report(3, "c", 0, now)), 0);
+        ck_assert_uint_eq(h.n_rewrites, 1);
+        history_done(&h);
+        ck_assert_uint_eq(lines_of(path), 4);
+        free(text);
+        text = ids_on_disk(path, 10);
+        ck_assert_str_eq(text, "1 2 3");
+
+        ck_assert_int_ge(asprintf(&torn,
+                                  "{\"pagewarden_history\":2}\n{\"id\":1,\"uid\":0,\"ended\":%" PRId64
+                                  "}\n{\"id\":2,\"uid\":0,\"end",
+                                  now),
+                         0);
+        free(write_file(dir, "history.json", torn));
+        ck_assert_int_eq(history_init(&h, NULL, path, 10, 86400), 0);
+        free(text);
+        text = ids(&h);
+        ck_assert_str_eq(text, "1");
+        ck_assert_int_eq(history_add(&h, report(4, "d", 0, now)), 0);
+        ck_assert_uint_eq(h.n_rewrites, 1); /* not appended after a torn line */
+        history_done(&h);
+        free(text);
+        text = ids_on_disk(path, 10);
+        ck_assert_str_eq(text, "1 4");
+        free(path);
+        tmpdir_cleanup(dir);
+}
+END_TEST
+
 Suite *history_suite(void) {
         Suite *s = suite_create("history");
         TCase *tc = tcase_create("history");
@@ -206,6 +356,9 @@ Suite *history_suite(void) {
         tcase_add_test(tc, test_history_user_quota);
         tcase_add_test(tc, test_history_batched_save);
         tcase_add_test(tc, test_history_done_flushes);
+        tcase_add_test(tc, test_history_appends);
+        tcase_add_test(tc, test_history_file_follows_memory);
+        tcase_add_test(tc, test_history_old_and_torn_files);
         tcase_set_timeout(tc, 30); /* a timer of 1 s, under sanitizers too */
         suite_add_tcase(s, tc);
         return s;
