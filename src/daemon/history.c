@@ -12,9 +12,9 @@
 #include "log.h"
 #include "util.h"
 
-/* A file of 1,000 reports is about 600 KB, twice that before it is compacted; this refuses what no bounded
- * history is. */
-#define HISTORY_FILE_MAX (8 * 1024 * 1024)
+/* A report is 0.5-3 KB; history_jobs is at most 10,000, and the file holds up to twice that before it is
+ * compacted: this refuses only what no bounded history is. */
+#define HISTORY_FILE_MAX (64 * 1024 * 1024)
 /* The first line of the file: what follows is one report a line. */
 #define HISTORY_HEADER "{\"pagewarden_history\":2}"
 /* Below this many lines the file is not compacted (a short history rewritten whole costs nothing). */
