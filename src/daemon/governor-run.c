@@ -246,6 +246,8 @@ static bool sample_watch(struct govern *g, struct govern_watch *w, char *why, si
         if (pressure_sample_read(g->backend->engine, w->path, &s) < 0)
                 return false; /* gone: its triggers report that */
         (void) pressure_io_use_read(g->backend->engine, w->path, &s.io);
+        if (w->sampled && g->gov.window_usec > 0)
+                s.windows = (unsigned) ((r->now_usec - w->last_usec + g->gov.window_usec / 2) / g->gov.window_usec);
         if (s.some_avg10 > r->psi_avg10)
                 r->psi_avg10 = s.some_avg10;
         fired = w->sampled && governor_early_signal_auto(&w->last, &s, w->auto_size && w->applied ? &w->est : NULL,
@@ -342,21 +344,33 @@ static void apply_auto(struct govern *g) {
                 (void) protect_apply(g->protect, g->policy);
 }
 
+/* Samples watch i; its early signal, if the jobs could cause it, is the tick's reason (the first one). */
+static void sample_in_turn(struct govern *g, size_t i, struct governor_reading *r, char *why, size_t len) {
+        struct govern_watch *w = &g->watches[i];
+        char what[160];
+
+        if (sample_watch(g, w, what, sizeof(what), r) && !why[0] && jobs_can_cause(g, w, false, what, r->now_usec))
+                snprintf(why, len, "%s", what);
+}
+
 static void govern_run(struct govern *g, uint64_t wake_usec) {
         struct governor_action actions[GOVERNOR_MAX_ACTIONS];
         struct governor_reading r = { .now_usec = now_usec(CLOCK_MONOTONIC) };
         char why[160] = "";
         size_t n;
 
-        update_class_readings(g, r.now_usec); /* first: which classes run jobs (their floors) sizes "auto" */
-        for (size_t i = 0; i < g->n_watches; i++) {
-                struct govern_watch *w = &g->watches[i];
-                char what[160];
+        size_t slice = g->n_watches < GOVERN_SAMPLES_PER_TICK ? g->n_watches : GOVERN_SAMPLES_PER_TICK;
 
-                if (sample_watch(g, w, what, sizeof(what), &r) && !why[0] &&
-                    jobs_can_cause(g, w, false, what, r.now_usec))
-                        snprintf(why, sizeof(why), "%s", what);
-        }
+        update_class_readings(g, r.now_usec); /* first: which classes run jobs (their floors) sizes "auto" */
+        /* The applications in turn, at most GOVERN_SAMPLES_PER_TICK a tick (each file read costs, under
+         * emulation most of all); one whose trigger fired is read now whatever its turn. */
+        for (size_t k = 0; k < slice; k++)
+                sample_in_turn(g, (g->next_watch + k) % g->n_watches, &r, why, sizeof(why));
+        if (g->n_watches > 0)
+                g->next_watch = (g->next_watch + slice) % g->n_watches;
+        if (g->triggered && g->trig_watch >= 0 && (size_t) g->trig_watch < g->n_watches &&
+            g->watches[g->trig_watch].last_usec != r.now_usec)
+                sample_in_turn(g, (size_t) g->trig_watch, &r, why, sizeof(why));
         g->sampled_usec = r.now_usec;
         apply_auto(g);
         if (g->triggered) {
@@ -776,6 +790,13 @@ const struct governor_auto *govern_auto_of(const struct govern *g, const char *n
         return NULL;
 }
 
+/* How many ticks it takes to read every application once. */
+static size_t govern_turns(const struct govern *g) {
+        return g->n_watches <= GOVERN_SAMPLES_PER_TICK
+                       ? 1
+                       : (g->n_watches + GOVERN_SAMPLES_PER_TICK - 1) / GOVERN_SAMPLES_PER_TICK;
+}
+
 bool govern_recent_samples(const struct govern *g, uint64_t now_usec, uint64_t max_age_usec,
                            void (*fn)(void *userdata, const char *name, const struct governor_sample *s),
                            void *userdata) {
@@ -785,7 +806,9 @@ bool govern_recent_samples(const struct govern *g, uint64_t now_usec, uint64_t m
         for (size_t i = 0; i < g->n_watches; i++) {
                 const struct govern_watch *w = &g->watches[i];
 
-                if (w->sampled && w->last_usec == g->sampled_usec) /* not one its last tick could not read */
+                /* read within its last turn (the applications are read in turns: one a tick could not
+                 * read is left out) */
+                if (w->sampled && w->last_usec <= now_usec && now_usec - w->last_usec <= max_age_usec * govern_turns(g))
                         fn(userdata, w->name, &w->last);
         }
         return true;

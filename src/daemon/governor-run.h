@@ -67,6 +67,11 @@ struct govern_jobs_refs {
         uint64_t ref_usec[2];
 };
 
+/* The applications a tick reads at most: with more, each is read every few ticks (its signals' thresholds
+ * scaled to the windows in between, governor_sample.windows), so that a tick's reads do not grow with the
+ * number of protected applications. */
+#define GOVERN_SAMPLES_PER_TICK 32
+
 struct govern {
         /* What it works with (owned by the manager). */
         sd_event *event;
@@ -88,6 +93,7 @@ struct govern {
         sd_event_source *tick;
         struct govern_watch *watches;
         size_t n_watches;
+        size_t next_watch;            /* the first watch the next tick reads (they are read in turns) */
         struct governor_auto **autos; /* room for each watch's estimate (apply_auto's shares, each tick) */
         uint64_t fixed_min;           /* the policy's fixed memory.min, summed (taken from what auto may have) */
         /* The watches of its last run, their triggers open but off: the next start (the next job, a reload)

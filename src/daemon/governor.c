@@ -371,18 +371,23 @@ static uint64_t grew(uint64_t prev, uint64_t cur) {
         return cur > prev ? cur - prev : 0;
 }
 
+/* A threshold per window, over the windows cur spans since its previous sample. */
+static uint64_t over(const struct governor_sample *cur, uint64_t per_window) {
+        return per_window * (cur->windows > 1 ? cur->windows : 1);
+}
+
 bool governor_early_signal(const struct governor_sample *prev, const struct governor_sample *cur, char *why,
                            size_t len) {
         uint64_t d;
 
         assert(prev && cur && why);
-        if ((d = grew(prev->pgsteal, cur->pgsteal)) >= GOVERNOR_SIGNAL_PAGES)
+        if ((d = grew(prev->pgsteal, cur->pgsteal)) >= over(cur, GOVERNOR_SIGNAL_PAGES))
                 snprintf(why, len, "its memory is being reclaimed (pgsteal +%" PRIu64 ")", d);
-        else if ((d = grew(prev->refaults, cur->refaults)) >= GOVERNOR_SIGNAL_PAGES)
+        else if ((d = grew(prev->refaults, cur->refaults)) >= over(cur, GOVERNOR_SIGNAL_PAGES))
                 snprintf(why, len, "it refaults evicted pages (+%" PRIu64 ")", d);
-        else if ((d = grew(prev->majfaults, cur->majfaults)) >= GOVERNOR_SIGNAL_PAGES)
+        else if ((d = grew(prev->majfaults, cur->majfaults)) >= over(cur, GOVERNOR_SIGNAL_PAGES))
                 snprintf(why, len, "major faults +%" PRIu64, d);
-        else if ((d = grew(prev->swap, cur->swap)) >= GOVERNOR_SIGNAL_SWAP_BYTES)
+        else if ((d = grew(prev->swap, cur->swap)) >= over(cur, GOVERNOR_SIGNAL_SWAP_BYTES))
                 snprintf(why, len, "memory.swap.current grew by %" PRIu64 " KiB", d >> 10);
         else if ((d = grew(prev->low_events, cur->low_events)) > 0)
                 snprintf(why, len, "memory.events low +%" PRIu64, d);
@@ -413,7 +418,8 @@ bool governor_auto_estimate(struct governor_auto *a, const struct governor_sampl
         uint64_t est = cur->anon + cur->active_file + cur->unevictable;
 
         assert(a && cur);
-        if (prev && a->source != GOVERNOR_AUTO_NONE && grew(prev->refaults, cur->refaults) >= GOVERNOR_SIGNAL_PAGES) {
+        if (prev && a->source != GOVERNOR_AUTO_NONE &&
+            grew(prev->refaults, cur->refaults) >= over(cur, GOVERNOR_SIGNAL_PAGES)) {
                 source = GOVERNOR_AUTO_REFAULTS;
                 est = cur->current;
         } else if (!lists_age) {

@@ -180,6 +180,10 @@ struct governor_sample {
          * anonymous lists hold shmem too), file pages used more than once (active_file), and mlocked ones. */
         uint64_t anon, active_file, unevictable;
         struct governor_io_use io;
+        /* How many governor windows since the previous sample of the same cgroup (0 or 1: one): with many
+         * applications each is sampled every few windows, and the signals' thresholds, amounts per window, are
+         * that many times larger. */
+        unsigned windows;
 };
 
 /* What the running jobs did: their cgroups' counters summed (cumulative, but dirty). */
@@ -208,9 +212,10 @@ bool governor_jobs_can_cause(const struct governor_sample *prev, const struct go
                              char *why, size_t len);
 
 /*
- * True when cur, taken one window after prev, shows the application losing
- * its memory; why then says which counter and by how much.  A counter that
- * went down (the cgroup was created again) is no signal.
+ * True when cur, taken cur->windows windows after prev, shows the application
+ * losing its memory at least at the per-window rates of the signals; why then
+ * says which counter and by how much.  A counter that went down (the cgroup
+ * was created again) is no signal.
  */
 bool governor_early_signal(const struct governor_sample *prev, const struct governor_sample *cur, char *why,
                            size_t len);

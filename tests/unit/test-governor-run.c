@@ -180,6 +180,32 @@ START_TEST(test_govern_recent_samples) {
 }
 END_TEST
 
+/* With more applications than a tick reads, the samples of the last turn count: one read within that many
+ * ticks is recent, one older (its cgroup gone since) is not. */
+START_TEST(test_govern_recent_samples_in_turns) {
+        struct govern_watch w[GOVERN_SAMPLES_PER_TICK + 1] = {};
+        struct govern g = {};
+        uint64_t sum = 0;
+
+        govern_init(&g);
+        for (size_t i = 0; i < ELEMENTSOF(w); i++)
+                w[i] = (struct govern_watch){
+                        .name = (char *) "db", .fd = { -1, -1 }, .sampled = true, .last_usec = 3000
+                };
+        w[0].last_usec = 2000; /* read one tick earlier, in its turn */
+        w[1].last_usec = 500;  /* not read for more than a turn */
+        g.watches = w;
+        g.n_watches = ELEMENTSOF(w);
+        g.active = true;
+        g.sampled_usec = 3000;
+        ck_assert(govern_recent_samples(&g, 3100, 1000, count_sample, &sum));
+        ck_assert_uint_eq(sum, ELEMENTSOF(w) - 1); /* each adds its refaults + 1: all but the stale one */
+        g.active = false;
+        g.watches = NULL;
+        g.n_watches = 0;
+}
+END_TEST
+
 Suite *govern_suite(void) {
         Suite *s = suite_create("govern");
         TCase *tc = tcase_create("status");
@@ -188,6 +214,7 @@ Suite *govern_suite(void) {
         tcase_add_test(tc, test_govern_latency_histogram);
         tcase_add_test(tc, test_govern_class_counts);
         tcase_add_test(tc, test_govern_recent_samples);
+        tcase_add_test(tc, test_govern_recent_samples_in_turns);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -392,6 +392,32 @@ START_TEST(test_governor_signal_thresholds) {
 }
 END_TEST
 
+/* An application read every few windows (many are protected): the thresholds are rates per window, so what
+ * crosses one window's threshold over three windows is no signal, and three windows' worth is. */
+START_TEST(test_governor_signal_over_windows) {
+        struct governor_sample a = {}, b = { .refaults = 2 * GOVERNOR_SIGNAL_PAGES, .windows = 3 };
+        struct governor_auto est = { .source = GOVERNOR_AUTO_WORKING_SET, .want = 1 };
+        char why[128];
+
+        ck_assert(!governor_early_signal(&a, &b, why, sizeof(why)));
+        b.windows = 1;
+        ck_assert(governor_early_signal(&a, &b, why, sizeof(why)));
+        b = (struct governor_sample){ .refaults = 3 * GOVERNOR_SIGNAL_PAGES, .windows = 3 };
+        ck_assert(governor_early_signal(&a, &b, why, sizeof(why)));
+        ck_assert_str_eq(why, "it refaults evicted pages (+768)");
+        b.swap = b.refaults = 0;
+        b.swap = 2 * GOVERNOR_SIGNAL_SWAP_BYTES;
+        ck_assert(!governor_early_signal(&a, &b, why, sizeof(why)));
+        /* "auto" follows the usage once it refaults, at the same rate. */
+        b = (struct governor_sample){ .current = 100 * MIB, .refaults = 2 * GOVERNOR_SIGNAL_PAGES, .windows = 3 };
+        (void) governor_auto_estimate(&est, &a, &b, true);
+        ck_assert_int_eq(est.source, GOVERNOR_AUTO_WORKING_SET);
+        b.windows = 2;
+        (void) governor_auto_estimate(&est, &a, &b, true);
+        ck_assert_int_eq(est.source, GOVERNOR_AUTO_REFAULTS);
+}
+END_TEST
+
 /* A sample of an application charged with current bytes: anon, active_file of it in use. */
 static struct governor_sample usage(uint64_t current, uint64_t anon, uint64_t active_file, uint64_t refaults) {
         return (struct governor_sample){
@@ -706,6 +732,7 @@ Suite *governor_suite(void) {
         tc = tcase_create("signals");
         tcase_add_test(tc, test_governor_sample_parse);
         tcase_add_test(tc, test_governor_early_signals_on_a_trace);
+        tcase_add_test(tc, test_governor_signal_over_windows);
         tcase_add_test(tc, test_governor_signal_thresholds);
         tcase_add_test(tc, test_governor_auto_working_set);
         tcase_add_test(tc, test_governor_auto_mglru);
