@@ -165,13 +165,22 @@ static int request_error(const struct ledger_request *req, const struct cgv_prot
         return 0;
 }
 
-static int persist(const struct ledger *l) {
+/* Writes the state file when what it would hold changed (an apply that changes nothing writes nothing). */
+static int persist(struct ledger *l) {
         _cleanup_free_ char *text = NULL;
+        int r;
 
         if (!l->state_file)
                 return 0;
         text = ledger_format(l);
-        return text ? write_file_atomic(l->state_file, text) : -ENOMEM;
+        if (!text)
+                return -ENOMEM;
+        if (l->persisted && streq(l->persisted, text))
+                return 0;
+        r = write_file_atomic(l->state_file, text);
+        free(l->persisted);
+        l->persisted = r >= 0 ? TAKE_PTR(text) : NULL;
+        return r;
 }
 
 int ledger_apply(struct ledger *l, const struct ledger_request *req, size_t n, const struct ledger_io *io,
@@ -282,7 +291,12 @@ int ledger_init(struct ledger *l, const char *state_file, const char *header, bo
         r = read_full_file(state_file, STATE_FILE_MAX, &text, NULL);
         if (r == -ENOENT)
                 return 0;
-        return r < 0 ? r : ledger_parse(l, text);
+        if (r < 0)
+                return r;
+        r = ledger_parse(l, text);
+        if (r >= 0)
+                l->persisted = TAKE_PTR(text); /* the file as it is (a damaged line makes the next write differ) */
+        return r;
 }
 
 void ledger_done(struct ledger *l) {
@@ -290,5 +304,6 @@ void ledger_done(struct ledger *l) {
                 free(l->entries[i].key);
         free(l->entries);
         free(l->state_file);
+        free(l->persisted);
         *l = (struct ledger){};
 }

@@ -53,6 +53,7 @@ struct ledger {
         struct ledger_entry *entries;
         size_t n, allocated;
         char *state_file; /* where the entries are persisted, or NULL */
+        char *persisted;  /* what the state file holds, as last written or read (NULL: not known) */
         const char *header;
         bool (*valid_key)(const char *key);
 };

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The protection ledger on an in-memory tree: plan, save, raise, restore, persist. */
+#include <sys/stat.h>
+
 #include "common.h"
 #include "ledger.h"
 #include "units.h"
@@ -233,6 +235,47 @@ START_TEST(test_ledger_state_file_round_trip) {
 }
 END_TEST
 
+static ino_t inode_of(const char *path) {
+        struct stat st;
+
+        ck_assert_int_eq(stat(path, &st), 0);
+        return st.st_ino;
+}
+
+/* An apply that changes nothing the file holds writes no file (each write is a new file renamed over it);
+ * one that does, and a restarted daemon's first apply after a file it could not parse whole, write it. */
+START_TEST(test_ledger_state_file_written_when_changed) {
+        char *dir = tmpdir_new();
+        _cleanup_free_ char *file = NULL;
+        struct fixture f;
+        const struct ledger_request req[] = { { "/system.slice/db.service", 3 * MIB, 0, false },
+                                              { "/apps/cache", 1 * MIB, 0, false } };
+        ino_t ino;
+
+        setup(&f);
+        ck_assert_int_ge(asprintf(&file, "%s/protect.state", dir), 0);
+        ledger_done(&f.l);
+        ck_assert_int_eq(ledger_init(&f.l, file, "# test", NULL), 0);
+        ck_assert_int_eq(apply(&f, req, 1, NULL), 0);
+        ino = inode_of(file);
+        ck_assert_int_eq(apply(&f, req, 1, NULL), 0);
+        ck_assert_int_eq(apply(&f, (struct ledger_request[]){ { "/system.slice/db.service", 4 * MIB, 0, false } }, 1,
+                               NULL),
+                         0); /* another size: the originals, all the file holds, are the same */
+        ck_assert(inode_of(file) == ino);
+        ck_assert_int_eq(apply(&f, req, 2, NULL), 0); /* a node more */
+        ck_assert(inode_of(file) != ino);
+        ino = inode_of(file);
+        ledger_done(&f.l);
+        /* A restart: the file as read is what it holds. */
+        ck_assert_int_eq(ledger_init(&f.l, file, "# test", NULL), 0);
+        ck_assert_int_eq(apply(&f, req, 2, NULL), 0);
+        ck_assert(inode_of(file) == ino);
+        ledger_done(&f.l);
+        tmpdir_cleanup(dir);
+}
+END_TEST
+
 static bool no_slash_key(const char *k) {
         return !strchr(k, '/');
 }
@@ -435,6 +478,7 @@ Suite *ledger_suite(void) {
         tcase_add_test(tc, test_ledger_swap_deny_withdrawn_keeps_protection);
         tcase_add_test(tc, test_ledger_restores_after_a_crash);
         tcase_add_test(tc, test_ledger_state_file_round_trip);
+        tcase_add_test(tc, test_ledger_state_file_written_when_changed);
         tcase_add_test(tc, test_ledger_parse_skips_damage);
         tcase_add_test(tc, test_ledger_gone_node_skips_descendants_and_forgets);
         tcase_add_test(tc, test_ledger_one_failure_does_not_stop_the_others);
