@@ -151,6 +151,22 @@ int sysd_unit_cgroup(struct backend *b, const char *unit, char **ret) {
         return 0;
 }
 
+void sysd_unit_cgroup_keep(struct systemd_data *d, const char *unit, const char *cgroup) {
+        char *name, *copy;
+
+        sysd_unit_cgroup_forget(d, unit);
+        if (GROW(d->unit_cgs, d->allocated_unit_cgs, d->n_unit_cgs + 1) < 0)
+                return; /* asked again when it is needed */
+        name = strdup(unit);
+        copy = cgroup[0] && !streq(cgroup, "/") ? strdup(cgroup + 1) : NULL;
+        if (!name || (!copy && cgroup[0] && !streq(cgroup, "/"))) {
+                free(name);
+                free(copy);
+                return;
+        }
+        d->unit_cgs[d->n_unit_cgs++] = (struct sysd_unit_cg){ .unit = name, .path = copy };
+}
+
 void sysd_unit_cgroup_forget(struct systemd_data *d, const char *unit) {
         for (size_t i = 0; i < d->n_unit_cgs; i++)
                 if (streq(d->unit_cgs[i].unit, unit)) {

@@ -623,8 +623,9 @@ int sysd_units_find(struct backend *b, const char *const *patterns, size_t n,
         return r;
 }
 
-static void unit_event(struct systemd_data *d, const char *unit) {
-        sysd_unit_cgroup_forget(d, unit); /* it may have started or stopped */
+void sysd_unit_event(struct systemd_data *d, const char *unit, bool forget_cgroup) {
+        if (forget_cgroup)
+                sysd_unit_cgroup_forget(d, unit); /* it may have started or stopped */
         for (size_t i = 0; i < SYSD_UNIT_LISTENERS && d->unit_listeners[i].fn; i++)
                 d->unit_listeners[i].fn(d->unit_listeners[i].userdata, unit);
 }
@@ -634,7 +635,7 @@ static int on_unit_new(sd_bus_message *m, void *userdata, sd_bus_error *ret_erro
         const char *unit, *path;
 
         if (sd_bus_message_read(m, "so", &unit, &path) >= 0)
-                unit_event(d, unit);
+                sysd_unit_event(d, unit, true);
         return 0;
 }
 
@@ -644,7 +645,7 @@ static int on_job_done(sd_bus_message *m, void *userdata, sd_bus_error *ret_erro
         uint32_t id;
 
         if (sd_bus_message_read(m, "uoss", &id, &job, &unit, &result) >= 0)
-                unit_event(d, unit);
+                sysd_unit_event(d, unit, true);
         return 0;
 }
 
@@ -676,7 +677,7 @@ static int on_unit_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_
         char unit[256];
 
         if (unit_from_path(sd_bus_message_get_path(m), unit, sizeof(unit)) >= 0)
-                unit_event(d, unit);
+                sysd_unit_event(d, unit, true);
         return 0;
 }
 
