@@ -177,6 +177,23 @@ void sysd_unit_cgroup_forget(struct systemd_data *d, const char *unit) {
                 }
 }
 
+int sysd_properties_each(sd_bus_message *reply, int (*fn)(sd_bus_message *reply, const char *name, void *userdata),
+                         void *userdata) {
+        const char *name;
+        int r = sd_bus_message_enter_container(reply, 'a', "{sv}");
+
+        while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
+                r = sd_bus_message_read(reply, "s", &name);
+                if (r >= 0)
+                        r = fn(reply, name, userdata);
+                if (r == 0)
+                        r = sd_bus_message_skip(reply, "v");
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(reply);
+        }
+        return r;
+}
+
 int sysd_append_u64(sd_bus_message *m, const char *name, uint64_t v) {
         return sd_bus_message_append(m, "(sv)", name, "t", v);
 }

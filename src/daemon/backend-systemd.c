@@ -538,39 +538,46 @@ static void own_protection_drop(struct systemd_data *d, struct sysd_own_protecti
         *o = d->own_protections[--d->n_own_protections];
 }
 
+static const char *const own_protection_names[] = { "MemoryMin", "MemoryLow", "MemorySwapMax" };
+
+struct own_protection_parse {
+        struct systemd_data *d;
+        const char *unit;
+        struct ledger_values *v;
+        unsigned found; /* a bit per own_protection_names */
+};
+
+static int own_protection_property(sd_bus_message *reply, const char *name, void *userdata) {
+        struct own_protection_parse *p = userdata;
+        uint64_t *dst[] = { &p->v->min, &p->v->low, &p->v->swap_max };
+        const char *cgroup;
+        int r;
+
+        for (size_t i = 0; i < ELEMENTSOF(own_protection_names); i++)
+                if (streq(name, own_protection_names[i])) {
+                        p->found |= 1u << i;
+                        r = sd_bus_message_read(reply, "v", "t", dst[i]);
+                        return r < 0 ? r : 1;
+                }
+        if (!streq(name, "ControlGroup"))
+                return 0;
+        r = sd_bus_message_read(reply, "v", "s", &cgroup);
+        if (r >= 0)
+                sysd_unit_cgroup_keep(p->d, p->unit, cgroup);
+        return r < 0 ? r : 1;
+}
+
 /* GetAll's a{sv}: MemoryMin, MemoryLow, MemorySwapMax (all three, or -EBADMSG) and ControlGroup (kept). */
 static int parse_own_protection(struct systemd_data *d, const char *unit, sd_bus_message *reply,
                                 struct ledger_values *v) {
-        static const char *const names[] = { "MemoryMin", "MemoryLow", "MemorySwapMax" };
-        uint64_t *dst[] = { &v->min, &v->low, &v->swap_max };
-        unsigned found = 0;
-        const char *name, *cgroup;
+        struct own_protection_parse p = { .d = d, .unit = unit, .v = v };
         int r;
 
         *v = (struct ledger_values){ .has_swap = true };
-        r = sd_bus_message_enter_container(reply, 'a', "{sv}");
-        while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
-                int k = -1;
-
-                r = sd_bus_message_read(reply, "s", &name);
-                for (size_t i = 0; r >= 0 && i < ELEMENTSOF(names); i++)
-                        if (streq(name, names[i]))
-                                k = (int) i;
-                if (r >= 0 && k >= 0) {
-                        r = sd_bus_message_read(reply, "v", "t", dst[k]);
-                        found |= 1u << k;
-                } else if (r >= 0 && streq(name, "ControlGroup")) {
-                        r = sd_bus_message_read(reply, "v", "s", &cgroup);
-                        if (r >= 0)
-                                sysd_unit_cgroup_keep(d, unit, cgroup);
-                } else if (r >= 0)
-                        r = sd_bus_message_skip(reply, "v");
-                if (r >= 0)
-                        r = sd_bus_message_exit_container(reply);
-        }
+        r = sysd_properties_each(reply, own_protection_property, &p);
         if (r < 0)
                 return r;
-        return found == (1u << ELEMENTSOF(names)) - 1 ? 0 : -EBADMSG;
+        return p.found == (1u << ELEMENTSOF(own_protection_names)) - 1 ? 0 : -EBADMSG;
 }
 
 static void own_protection_answered(struct backend *b, sd_bus_message *reply, void *userdata) {

@@ -82,6 +82,10 @@ void sysd_unit_cgroup_forget(struct systemd_data *d, const char *unit);
 
 /* A SetUnitProperties(unit, runtime=true, ...) message, its properties open. */
 int sysd_new_set_properties(struct backend *b, const char *unit, sd_bus_message **ret);
+/* Each property of a Properties.GetAll reply (a{sv}): fn reads its variant and returns 1, or returns 0 for one
+ * it does not want (skipped), or an error, which ends the walk. */
+int sysd_properties_each(sd_bus_message *reply, int (*fn)(sd_bus_message *reply, const char *name, void *userdata),
+                         void *userdata);
 int sysd_append_u64(sd_bus_message *m, const char *name, uint64_t v);
 /* IOReadBandwidthMax, IOWriteBandwidthMax, IOReadIOPSMax, IOWriteIOPSMax: each reset, then one entry per disk. */
 int sysd_append_io_all(sd_bus_message *m, const struct pw_io_limit *io, size_t n);
