@@ -151,22 +151,6 @@ int sysd_unit_cgroup(struct backend *b, const char *unit, char **ret) {
         return 0;
 }
 
-void sysd_unit_cgroup_keep(struct systemd_data *d, const char *unit, const char *cgroup) {
-        char *name, *copy;
-
-        sysd_unit_cgroup_forget(d, unit);
-        if (GROW(d->unit_cgs, d->allocated_unit_cgs, d->n_unit_cgs + 1) < 0)
-                return; /* asked again when it is needed */
-        name = strdup(unit);
-        copy = cgroup[0] && !streq(cgroup, "/") ? strdup(cgroup + 1) : NULL;
-        if (!name || (!copy && cgroup[0] && !streq(cgroup, "/"))) {
-                free(name);
-                free(copy);
-                return;
-        }
-        d->unit_cgs[d->n_unit_cgs++] = (struct sysd_unit_cg){ .unit = name, .path = copy };
-}
-
 void sysd_unit_cgroup_forget(struct systemd_data *d, const char *unit) {
         for (size_t i = 0; i < d->n_unit_cgs; i++)
                 if (streq(d->unit_cgs[i].unit, unit)) {
@@ -175,23 +159,6 @@ void sysd_unit_cgroup_forget(struct systemd_data *d, const char *unit) {
                         d->unit_cgs[i] = d->unit_cgs[--d->n_unit_cgs];
                         return;
                 }
-}
-
-int sysd_properties_each(sd_bus_message *reply, int (*fn)(sd_bus_message *reply, const char *name, void *userdata),
-                         void *userdata) {
-        const char *name;
-        int r = sd_bus_message_enter_container(reply, 'a', "{sv}");
-
-        while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
-                r = sd_bus_message_read(reply, "s", &name);
-                if (r >= 0)
-                        r = fn(reply, name, userdata);
-                if (r == 0)
-                        r = sd_bus_message_skip(reply, "v");
-                if (r >= 0)
-                        r = sd_bus_message_exit_container(reply);
-        }
-        return r;
 }
 
 int sysd_append_u64(sd_bus_message *m, const char *name, uint64_t v) {

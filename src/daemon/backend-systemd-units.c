@@ -301,45 +301,43 @@ static int read_io(sd_bus_message *reply, char **ret) {
         return 0;
 }
 
-static const char *const own_u64[] = { "MemoryHigh", "MemoryMax", "MemorySwapMax", "CPUWeight" };
-
-struct own_parse {
-        struct unit_limits *l;
-        unsigned found; /* a bit per own_u64, then per io_properties */
-};
-
-static int own_property(sd_bus_message *reply, const char *name, void *userdata) {
-        struct own_parse *p = userdata;
-        uint64_t *dst[] = { &p->l->memory_high, &p->l->memory_max, &p->l->memory_swap_max, &p->l->cpu_weight };
-        int r;
-
-        for (size_t i = 0; i < ELEMENTSOF(own_u64); i++)
-                if (streq(name, own_u64[i])) {
-                        p->found |= 1u << i;
-                        r = sd_bus_message_read(reply, "v", "t", dst[i]);
-                        return r < 0 ? r : 1;
-                }
-        for (size_t i = 0; i < ELEMENTSOF(io_properties); i++)
-                if (streq(name, io_properties[i])) {
-                        p->found |= 1u << (ELEMENTSOF(own_u64) + i);
-                        r = sd_bus_message_enter_container(reply, 'v', "a(st)");
-                        if (r >= 0)
-                                r = read_io(reply, &p->l->io[i]);
-                        if (r >= 0)
-                                r = sd_bus_message_exit_container(reply);
-                        return r < 0 ? r : 1;
-                }
-        return 0;
-}
-
 /* The values pagewarden sets, from GetAll's a{sv}; -EBADMSG if one is missing. */
 static int parse_own(sd_bus_message *reply, struct unit_limits *l) {
-        struct own_parse p = { .l = l };
-        int r = sysd_properties_each(reply, own_property, &p);
+        static const char *const u64[] = { "MemoryHigh", "MemoryMax", "MemorySwapMax", "CPUWeight" };
+        uint64_t *dst[] = { &l->memory_high, &l->memory_max, &l->memory_swap_max, &l->cpu_weight };
+        unsigned found = 0;
+        const char *name;
+        int r;
 
+        r = sd_bus_message_enter_container(reply, 'a', "{sv}");
+        while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
+                int k = -1;
+
+                r = sd_bus_message_read(reply, "s", &name);
+                for (size_t i = 0; r >= 0 && k < 0 && i < ELEMENTSOF(u64); i++)
+                        if (streq(name, u64[i])) {
+                                k = (int) i;
+                                r = sd_bus_message_read(reply, "v", "t", dst[i]);
+                        }
+                for (size_t i = 0; r >= 0 && k < 0 && i < ELEMENTSOF(io_properties); i++)
+                        if (streq(name, io_properties[i])) {
+                                k = (int) (ELEMENTSOF(u64) + i);
+                                r = sd_bus_message_enter_container(reply, 'v', "a(st)");
+                                if (r >= 0)
+                                        r = read_io(reply, &l->io[i]);
+                                if (r >= 0)
+                                        r = sd_bus_message_exit_container(reply);
+                        }
+                if (r >= 0 && k < 0)
+                        r = sd_bus_message_skip(reply, "v");
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(reply);
+                if (k >= 0)
+                        found |= 1u << k;
+        }
         if (r < 0)
                 return r;
-        return p.found == (1u << (ELEMENTSOF(own_u64) + ELEMENTSOF(io_properties))) - 1 ? 0 : -EBADMSG;
+        return found == (1u << (ELEMENTSOF(u64) + ELEMENTSOF(io_properties))) - 1 ? 0 : -EBADMSG;
 }
 
 /* PID 1's answer with a unit's own values: kept (and persisted), then the class's limits sent. */
@@ -625,9 +623,8 @@ int sysd_units_find(struct backend *b, const char *const *patterns, size_t n,
         return r;
 }
 
-void sysd_unit_event(struct systemd_data *d, const char *unit, bool forget_cgroup) {
-        if (forget_cgroup)
-                sysd_unit_cgroup_forget(d, unit); /* it may have started or stopped */
+static void unit_event(struct systemd_data *d, const char *unit) {
+        sysd_unit_cgroup_forget(d, unit); /* it may have started or stopped */
         for (size_t i = 0; i < SYSD_UNIT_LISTENERS && d->unit_listeners[i].fn; i++)
                 d->unit_listeners[i].fn(d->unit_listeners[i].userdata, unit);
 }
@@ -637,7 +634,7 @@ static int on_unit_new(sd_bus_message *m, void *userdata, sd_bus_error *ret_erro
         const char *unit, *path;
 
         if (sd_bus_message_read(m, "so", &unit, &path) >= 0)
-                sysd_unit_event(d, unit, true);
+                unit_event(d, unit);
         return 0;
 }
 
@@ -647,7 +644,7 @@ static int on_job_done(sd_bus_message *m, void *userdata, sd_bus_error *ret_erro
         uint32_t id;
 
         if (sd_bus_message_read(m, "uoss", &id, &job, &unit, &result) >= 0)
-                sysd_unit_event(d, unit, true);
+                unit_event(d, unit);
         return 0;
 }
 
@@ -679,7 +676,7 @@ static int on_unit_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_
         char unit[256];
 
         if (unit_from_path(sd_bus_message_get_path(m), unit, sizeof(unit)) >= 0)
-                sysd_unit_event(d, unit, true);
+                unit_event(d, unit);
         return 0;
 }
 

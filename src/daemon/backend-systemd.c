@@ -507,167 +507,15 @@ static const char *unit_key(const char *path) {
         return last ? last + 1 : path;
 }
 
-/*
- * A protected unit's own values, asked of PID 1 without waiting (one GetAll on the unit's object, which
- * loads a unit that has not started) the first time the ledger would read them; its answer also tells the
- * unit's cgroup.  The entry that asked waits (-EINPROGRESS) and the unit's listeners hear of the unit when
- * the answer comes, so that protection is applied again with the values at hand.  An answer not used
- * within OWN_PROTECTION_USEC is asked again: the unit's values may have changed since.
- */
-#define OWN_PROTECTION_USEC (UINT64_C(5) * 1000000)
-
-struct sysd_own_protection {
-        char *unit;
-        char *for_unit; /* the protected unit it is read for (unit itself, or a unit below a slice) */
-        bool answered;
-        int error; /* answered: 0, or why there are no values */
-        uint64_t answered_usec;
-        struct ledger_values v;
-};
-
-static struct sysd_own_protection *own_protection_find(struct systemd_data *d, const char *unit) {
-        for (size_t i = 0; i < d->n_own_protections; i++)
-                if (streq(d->own_protections[i].unit, unit))
-                        return &d->own_protections[i];
-        return NULL;
-}
-
-static void own_protection_drop(struct systemd_data *d, struct sysd_own_protection *o) {
-        free(o->unit);
-        free(o->for_unit);
-        *o = d->own_protections[--d->n_own_protections];
-}
-
-static const char *const own_protection_names[] = { "MemoryMin", "MemoryLow", "MemorySwapMax" };
-
-struct own_protection_parse {
-        struct systemd_data *d;
-        const char *unit;
-        struct ledger_values *v;
-        unsigned found; /* a bit per own_protection_names */
-};
-
-static int own_protection_property(sd_bus_message *reply, const char *name, void *userdata) {
-        struct own_protection_parse *p = userdata;
-        uint64_t *dst[] = { &p->v->min, &p->v->low, &p->v->swap_max };
-        const char *cgroup;
-        int r;
-
-        for (size_t i = 0; i < ELEMENTSOF(own_protection_names); i++)
-                if (streq(name, own_protection_names[i])) {
-                        p->found |= 1u << i;
-                        r = sd_bus_message_read(reply, "v", "t", dst[i]);
-                        return r < 0 ? r : 1;
-                }
-        if (!streq(name, "ControlGroup"))
-                return 0;
-        r = sd_bus_message_read(reply, "v", "s", &cgroup);
-        if (r >= 0)
-                sysd_unit_cgroup_keep(p->d, p->unit, cgroup);
-        return r < 0 ? r : 1;
-}
-
-/* GetAll's a{sv}: MemoryMin, MemoryLow, MemorySwapMax (all three, or -EBADMSG) and ControlGroup (kept). */
-static int parse_own_protection(struct systemd_data *d, const char *unit, sd_bus_message *reply,
-                                struct ledger_values *v) {
-        struct own_protection_parse p = { .d = d, .unit = unit, .v = v };
-        int r;
-
-        *v = (struct ledger_values){ .has_swap = true };
-        r = sysd_properties_each(reply, own_protection_property, &p);
-        if (r < 0)
-                return r;
-        return p.found == (1u << ELEMENTSOF(own_protection_names)) - 1 ? 0 : -EBADMSG;
-}
-
-static void own_protection_answered(struct backend *b, sd_bus_message *reply, void *userdata) {
-        struct systemd_data *d = sysd_data(b);
-        const char *unit = userdata;
-        struct sysd_own_protection *o = own_protection_find(d, unit);
-        const sd_bus_error *e = sd_bus_message_get_error(reply);
-
-        if (!o || o->answered)
-                return;
-        o->error = e ? sysd_bus_errno(e, -(sd_bus_error_get_errno(e) ?: EIO))
-                     : parse_own_protection(d, unit, reply, &o->v);
-        o->answered = true;
-        o->answered_usec = now_usec(CLOCK_MONOTONIC);
-        if (o->error < 0)
-                log_debug("systemd: unit %s: its own MemoryMin, MemoryLow, MemorySwapMax cannot be read: %s", unit,
-                          e ? e->message ?: e->name : strerror(-o->error));
-        sysd_unit_event(d, o->for_unit, false); /* protection is applied again, the values at hand */
-}
-
-/* 0 if the unit's own values are at hand for unit_read, -EINPROGRESS while PID 1 is asked for them (asked
- * now if need be: for_unit's listeners hear when they come), or the error of the answer (said once: the next
- * call asks again). */
-static int own_protection_ready(struct backend *b, const char *unit, const char *for_unit) {
-        struct systemd_data *d = sysd_data(b);
-        struct sysd_own_protection *o = own_protection_find(d, unit);
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *get = NULL;
-        _cleanup_free_ char *path = NULL;
-        const char *iface = sysd_unit_interface(unit);
-        char *name;
-        int r;
-
-        if (o && o->answered && now_usec(CLOCK_MONOTONIC) - o->answered_usec > OWN_PROTECTION_USEC) {
-                own_protection_drop(d, o);
-                o = NULL;
-        }
-        if (o && o->answered && o->error < 0) {
-                r = o->error;
-                own_protection_drop(d, o);
-                return r;
-        }
-        if (o)
-                return o->answered ? 0 : -EINPROGRESS;
-        if (!iface)
-                return -EINVAL;
-        r = sd_bus_path_encode(SD_PATH "/unit", unit, &path);
-        if (r >= 0)
-                r = sd_bus_message_new_method_call(d->bus, &get, SD_DEST, path, "org.freedesktop.DBus.Properties",
-                                                   "GetAll");
-        if (r >= 0)
-                r = sd_bus_message_append(get, "s", iface);
-        if (r < 0)
-                return r;
-        if (GROW(d->own_protections, d->allocated_own_protections, d->n_own_protections + 1) < 0 ||
-            !(name = strdup(unit)))
-                return -ENOMEM;
-        d->own_protections[d->n_own_protections] =
-                (struct sysd_own_protection){ .unit = strdup(unit), .for_unit = strdup(for_unit) };
-        if (!d->own_protections[d->n_own_protections].unit || !d->own_protections[d->n_own_protections].for_unit) {
-                free(d->own_protections[d->n_own_protections].unit);
-                free(d->own_protections[d->n_own_protections].for_unit);
-                free(name);
-                return -ENOMEM;
-        }
-        d->n_own_protections++;
-        r = sysd_call_later_reply(b, get, "reading a protected unit's own values", own_protection_answered, name);
-        if (r < 0) {
-                own_protection_drop(d, &d->own_protections[d->n_own_protections - 1]);
-                return r;
-        }
-        return -EINPROGRESS;
-}
-
-/* A unit is one node for as long as it has its name (id: 0, the ledger cannot tell two apart).  Its values come
- * from PID 1's answer to own_protection_ready() (used once), or, without one, are asked now. */
+/* A unit is one node for as long as it has its name (id: 0, the ledger cannot tell two apart). */
 static int unit_read(void *userdata, const char *unit, uint64_t id, bool swap, struct ledger_values *ret,
                      uint64_t *ret_id) {
         struct backend *b = userdata;
-        struct sysd_own_protection *o = own_protection_find(sysd_data(b), unit);
         int r;
 
         (void) id;
         *ret = (struct ledger_values){};
         *ret_id = 0;
-        if (o && o->answered && o->error == 0) {
-                *ret = o->v;
-                ret->has_swap = swap;
-                own_protection_drop(sysd_data(b), o);
-                return 0;
-        }
         r = sysd_unit_get_u64(b, unit, "MemoryMin", &ret->min);
         if (r >= 0)
                 r = sysd_unit_get_u64(b, unit, "MemoryLow", &ret->low);
@@ -708,38 +556,6 @@ static const char *entry_unit(const struct backend_protect *p) {
         return sysd_unit_interface(last) && !policy_unit_name_problem(last) ? last : NULL;
 }
 
-/* Whether the ledger would read the unit's own values to protect it (ledger.c save()). */
-static bool own_values_needed(struct backend *b, const char *unit, bool swap) {
-        const struct ledger_entry *e = ledger_find(&sysd_data(b)->protection, unit);
-
-        return !(e && e->seen && (!swap || e->orig.has_swap));
-}
-
-/* The slices above a unit's cgroup (path: "system.slice/x.service"), whose MemoryMin the ledger raises too:
- * 0 if their own values are at hand, or -EINPROGRESS while they are asked for (all at once, for unit). */
-static int ancestors_ready(struct backend *b, const char *path, const char *unit) {
-        _cleanup_free_ char *copy = strdup(path);
-        bool pending = false;
-
-        if (!copy)
-                return -ENOMEM;
-        for (char *slash = strrchr(copy, '/'); slash; slash = strrchr(copy, '/')) {
-                const char *key;
-                int k;
-
-                *slash = '\0';
-                key = unit_key(copy);
-                if (policy_unit_name_problem(key) || !own_values_needed(b, key, false))
-                        continue;
-                k = own_protection_ready(b, key, unit);
-                if (k == -EINPROGRESS)
-                        pending = true;
-                else if (k < 0)
-                        return k;
-        }
-        return pending ? -EINPROGRESS : 0;
-}
-
 /*
  * Units through systemd; deeper cgroups (inside a unit's delegated tree) through cgroupfs.  Each ledger gets
  * the whole list, with the paths of the other's entries left out (NULL): the results need no index.
@@ -765,11 +581,7 @@ static int sysd_protect_set(struct backend *b, const struct backend_protect *req
                         direct[i] = (struct ledger_request){ req[i].cgroup, req[i].min, req[i].low, req[i].swap_deny };
                         continue;
                 }
-                k = own_values_needed(b, unit, req[i].swap_deny) ? own_protection_ready(b, unit, unit) : 0;
-                if (k >= 0)
-                        k = sysd_unit_cgroup(b, unit, &cg);
-                if (k >= 0)
-                        k = ancestors_ready(b, cg, unit);
+                k = sysd_unit_cgroup(b, unit, &cg);
                 if (k >= 0 && asprintf(&paths[i], "/%s", cg) < 0)
                         k = -ENOMEM;
                 if (k == -ENOMEM)
@@ -814,9 +626,6 @@ static void sysd_free(struct backend *b) {
         while (d->n_unit_cgs > 0)
                 sysd_unit_cgroup_forget(d, d->unit_cgs[0].unit);
         free(d->unit_cgs);
-        while (d->n_own_protections > 0)
-                own_protection_drop(d, &d->own_protections[0]);
-        free(d->own_protections);
         sd_bus_flush_close_unref(d->bus);
         free(d->waiters);
         ledger_done(&d->protection);

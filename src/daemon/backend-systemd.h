@@ -43,10 +43,6 @@ struct systemd_data {
         sd_bus_slot *placings_match;
         /* Processes moved into jobs' scopes, not answered yet. */
         struct backend_attaching *attachings;
-        /* Protected units' own MemoryMin, MemoryLow and MemorySwapMax, asked of PID 1 without waiting before the
-         * ledger first changes them (backend-systemd.c). */
-        struct sysd_own_protection *own_protections;
-        size_t n_own_protections, allocated_own_protections;
         /* What PID 1 said of units' cgroups (sysd_unit_cgroup). */
         struct sysd_unit_cg {
                 char *unit;
@@ -63,10 +59,6 @@ struct systemd_data {
 };
 
 struct systemd_data *sysd_data(struct backend *b);
-/* Tells the unit listeners of an event of unit (its cgroup known before or not, as forget_cgroup says). */
-void sysd_unit_event(struct systemd_data *d, const char *unit, bool forget_cgroup);
-/* Keeps what PID 1 answered of a unit's ControlGroup ("" or "/": it has none), as sysd_unit_cgroup would. */
-void sysd_unit_cgroup_keep(struct systemd_data *d, const char *unit, const char *cgroup);
 
 /* The D-Bus interface that carries a unit type's cgroup properties, or NULL. */
 const char *sysd_unit_interface(const char *unit);
@@ -82,10 +74,6 @@ void sysd_unit_cgroup_forget(struct systemd_data *d, const char *unit);
 
 /* A SetUnitProperties(unit, runtime=true, ...) message, its properties open. */
 int sysd_new_set_properties(struct backend *b, const char *unit, sd_bus_message **ret);
-/* Each property of a Properties.GetAll reply (a{sv}): fn reads its variant and returns 1, or returns 0 for one
- * it does not want (skipped), or an error, which ends the walk. */
-int sysd_properties_each(sd_bus_message *reply, int (*fn)(sd_bus_message *reply, const char *name, void *userdata),
-                         void *userdata);
 int sysd_append_u64(sd_bus_message *m, const char *name, uint64_t v);
 /* IOReadBandwidthMax, IOWriteBandwidthMax, IOReadIOPSMax, IOWriteIOPSMax: each reset, then one entry per disk. */
 int sysd_append_io_all(sd_bus_message *m, const struct pw_io_limit *io, size_t n);

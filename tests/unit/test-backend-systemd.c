@@ -16,9 +16,7 @@
 #include <systemd/sd-event.h>
 
 #include "backend.h"
-#include "cgroup-engine.h"
 #include "common.h"
-#include "fake-daemon.h"
 #include "policy.h"
 #include "util.h"
 
@@ -53,70 +51,36 @@ static void record(struct fake_pid1 *f, const char *fmt, ...) {
         pthread_mutex_unlock(&f->lock);
 }
 
-/* One property of GetAll's a{sv}: name, its type and value(s). */
-#define PROP(m, name, type, ...)                                               \
-        ({                                                                     \
-                int _r = sd_bus_message_open_container(m, 'e', "sv");          \
-                if (_r >= 0)                                                   \
-                        _r = sd_bus_message_append(m, "s", name);              \
-                if (_r >= 0)                                                   \
-                        _r = sd_bus_message_append(m, "v", type, __VA_ARGS__); \
-                if (_r >= 0)                                                   \
-                        _r = sd_bus_message_close_container(m);                \
-                _r;                                                            \
-        })
-
-/* A unit's properties as PID 1 gives them: what units placed by rule and protection read, and others. */
 static int reply_getall(struct fake_pid1 *f, sd_bus_message *call) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
-        _cleanup_free_ char *unit = NULL, *cgroup = NULL;
+        int r;
+
         bool error, no_io;
         uint64_t own_high;
-        int r;
 
         pthread_mutex_lock(&f->lock);
         error = f->getall_error, no_io = f->getall_no_io, own_high = f->own_high;
         pthread_mutex_unlock(&f->lock);
         if (error)
                 return sd_bus_reply_method_errorf(call, "org.freedesktop.DBus.Error.AccessDenied", "not for you");
-        r = sd_bus_path_decode(sd_bus_message_get_path(call), "/org/freedesktop/systemd1/unit", &unit);
-        if (r <= 0 || asprintf(&cgroup, endswith(unit, ".slice") ? "/%s" : "/system.slice/%s", unit) < 0)
-                return sd_bus_reply_method_errorf(call, "org.freedesktop.DBus.Error.UnknownObject", "no unit");
         r = sd_bus_message_new_method_return(call, &m);
         if (r >= 0)
-                r = sd_bus_message_open_container(m, 'a', "{sv}");
-        if (r >= 0)
-                r = PROP(m, "Slice", "s", "system.slice"); /* one that nothing reads */
-        if (r >= 0)
-                r = PROP(m, "ControlGroup", "s", cgroup);
-        if (r >= 0)
-                r = PROP(m, "MemoryMin", "t", UINT64_C(0));
-        if (r >= 0)
-                r = PROP(m, "MemoryLow", "t", UINT64_C(0));
-        if (r >= 0)
-                r = PROP(m, "MemoryHigh", "t", own_high);
-        if (r >= 0)
-                r = PROP(m, "MemoryMax", "t", UINT64_MAX);
-        if (r >= 0)
-                r = PROP(m, "MemorySwapMax", "t", UINT64_MAX);
-        if (r >= 0)
-                r = PROP(m, "CPUWeight", "t", UINT64_MAX);
-        if (r >= 0)
-                r = PROP(m, "IOReadBandwidthMax", "a(st)", 1, "/dev/vda", UINT64_C(1000000));
-        if (r >= 0)
-                r = PROP(m, "IOWriteBandwidthMax", "a(st)", 0);
-        if (r >= 0)
-                r = PROP(m, "IOReadIOPSMax", "a(st)", 0);
-        if (r >= 0 && !no_io)
-                r = PROP(m, "IOWriteIOPSMax", "a(st)", 0);
-        if (r >= 0)
-                r = sd_bus_message_close_container(m);
+                r = sd_bus_message_append(m, "a{sv}", no_io ? 8 : 9,        /* */
+                                          "Slice", "s", "system.slice",     /* one the backend skips */
+                                          "MemoryHigh", "t", own_high,      /* */
+                                          "MemoryMax", "t", UINT64_MAX,     /* */
+                                          "MemorySwapMax", "t", UINT64_MAX, /* */
+                                          "CPUWeight", "t", UINT64_MAX,     /* */
+                                          "IOReadBandwidthMax", "a(st)", 1, "/dev/vda", UINT64_C(1000000),
+                                          "IOWriteBandwidthMax", "a(st)", 0, /* */
+                                          "IOReadIOPSMax", "a(st)", 0,       /* */
+                                          "IOWriteIOPSMax", "a(st)", 0);
         return r < 0 ? r : sd_bus_send(NULL, m, NULL);
 }
 
 static void record_set_properties(struct fake_pid1 *f, sd_bus_message *m) {
         const char *unit, *name;
-        uint64_t high = 0, min = UINT64_MAX;
+        uint64_t high = 0;
         int runtime, r;
 
         r = sd_bus_message_read(m, "sb", &unit, &runtime);
@@ -126,18 +90,13 @@ static void record_set_properties(struct fake_pid1 *f, sd_bus_message *m) {
                 r = sd_bus_message_read(m, "s", &name);
                 if (r >= 0 && streq(name, "MemoryHigh"))
                         r = sd_bus_message_read(m, "v", "t", &high);
-                else if (r >= 0 && streq(name, "MemoryMin"))
-                        r = sd_bus_message_read(m, "v", "t", &min);
                 else if (r >= 0)
                         r = sd_bus_message_skip(m, "v");
                 if (r >= 0)
                         r = sd_bus_message_exit_container(m);
         }
-        if (min != UINT64_MAX) /* protection */
-                record(f, "SetUnitProperties %s MemoryMin=%" PRIu64, r < 0 ? "?" : unit, min);
-        else
-                record(f, "SetUnitProperties %s MemoryHigh=%" PRIu64 "%s", r < 0 ? "?" : unit, high,
-                       runtime ? "" : " (not runtime)");
+        record(f, "SetUnitProperties %s MemoryHigh=%" PRIu64 "%s", r < 0 ? "?" : unit, high,
+               runtime ? "" : " (not runtime)");
 }
 
 /* The answer to one call (the filter's: 1, handled, or an error). */
@@ -146,9 +105,6 @@ static int answer(struct fake_pid1 *f, sd_bus_message *m) {
 
         if (sd_bus_message_is_method_call(m, "org.freedesktop.DBus", "Hello"))
                 return sd_bus_reply_method_return(m, "s", ":1.1");
-        if (sd_bus_message_is_method_call(m, "org.freedesktop.DBus", "AddMatch") ||
-            sd_bus_message_is_method_call(m, "org.freedesktop.systemd1.Manager", "Subscribe"))
-                return sd_bus_reply_method_return(m, NULL);
         if (sd_bus_message_is_method_call(m, "org.freedesktop.DBus.Properties", "Get")) {
                 const char *prop;
 
@@ -275,19 +231,17 @@ static void run_for(sd_event *e, int ms) {
 
 struct fixture {
         struct fake_pid1 pid1;
-        char *state, *mount;
+        char *state;
         sd_event *event;
-        struct cgroup_engine *engine; /* on a tree of plain files (what protection reads back); the backend's */
         struct backend *b;
         struct pw_job_class class;
 };
 
 static void fixture_start(struct fixture *x) {
-        *x = (struct fixture){ .state = tmpdir_new(), .mount = tmpdir_new(), .class = { .name = (char *) "backup" } };
+        *x = (struct fixture){ .state = tmpdir_new(), .class = { .name = (char *) "backup" } };
         fake_start(&x->pid1);
         ck_assert_int_eq(sd_event_new(&x->event), 0);
-        ck_assert_int_eq(cgroup_engine_new(x->mount, "pagewarden.slice", false, &x->engine), 0);
-        ck_assert_int_eq(backend_systemd_new(x->engine, NULL, x->event, "/pagewarden.slice", x->state, &x->b), 0);
+        ck_assert_int_eq(backend_systemd_new(NULL, NULL, x->event, "/pagewarden.slice", x->state, &x->b), 0);
         x->class.memory_high = UINT64_C(256) << 20;
         x->class.memory_max = x->class.memory_swap_max = x->class.cpu_weight = UINT64_MAX;
 }
@@ -307,7 +261,6 @@ static void fixture_stop(struct fixture *x) {
         fake_stop(&x->pid1);
         sd_event_unref(x->event);
         tmpdir_cleanup(x->state);
-        tmpdir_cleanup(x->mount);
 }
 
 /*
@@ -405,65 +358,6 @@ START_TEST(test_systemd_unit_own_values_unreadable) {
 }
 END_TEST
 
-static void heard(void *userdata, const char *unit) {
-        if (streq(unit, "app.service"))
-                (*(unsigned *) userdata)++;
-}
-
-/*
- * A unit protected the first time: its own values are asked of PID 1 without waiting (the entry's result says
- * so), the unit's listeners hear of it when they come; its cgroup came with them (no GetUnit), and the slice
- * above it, whose MemoryMin is raised too, is asked the same way; then the pass protects both with their
- * values at hand (kept to be given back).  The pass after asks nothing.
- */
-START_TEST(test_systemd_protect_unit_does_not_wait) {
-        static const char *const files[] = { "memory.min=0\n", "memory.low=0\n", "memory.swap.max=max\n", NULL };
-        const struct backend_protect req = { .name = "app", .unit = "app.service", .min = UINT64_C(256) << 20 };
-        struct cgroup_protect_result res = {};
-        _cleanup_free_ char *state = NULL, *path = NULL;
-        unsigned n_heard = 0;
-        struct fixture x;
-
-        fixture_start(&x);
-        fake_cgroup_files(x.mount, "system.slice/app.service", files);
-        ck_assert_int_eq(backend_units_watch(x.b, heard, &n_heard), 0);
-        fake_set(&x.pid1, &x.pid1.hold_getall, true);
-        (void) backend_protect_set(x.b, &req, 1, &res);
-        ck_assert_int_eq(res.error, -EINPROGRESS);
-        run_until(x.event, &x.pid1, "GetAll /org/freedesktop/systemd1/unit/app_2eservice", 1);
-        run_for(x.event, 100);
-        ck_assert_uint_eq(calls_of(&x.pid1, "SetUnitProperties", NULL, 0), 0);
-        ck_assert_uint_eq(n_heard, 0);
-        (void) backend_protect_set(x.b, &req, 1, &res); /* again meanwhile: still waiting, asked once */
-        ck_assert_int_eq(res.error, -EINPROGRESS);
-
-        fake_set(&x.pid1, &x.pid1.hold_getall, false);
-        for (int i = 0; i < 500 && n_heard == 0; i++)
-                ck_assert_int_ge(sd_event_run(x.event, 10 * 1000), 0);
-        ck_assert_uint_eq(n_heard, 1);
-        /* Its cgroup came with them: the slice above, whose MemoryMin is raised too, is asked next. */
-        (void) backend_protect_set(x.b, &req, 1, &res);
-        ck_assert_int_eq(res.error, -EINPROGRESS);
-        run_until(x.event, &x.pid1, "GetAll /org/freedesktop/systemd1/unit/system_2eslice", 1);
-        for (int i = 0; i < 500 && n_heard == 1; i++)
-                ck_assert_int_ge(sd_event_run(x.event, 10 * 1000), 0);
-        ck_assert_uint_eq(n_heard, 2);
-        ck_assert_int_eq(backend_protect_set(x.b, &req, 1, &res), 0);
-        ck_assert_int_eq(res.error, 0);
-        run_until(x.event, &x.pid1, "SetUnitProperties app.service MemoryMin=268435456", 1);
-        ck_assert_int_ge(asprintf(&path, "%s/protect-units.state", x.state), 0);
-        ck_assert_int_eq(read_full_file(path, 1 << 20, &state, NULL), 0);
-        ck_assert_msg(strstr(state, "0 0 - app.service\n"), "%s", state); /* its own values, to give back */
-        ck_assert_msg(strstr(state, "0 0 - system.slice\n"), "%s", state);
-
-        ck_assert_int_eq(backend_protect_set(x.b, &req, 1, &res), 0);
-        run_for(x.event, 100);
-        ck_assert_uint_eq(calls_of(&x.pid1, "GetAll", NULL, 0), 2);
-        ck_assert_uint_eq(calls_of(&x.pid1, "unexpected", NULL, 0), 0); /* no GetUnit, no Get */
-        fixture_stop(&x);
-}
-END_TEST
-
 Suite *backend_systemd_suite(void) {
         Suite *s = suite_create("backend-systemd");
         TCase *tc = tcase_create("units");
@@ -471,7 +365,6 @@ Suite *backend_systemd_suite(void) {
         tcase_add_test(tc, test_systemd_unit_apply_does_not_wait);
         tcase_add_test(tc, test_systemd_unit_restore_while_reading);
         tcase_add_test(tc, test_systemd_unit_own_values_unreadable);
-        tcase_add_test(tc, test_systemd_protect_unit_does_not_wait);
         suite_add_tcase(s, tc);
         return s;
 }
