@@ -563,14 +563,8 @@ int ctl_metrics_write_file(const char *path, const char *text) {
         /* Made 0600 under any umask first: node_exporter runs as another user. */
         if (fchmod(fd, 0644) < 0)
                 r = -errno;
-        for (size_t off = 0; r == 0 && off < len;) {
-                ssize_t n = write(fd, text + off, len - off);
-
-                if (n >= 0)
-                        off += (size_t) n;
-                else if (errno != EINTR)
-                        r = -errno;
-        }
+        if (r == 0)
+                r = fd_write_all(fd, text, len);
         /* No fsync: readers need only the rename's atomicity, and the file is made again every 15 s. */
         if (close(TAKE_FD(fd)) < 0 && r == 0)
                 r = -errno;

@@ -138,24 +138,16 @@ static char *lines(struct history *h, bool all) {
 static int append(struct history *h) {
         _cleanup_free_ char *text = lines(h, false);
         _cleanup_close_ int fd = -1;
-        size_t len;
+        int r;
 
         if (!text)
                 return -ENOMEM;
         fd = open(h->path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
         if (fd < 0)
                 return -errno;
-        len = strlen(text);
-        for (const char *p = text; len > 0;) {
-                ssize_t k = write(fd, p, len);
-
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k <= 0)
-                        return k < 0 ? -errno : -EIO;
-                p += k;
-                len -= (size_t) k;
-        }
+        r = fd_write_all(fd, text, strlen(text));
+        if (r < 0)
+                return r;
         return fdatasync(fd) < 0 ? -errno : 0;
 }
 

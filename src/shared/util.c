@@ -95,11 +95,25 @@ char *path_join(const char *a, const char *b) {
         return p;
 }
 
+int fd_write_all(int fd, const char *buf, size_t len) {
+        for (size_t off = 0; off < len;) {
+                ssize_t n = write(fd, buf + off, len - off);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        return n < 0 ? -errno : -EIO;
+                off += (size_t) n;
+        }
+        return 0;
+}
+
 int write_file_atomic(const char *path, const char *text) {
         _cleanup_free_ char *tmp = NULL, *dir = strdup(path);
         _cleanup_close_ int fd = -1;
         char *slash = dir ? strrchr(dir, '/') : NULL;
         size_t len = strlen(text);
+        int r;
 
         if (!dir || asprintf(&tmp, "%s.tmp", path) < 0) {
                 tmp = NULL; /* undefined after a failure */
@@ -113,20 +127,13 @@ int write_file_atomic(const char *path, const char *text) {
         fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
         if (fd < 0)
                 return -errno;
-        for (size_t off = 0; off < len;) {
-                ssize_t n = write(fd, text + off, len - off);
-
-                if (n < 0) {
-                        int r = -errno;
-
-                        unlink(tmp);
-                        return r;
-                }
-                off += (size_t) n;
+        r = fd_write_all(fd, text, len);
+        if (r < 0) {
+                unlink(tmp);
+                return r;
         }
         if (fsync(fd) < 0 || rename(tmp, path) < 0) {
-                int r = -errno;
-
+                r = -errno;
                 unlink(tmp);
                 return r;
         }
