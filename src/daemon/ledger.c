@@ -135,6 +135,11 @@ static bool in_plan(const struct ledger_io *io, const struct cgv_protect_need *n
         return false;
 }
 
+/* A node that waits for its values (the io's read answered -EINPROGRESS). */
+static bool waiting(int r) {
+        return r == -EINPROGRESS;
+}
+
 /* Gives every node the plan does not need any more its originals back. */
 static int restore(struct ledger *l, const struct ledger_io *io, const struct cgv_protect_need *needs, size_t n) {
         int r = 0;
@@ -161,7 +166,7 @@ static int request_error(const struct ledger_request *req, const struct cgv_prot
                          size_t n) {
         for (size_t i = 0; i < n; i++)
                 if (errs[i] < 0 && path_under(req->path, needs[i].path))
-                        return gone(errs[i]) ? -ENOENT : errs[i];
+                        return gone(errs[i]) ? -ENOENT : errs[i]; /* -EINPROGRESS too: it waits */
         return 0;
 }
 
@@ -189,6 +194,7 @@ int ledger_apply(struct ledger *l, const struct ledger_request *req, size_t n, c
         _cleanup_free_ int *errs = NULL;
         struct cgv_protect_need *needs = NULL;
         size_t n_needs = 0, n_creq = 0;
+        bool pending = false;
         int r, k;
 
         assert(l && io && (req || n == 0));
@@ -197,6 +203,8 @@ int ledger_apply(struct ledger *l, const struct ledger_request *req, size_t n, c
         for (size_t i = 0; i < n; i++)
                 if (req[i].path)
                         creq[n_creq++] = (struct cgv_protect_request){ req[i].path, req[i].min, req[i].low };
+                else
+                        pending = pending || req[i].pending;
         r = cgv_protect_plan(creq, n_creq, &needs, &n_needs);
         if (r < 0)
                 return r;
@@ -205,26 +213,31 @@ int ledger_apply(struct ledger *l, const struct ledger_request *req, size_t n, c
                 cgv_protect_needs_free(needs, n_needs);
                 return -ENOMEM;
         }
-        /* Parents first: below a gone node nothing exists (and what was saved of it is forgotten). */
+        /* Parents first: below a gone node nothing exists (and what was saved of it is forgotten); below a node
+         * that waits for its values, everything waits with it, as it is. */
         for (size_t i = 0; i < n_needs; i++) {
                 struct ledger_entry *e;
 
                 for (size_t p = 0; p < i && !errs[i]; p++)
-                        if (gone(errs[p]) && path_under(needs[i].path, needs[p].path))
-                                errs[i] = -ENOENT;
-                if (errs[i] && (e = find(l, io->key(needs[i].path))))
+                        if ((gone(errs[p]) || waiting(errs[p])) && path_under(needs[i].path, needs[p].path))
+                                errs[i] = waiting(errs[p]) ? -EINPROGRESS : -ENOENT;
+                if (gone(errs[i]) && (e = find(l, io->key(needs[i].path))))
                         drop(l, e);
                 if (!errs[i])
                         errs[i] = raise_node(l, io, &needs[i], wants_swap_deny(req, n, needs[i].path));
-                if (errs[i] < 0 && !gone(errs[i]))
+                if (errs[i] < 0 && !gone(errs[i]) && !waiting(errs[i]))
                         r = r ?: errs[i];
         }
-        k = restore(l, io, needs, n_needs);
-        r = r ?: k;
+        if (!pending) { /* a pending request may need any node: nothing is given back until it is known */
+                k = restore(l, io, needs, n_needs);
+                r = r ?: k;
+        }
         k = persist(l);
         r = r ?: k;
         for (size_t i = 0; ret_errors && i < n; i++)
-                ret_errors[i] = req[i].path ? request_error(&req[i], needs, errs, n_needs) : -EOPNOTSUPP;
+                ret_errors[i] = req[i].path      ? request_error(&req[i], needs, errs, n_needs)
+                                : req[i].pending ? -EINPROGRESS
+                                                 : -EOPNOTSUPP;
         cgv_protect_needs_free(needs, n_needs);
         return r;
 }

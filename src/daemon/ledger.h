@@ -30,6 +30,14 @@
  * raise saves the new one's values and writes again, a restore leaves the
  * new one alone.  One node's failure never stops the others; the first
  * error is returned.
+ *
+ * Waiting: the io's read may answer -EINPROGRESS (the values are asked for
+ * and the backend applies again once they are at hand, never waiting), and
+ * a request may be pending (its node cannot be named yet).  A node waiting
+ * for its values is neither raised nor given back, nor is anything below
+ * it, and its entry stays; while a request is pending nothing is given back
+ * at all (what it needs is not known yet).  Their requests' result is
+ * -EINPROGRESS, which is no error.
  */
 
 #include <stdbool.h>
@@ -65,7 +73,8 @@ struct ledger_io {
          * Reads the node's min and low, and its swap_max too when swap is set
          * (has_swap tells), from the node with identity id (0: whichever is
          * there), and says which node it read: *ret_id, a cgroup's inode
-         * number, or 0 when the io cannot tell nodes apart.
+         * number, or 0 when the io cannot tell nodes apart.  -EINPROGRESS:
+         * asked, not at hand yet (see "Waiting" above).
          */
         int (*read)(void *userdata, const char *key, uint64_t id, bool swap, struct ledger_values *ret,
                     uint64_t *ret_id);
@@ -85,6 +94,7 @@ struct ledger_request {
         const char *path; /* below the cgroup2 mount, with a leading '/'; NULL: not this ledger's (-EOPNOTSUPP) */
         uint64_t min, low;
         bool swap_deny;
+        bool pending; /* this ledger's, its node not known yet (path NULL): -EINPROGRESS, nothing given back */
 };
 
 /*
@@ -100,7 +110,8 @@ void ledger_done(struct ledger *l);
  * saved node is restored), then persists the entries.  ret_errors (n entries, may be NULL): for each
  * request 0, -ENOENT when its node or an ancestor is gone, -EOPNOTSUPP for a
  * request without a path (another ledger's: a caller with two ledgers passes
- * each the whole list), or the error of the write that failed on its node.
+ * each the whole list), -EINPROGRESS while it or a node above it waits, or
+ * the error of the write that failed on its node.
  */
 int ledger_apply(struct ledger *l, const struct ledger_request *req, size_t n, const struct ledger_io *io,
                  int *ret_errors);

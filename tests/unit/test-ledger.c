@@ -19,6 +19,7 @@ struct node {
         /* Removed and made again with these (the next id, its own values) just before each of the next writes. */
         unsigned again_before_write;
         struct ledger_values again;
+        bool asked; /* its read answers -EINPROGRESS (a backend asking PID 1 without waiting) */
 };
 
 struct tree {
@@ -70,6 +71,8 @@ static int fake_read(void *userdata, const char *k, uint64_t id, bool swap, stru
                 return -ENOENT;
         if (id && n->id && id != n->id)
                 return -ESTALE;
+        if (n->asked)
+                return -EINPROGRESS;
         *ret = n->v;
         ret->has_swap = swap;
         *ret_id = n->id;
@@ -210,6 +213,83 @@ START_TEST(test_ledger_restores_after_a_crash) {
         ck_assert_uint_eq(node(&f.t, "apps/cache")->v.swap_max, UNITS_MAX);
         ck_assert_uint_eq(node(&f.t, "apps")->v.min, 0);
         ledger_done(&again);
+        ledger_done(&f.l);
+}
+END_TEST
+
+/*
+ * A node whose values are asked for and not at hand (a systemd unit, PID 1 not answered yet): neither it nor
+ * what is below it is written, its entry is kept, its request waits (no error); once the values are there,
+ * the next apply protects it.
+ */
+START_TEST(test_ledger_node_waiting_for_its_values) {
+        struct fixture f;
+        const struct ledger_request req[] = { { "/system.slice/db.service", 64 * MIB, 0, false },
+                                              { "/apps/cache", 8 * MIB, 0, false } };
+        int errs[2];
+
+        setup(&f);
+        node(&f.t, "system.slice")->asked = true;
+        ck_assert_int_eq(apply(&f, req, 2, errs), 0);
+        ck_assert_int_eq(errs[0], -EINPROGRESS);
+        ck_assert_int_eq(errs[1], 0); /* the others are not held up */
+        ck_assert_uint_eq(node(&f.t, "system.slice")->writes, 0);
+        ck_assert_uint_eq(node(&f.t, "system.slice/db.service")->writes, 0);
+        ck_assert_ptr_null(ledger_find(&f.l, "system.slice/db.service"));
+        ck_assert_uint_eq(node(&f.t, "apps/cache")->v.min, 8 * MIB);
+        node(&f.t, "system.slice")->asked = false; /* answered */
+        ck_assert_int_eq(apply(&f, req, 2, errs), 0);
+        ck_assert_int_eq(errs[0], 0);
+        ck_assert_uint_eq(node(&f.t, "system.slice/db.service")->v.min, 64 * MIB);
+        ck_assert_uint_eq(node(&f.t, "system.slice")->v.min, 64 * MIB);
+        ledger_done(&f.l);
+}
+END_TEST
+
+/*
+ * A restarted daemon with its entries loaded from the state file (our values in force): a request whose node
+ * cannot be named yet (pending) and a node whose values are asked for again keep their entries; nothing is
+ * given back meanwhile, and the originals stay the loaded ones, not the values read while ours were in force.
+ * Without it, the first apply after a restart gave a protected unit back and then saved our value as its own.
+ */
+START_TEST(test_ledger_restart_while_waiting_keeps_the_originals) {
+        struct fixture f;
+        struct ledger_request req = { .pending = true };
+        const struct ledger_request named = { "/system.slice/db.service", 64 * MIB, 0, false };
+        _cleanup_free_ char *text = NULL;
+        int err;
+
+        setup(&f);
+        ck_assert_int_eq(apply(&f, &named, 1, NULL), 0);
+        ck_assert_uint_eq(node(&f.t, "system.slice/db.service")->v.min, 64 * MIB);
+        text = ledger_format(&f.l);
+        ck_assert_ptr_nonnull(text);
+        ledger_done(&f.l);
+        /* The next daemon: its node not known yet. */
+        ck_assert_int_eq(ledger_init(&f.l, NULL, "# test", NULL), 0);
+        ck_assert_int_eq(ledger_parse(&f.l, text), 0);
+        ck_assert_int_eq(apply(&f, &req, 1, &err), 0);
+        ck_assert_int_eq(err, -EINPROGRESS);
+        ck_assert_uint_eq(node(&f.t, "system.slice/db.service")->v.min, 64 * MIB); /* not given back */
+        ck_assert_uint_eq(node(&f.t, "system.slice")->v.min, 64 * MIB);
+        ck_assert_uint_eq(f.l.n, 2);
+        /* Named now, its values asked for: still nothing given back, nothing saved anew. */
+        node(&f.t, "system.slice/db.service")->asked = true;
+        ck_assert_int_eq(apply(&f, &named, 1, &err), 0);
+        ck_assert_int_eq(err, -EINPROGRESS);
+        ck_assert_uint_eq(node(&f.t, "system.slice/db.service")->v.min, 64 * MIB);
+        ck_assert_uint_eq(saved(&f.l, "system.slice/db.service")->min, 0);
+        node(&f.t, "system.slice/db.service")->asked = false;
+        ck_assert_int_eq(apply(&f, &named, 1, &err), 0);
+        ck_assert_int_eq(err, 0);
+        ck_assert_uint_eq(saved(&f.l, "system.slice/db.service")->min, 0); /* the loaded original, not our 64M */
+        ck_assert_uint_eq(saved(&f.l, "system.slice/db.service")->low, 10 * MIB);
+        /* The protection withdrawn: the originals come back. */
+        ck_assert_int_eq(apply(&f, NULL, 0, NULL), 0);
+        ck_assert_uint_eq(node(&f.t, "system.slice/db.service")->v.min, 0);
+        ck_assert_uint_eq(node(&f.t, "system.slice/db.service")->v.low, 10 * MIB);
+        ck_assert_uint_eq(node(&f.t, "system.slice")->v.min, 0);
+        ck_assert_uint_eq(f.l.n, 0);
         ledger_done(&f.l);
 }
 END_TEST
@@ -477,6 +557,8 @@ Suite *ledger_suite(void) {
         tcase_add_test(tc, test_ledger_restores_what_a_reload_dropped);
         tcase_add_test(tc, test_ledger_swap_deny_withdrawn_keeps_protection);
         tcase_add_test(tc, test_ledger_restores_after_a_crash);
+        tcase_add_test(tc, test_ledger_node_waiting_for_its_values);
+        tcase_add_test(tc, test_ledger_restart_while_waiting_keeps_the_originals);
         tcase_add_test(tc, test_ledger_state_file_round_trip);
         tcase_add_test(tc, test_ledger_state_file_written_when_changed);
         tcase_add_test(tc, test_ledger_parse_skips_damage);
