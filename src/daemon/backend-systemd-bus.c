@@ -71,19 +71,6 @@ static int unit_properties_at(struct backend *b, const char *unit, const char **
         return *ret_iface ? unit_object(b, unit, ret_path) : -EINVAL;
 }
 
-int sysd_unit_get_u64(struct backend *b, const char *unit, const char *property, uint64_t *ret) {
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        _cleanup_free_ char *path = NULL;
-        const char *iface;
-        int r;
-
-        r = unit_properties_at(b, unit, &iface, &path);
-        if (r < 0)
-                return r;
-        r = sd_bus_get_property_trivial(sysd_data(b)->bus, SD_DEST, path, iface, property, &e, 't', ret);
-        return r < 0 ? sysd_bus_errno(&e, r) : 0;
-}
-
 /* The unit's cgroup, relative to the mount ("system.slice/x.service"); -ENOENT if it has none (not running). */
 static int unit_cgroup_ask(struct backend *b, const char *unit, char **ret) {
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
@@ -117,23 +104,32 @@ bool sysd_cgroup_there(struct backend *b, const char *path) {
  * cgroup while its directory exists; "none" while systemd's unit events come
  * (sysd_unit_cgroup_forget() drops the entry on each event of the unit).
  */
+int sysd_unit_cgroup_known(struct backend *b, const char *unit, char **ret) {
+        struct systemd_data *d = sysd_data(b);
+
+        for (size_t i = 0; i < d->n_unit_cgs; i++) {
+                const struct sysd_unit_cg *c = &d->unit_cgs[i];
+
+                if (!streq(c->unit, unit))
+                        continue;
+                if (c->path && sysd_cgroup_there(b, c->path)) {
+                        *ret = strdup(c->path);
+                        return *ret ? 0 : -ENOMEM;
+                }
+                return !c->path && d->unit_new ? -ENOENT : -EAGAIN;
+        }
+        return -EAGAIN;
+}
+
 int sysd_unit_cgroup(struct backend *b, const char *unit, char **ret) {
         struct systemd_data *d = sysd_data(b);
-        struct sysd_unit_cg *c = NULL;
         char *cg = NULL;
         int r;
 
-        for (size_t i = 0; i < d->n_unit_cgs; i++)
-                if (streq(d->unit_cgs[i].unit, unit))
-                        c = &d->unit_cgs[i];
-        if (c && c->path && sysd_cgroup_there(b, c->path)) {
-                *ret = strdup(c->path);
-                return *ret ? 0 : -ENOMEM;
-        }
-        if (c && !c->path && d->unit_new)
-                return -ENOENT;
-        if (c)
-                sysd_unit_cgroup_forget(d, unit);
+        r = sysd_unit_cgroup_known(b, unit, ret);
+        if (r != -EAGAIN)
+                return r;
+        sysd_unit_cgroup_forget(d, unit);
         r = unit_cgroup_ask(b, unit, &cg);
         if ((r >= 0 || r == -ENOENT) && GROW(d->unit_cgs, d->allocated_unit_cgs, d->n_unit_cgs + 1) >= 0) {
                 char *name = strdup(unit), *copy = cg ? strdup(cg) : NULL;
@@ -149,6 +145,23 @@ int sysd_unit_cgroup(struct backend *b, const char *unit, char **ret) {
                 return r;
         *ret = cg;
         return 0;
+}
+
+void sysd_unit_cgroup_keep(struct systemd_data *d, const char *unit, const char *cgroup) {
+        bool none = !cgroup[0] || streq(cgroup, "/");
+        char *name, *copy;
+
+        sysd_unit_cgroup_forget(d, unit);
+        if (GROW(d->unit_cgs, d->allocated_unit_cgs, d->n_unit_cgs + 1) < 0)
+                return; /* asked again when it is needed */
+        name = strdup(unit);
+        copy = none ? NULL : strdup(cgroup + 1);
+        if (!name || (!none && !copy)) {
+                free(name);
+                free(copy);
+                return;
+        }
+        d->unit_cgs[d->n_unit_cgs++] = (struct sysd_unit_cg){ .unit = name, .path = copy };
 }
 
 void sysd_unit_cgroup_forget(struct systemd_data *d, const char *unit) {

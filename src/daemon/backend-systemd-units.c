@@ -623,10 +623,14 @@ int sysd_units_find(struct backend *b, const char *const *patterns, size_t n,
         return r;
 }
 
-static void unit_event(struct systemd_data *d, const char *unit) {
-        sysd_unit_cgroup_forget(d, unit); /* it may have started or stopped */
+void sysd_units_tell(struct systemd_data *d, const char *unit) {
         for (size_t i = 0; i < SYSD_UNIT_LISTENERS && d->unit_listeners[i].fn; i++)
                 d->unit_listeners[i].fn(d->unit_listeners[i].userdata, unit);
+}
+
+static void unit_event(struct systemd_data *d, const char *unit) {
+        sysd_unit_cgroup_forget(d, unit); /* it may have started or stopped */
+        sysd_units_tell(d, unit);
 }
 
 static int on_unit_new(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {

@@ -43,6 +43,13 @@ struct systemd_data {
         sd_bus_slot *placings_match;
         /* Processes moved into jobs' scopes, not answered yet. */
         struct backend_attaching *attachings;
+        /* Protected units' own MemoryMin, MemoryLow, MemorySwapMax and cgroup, asked of PID 1 without waiting
+         * (backend-systemd.c); how many answers are still to come; the protected units that wait for them. */
+        struct sysd_own *owns;
+        size_t n_owns, allocated_owns;
+        unsigned n_owns_asked;
+        char **protect_waiting;
+        size_t n_protect_waiting, allocated_protect_waiting;
         /* What PID 1 said of units' cgroups (sysd_unit_cgroup). */
         struct sysd_unit_cg {
                 char *unit;
@@ -63,12 +70,15 @@ struct systemd_data *sysd_data(struct backend *b);
 /* The D-Bus interface that carries a unit type's cgroup properties, or NULL. */
 const char *sysd_unit_interface(const char *unit);
 int sysd_bus_errno(const sd_bus_error *e, int r);
-int sysd_unit_get_u64(struct backend *b, const char *unit, const char *property, uint64_t *ret);
 /* The unit's cgroup, relative to the mount; -ENOENT if it has none (not running).  Kept from PID 1's last
  * answer while that still holds (see backend-systemd.c). */
 int sysd_unit_cgroup(struct backend *b, const char *unit, char **ret);
 /* Whether the cgroup path (relative to the mount) is there now. */
 bool sysd_cgroup_there(struct backend *b, const char *path);
+/* As sysd_unit_cgroup, from what PID 1 said before only: -EAGAIN if it would have to be asked. */
+int sysd_unit_cgroup_known(struct backend *b, const char *unit, char **ret);
+/* Keeps what PID 1 answered of a unit's ControlGroup ("" or "/": it has none), as sysd_unit_cgroup would. */
+void sysd_unit_cgroup_keep(struct systemd_data *d, const char *unit, const char *cgroup);
 /* An event of unit came: ask PID 1 again next time. */
 void sysd_unit_cgroup_forget(struct systemd_data *d, const char *unit);
 
@@ -110,6 +120,8 @@ int sysd_unit_apply(struct backend *b, const char *unit, const struct pw_job_cla
 int sysd_unit_restore(struct backend *b, const char *unit);
 /* Adds a listener of units' events (UnitNew, JobRemoved, a unit's state changing); -ENOSPC past SYSD_UNIT_LISTENERS. */
 int sysd_units_watch(struct backend *b, void (*fn)(void *userdata, const char *unit), void *userdata);
+/* Tells the listeners of an event of unit that is the backend's own (what it asked of the unit came). */
+void sysd_units_tell(struct systemd_data *d, const char *unit);
 
 /* backend-systemd-bus.c: one property of a unit, sent without waiting (sysd_call_later). */
 int sysd_unit_set_memory_high(struct backend *b, const char *unit, uint64_t bytes);

@@ -199,7 +199,9 @@ static void log_result(struct protect *p, const struct backend_protect *req, con
 
         units_format_human(res->min, min, sizeof(min));
         units_format_human(res->effective_min, eff, sizeof(eff));
-        if (!reported_changed(p, req->name, res->error))
+        if (res->error == -EINPROGRESS) /* the backend asks systemd for the unit's values: applied when they come */
+                log_debug("Protect %s: %s: its own values are asked of systemd", req->name, what);
+        else if (!reported_changed(p, req->name, res->error))
                 log_debug("Protect %s: %s: %s", req->name, what, res->error < 0 ? strerror(-res->error) : "in force");
         else if (res->error == -ENOENT)
                 action_log_add(p->log, LOG_LEVEL_WARNING, "Protect %s: %s does not exist or does not run (yet)",
@@ -263,7 +265,8 @@ static const char *entry_unit(const struct pw_protect *pr) {
         return policy_unit_name_problem(last) ? NULL : last;
 }
 
-/* Remembers the units of entries that could not be applied because their unit does not run. */
+/* Remembers the units of entries that could not be applied because their unit does not run, or because the
+ * backend asked systemd for the unit's own values (it tells of the unit when they come). */
 static void wait_for_units(struct protect *p, const struct pw_policy *policy, const struct cgroup_protect_result *res) {
         waiting_units_clear(p);
         if (!p->event || !backend_protects_units(p->backend))
@@ -272,7 +275,7 @@ static void wait_for_units(struct protect *p, const struct pw_policy *policy, co
                 const char *unit = entry_unit(&policy->protects[i]);
                 char *copy;
 
-                if (res[i].error != -ENOENT || !unit)
+                if ((res[i].error != -ENOENT && res[i].error != -EINPROGRESS) || !unit)
                         continue;
                 copy = strdup(unit);
                 if (!copy || GROW(p->waiting_units, p->allocated_waiting_units, p->n_waiting_units + 1) < 0) {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The systemd backend's units placed by rule (backend-systemd-units.c)
- * against a fake PID 1: a thread that serves the system bus address the
+ * The systemd backend's units placed by rule (backend-systemd-units.c) and
+ * its protection of units (backend-systemd.c) against a fake PID 1: a
+ * thread that serves the system bus address the
  * backend connects to (DBUS_SYSTEM_BUS_ADDRESS, a socket in a temporary
  * directory), answers what the backend asks, and records what it is sent.
  * It can hold its answer to GetAll, so that what the backend does before
@@ -21,6 +22,8 @@
 #include "util.h"
 
 #define UNIT_PATH "/org/freedesktop/systemd1/unit/backup_2eservice"
+#define SD_UNITS "/org/freedesktop/systemd1/unit/"
+#define SLICE_PATH "/org/freedesktop/systemd1/unit/system_2eslice"
 
 struct fake_pid1 {
         char *dir;
@@ -32,6 +35,8 @@ struct fake_pid1 {
         bool getall_error; /* answer GetAll with an error */
         bool getall_no_io; /* leave IOWriteIOPSMax out of GetAll's answer */
         uint64_t own_high; /* the unit's own MemoryHigh */
+        uint64_t own_min;  /* and its own MemoryMin (a unit's; a slice's is 0) */
+        bool stopped;      /* the unit runs no more: no cgroup */
         /* Seen by the fake: one line per call, "GetAll PATH IFACE" or "SetUnitProperties UNIT MemoryHigh=N". */
         char calls[32][160];
         size_t n_calls;
@@ -55,22 +60,30 @@ static int reply_getall(struct fake_pid1 *f, sd_bus_message *call) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         int r;
 
-        bool error, no_io;
-        uint64_t own_high;
+        bool error, no_io, stopped;
+        uint64_t own_high, own_min;
+        bool slice = streq(sd_bus_message_get_path(call), SLICE_PATH);
 
         pthread_mutex_lock(&f->lock);
-        error = f->getall_error, no_io = f->getall_no_io, own_high = f->own_high;
+        error = f->getall_error, no_io = f->getall_no_io, own_high = f->own_high, own_min = f->own_min;
+        stopped = f->stopped;
         pthread_mutex_unlock(&f->lock);
         if (error)
                 return sd_bus_reply_method_errorf(call, "org.freedesktop.DBus.Error.AccessDenied", "not for you");
         r = sd_bus_message_new_method_return(call, &m);
         if (r >= 0)
-                r = sd_bus_message_append(m, "a{sv}", no_io ? 8 : 9,        /* */
-                                          "Slice", "s", "system.slice",     /* one the backend skips */
-                                          "MemoryHigh", "t", own_high,      /* */
-                                          "MemoryMax", "t", UINT64_MAX,     /* */
-                                          "MemorySwapMax", "t", UINT64_MAX, /* */
-                                          "CPUWeight", "t", UINT64_MAX,     /* */
+                r = sd_bus_message_append(m, "a{sv}", no_io ? 11 : 12,  /* */
+                                          "Slice", "s", "system.slice", /* one the backend skips */
+                                          "ControlGroup", "s",
+                                          slice     ? "/system.slice"
+                                          : stopped ? ""
+                                                    : "/system.slice/backup.service",
+                                          "MemoryMin", "t", slice ? 0 : own_min, /* */
+                                          "MemoryLow", "t", UINT64_C(0),         /* */
+                                          "MemoryHigh", "t", own_high,           /* */
+                                          "MemoryMax", "t", UINT64_MAX,          /* */
+                                          "MemorySwapMax", "t", UINT64_MAX,      /* */
+                                          "CPUWeight", "t", UINT64_MAX,          /* */
                                           "IOReadBandwidthMax", "a(st)", 1, "/dev/vda", UINT64_C(1000000),
                                           "IOWriteBandwidthMax", "a(st)", 0, /* */
                                           "IOReadIOPSMax", "a(st)", 0,       /* */
@@ -78,9 +91,11 @@ static int reply_getall(struct fake_pid1 *f, sd_bus_message *call) {
         return r < 0 ? r : sd_bus_send(NULL, m, NULL);
 }
 
+/* "SetUnitProperties UNIT MemoryHigh=N", or, for protection, "SetUnitProperties UNIT MemoryMin=N". */
 static void record_set_properties(struct fake_pid1 *f, sd_bus_message *m) {
         const char *unit, *name;
-        uint64_t high = 0;
+        uint64_t high = 0, min = 0;
+        bool has_min = false;
         int runtime, r;
 
         r = sd_bus_message_read(m, "sb", &unit, &runtime);
@@ -90,13 +105,20 @@ static void record_set_properties(struct fake_pid1 *f, sd_bus_message *m) {
                 r = sd_bus_message_read(m, "s", &name);
                 if (r >= 0 && streq(name, "MemoryHigh"))
                         r = sd_bus_message_read(m, "v", "t", &high);
-                else if (r >= 0)
+                else if (r >= 0 && streq(name, "MemoryMin")) {
+                        r = sd_bus_message_read(m, "v", "t", &min);
+                        has_min = true;
+                } else if (r >= 0)
                         r = sd_bus_message_skip(m, "v");
                 if (r >= 0)
                         r = sd_bus_message_exit_container(m);
         }
-        record(f, "SetUnitProperties %s MemoryHigh=%" PRIu64 "%s", r < 0 ? "?" : unit, high,
-               runtime ? "" : " (not runtime)");
+        if (has_min)
+                record(f, "SetUnitProperties %s MemoryMin=%" PRIu64 "%s", r < 0 ? "?" : unit, min,
+                       runtime ? "" : " (not runtime)");
+        else
+                record(f, "SetUnitProperties %s MemoryHigh=%" PRIu64 "%s", r < 0 ? "?" : unit, high,
+                       runtime ? "" : " (not runtime)");
 }
 
 /* The answer to one call (the filter's: 1, handled, or an error). */
@@ -109,6 +131,8 @@ static int answer(struct fake_pid1 *f, sd_bus_message *m) {
                 const char *prop;
 
                 (void) sd_bus_message_read(m, "ss", &iface, &prop);
+                if (!streq(prop, "Version"))
+                        record(f, "Get %s %s", sd_bus_message_get_path(m), prop);
                 if (streq(prop, "Version"))
                         return sd_bus_reply_method_return(m, "v", "s", "252 (fake)");
                 return sd_bus_reply_method_return(m, "v", "t", UINT64_C(4915));
@@ -125,6 +149,9 @@ static int answer(struct fake_pid1 *f, sd_bus_message *m) {
                 pthread_mutex_unlock(&f->lock);
                 return reply_getall(f, m);
         }
+        if (sd_bus_message_is_method_call(m, "org.freedesktop.DBus", "AddMatch") ||
+            sd_bus_message_is_method_call(m, "org.freedesktop.systemd1.Manager", "Subscribe"))
+                return sd_bus_reply_method_return(m, NULL);
         if (sd_bus_message_is_method_call(m, "org.freedesktop.systemd1.Manager", "SetUnitProperties")) {
                 record_set_properties(f, m);
                 return sd_bus_reply_method_return(m, NULL);
@@ -358,6 +385,176 @@ START_TEST(test_systemd_unit_own_values_unreadable) {
 }
 END_TEST
 
+/* ---- protection of units ---- */
+
+struct pfixture {
+        struct fixture x;
+        char *tree;                   /* the cgroup2 mount the engine reads back what is in force from */
+        struct cgroup_engine *engine; /* the backend's */
+        struct backend_protect req;
+        struct cgroup_protect_result res;
+};
+
+static void pfixture_start(struct pfixture *p) {
+        *p = (struct pfixture){ .tree = tmpdir_new(),
+                                .req = { .name = "db", .unit = "backup.service", .min = UINT64_C(64) << 20 } };
+        free(write_file(p->tree, "system.slice/backup.service/memory.min", "0\n"));
+        free(write_file(p->tree, "system.slice/backup.service/memory.low", "0\n"));
+        free(write_file(p->tree, "system.slice/memory.min", "0\n"));
+        ck_assert_int_eq(cgroup_engine_new(p->tree, "pagewarden.slice", false, &p->engine), 0);
+        p->x = (struct fixture){ .state = tmpdir_new(), .class = { .name = (char *) "backup" } };
+        fake_start(&p->x.pid1);
+        ck_assert_int_eq(sd_event_new(&p->x.event), 0);
+        ck_assert_int_eq(backend_systemd_new(p->engine, NULL, p->x.event, "/pagewarden.slice", p->x.state, &p->x.b), 0);
+}
+
+/* The daemon stops and another starts on the same state directory (its PID 1 the same fake, reconnected). */
+static void pfixture_restart(struct pfixture *p) {
+        p->x.b = backend_free(p->x.b);                             /* and its engine */
+        ck_assert_int_eq(pthread_join(p->x.pid1.thread, NULL), 0); /* it served the first connection */
+        ck_assert_int_eq(pthread_create(&p->x.pid1.thread, NULL, serve, &p->x.pid1), 0);
+        ck_assert_int_eq(cgroup_engine_new(p->tree, "pagewarden.slice", false, &p->engine), 0);
+        ck_assert_int_eq(backend_systemd_new(p->engine, NULL, p->x.event, "/pagewarden.slice", p->x.state, &p->x.b), 0);
+}
+
+static void pfixture_stop(struct pfixture *p) {
+        fixture_stop(&p->x); /* the backend frees its engine */
+        tmpdir_cleanup(p->tree);
+}
+
+static char *protect_state(struct pfixture *p) {
+        _cleanup_free_ char *path = NULL;
+        char *text = NULL;
+
+        ck_assert_int_ge(asprintf(&path, "%s/protect-units.state", p->x.state), 0);
+        if (read_full_file(path, 1 << 20, &text, NULL) < 0)
+                return strdup("");
+        return text;
+}
+
+/* Applies and runs the loop until the backend tells a listener of the unit (it applies again then). */
+static int told;
+static void on_told(void *userdata, const char *unit) {
+        (void) userdata;
+        if (streq(unit, "backup.service"))
+                told++;
+}
+
+static void run_until_told(struct pfixture *p, int n) {
+        for (int i = 0; i < 500 && told < n; i++)
+                ck_assert_int_ge(sd_event_run(p->x.event, 10 * 1000), 0);
+        ck_assert_int_eq(told, n);
+}
+
+/*
+ * A unit protected the first time: nothing waits on PID 1 — its own values and cgroup are asked with one GetAll
+ * (-EINPROGRESS meanwhile, nothing written), then the slice above it; once answered, both are raised, their own
+ * values saved, and no GetUnit or Get is ever sent.
+ */
+START_TEST(test_systemd_protect_does_not_wait) {
+        struct pfixture p;
+        char last[160];
+        _cleanup_free_ char *state = NULL;
+
+        pfixture_start(&p);
+        told = 0;
+        ck_assert_int_eq(backend_units_watch(p.x.b, on_told, NULL), 0);
+        p.x.pid1.own_min = UINT64_C(1) << 20;
+        fake_set(&p.x.pid1, &p.x.pid1.hold_getall, true);
+        ck_assert_int_eq(backend_protect_set(p.x.b, &p.req, 1, &p.res), 0);
+        ck_assert_int_eq(p.res.error, -EINPROGRESS);
+        run_until(p.x.event, &p.x.pid1, "GetAll " UNIT_PATH, 1);
+        ck_assert_int_eq(backend_protect_set(p.x.b, &p.req, 1, &p.res), 0); /* asked once */
+        ck_assert_int_eq(p.res.error, -EINPROGRESS);
+        run_for(p.x.event, 50);
+        ck_assert_uint_eq(calls_of(&p.x.pid1, "GetAll", NULL, 0), 1);
+        ck_assert_uint_eq(calls_of(&p.x.pid1, "SetUnitProperties", NULL, 0), 0);
+        fake_set(&p.x.pid1, &p.x.pid1.hold_getall, false);
+        run_until_told(&p, 1);
+
+        ck_assert_int_eq(backend_protect_set(p.x.b, &p.req, 1, &p.res), 0); /* the slice's turn */
+        ck_assert_int_eq(p.res.error, -EINPROGRESS);
+        run_until_told(&p, 2);
+        ck_assert_uint_eq(calls_of(&p.x.pid1, "GetAll " SLICE_PATH, NULL, 0), 1);
+        ck_assert_int_eq(backend_protect_set(p.x.b, &p.req, 1, &p.res), 0);
+        ck_assert_int_eq(p.res.error, 0);
+        run_until(p.x.event, &p.x.pid1, "SetUnitProperties", 2);
+        ck_assert_uint_eq(calls_of(&p.x.pid1, "SetUnitProperties system.slice MemoryMin=67108864", NULL, 0), 1);
+        calls_of(&p.x.pid1, "SetUnitProperties", last, sizeof(last));
+        ck_assert_str_eq(last, "SetUnitProperties backup.service MemoryMin=67108864");
+        state = protect_state(&p);
+        ck_assert_msg(strstr(state, "\n1048576 0 - backup.service\n"), "%s", state);
+        ck_assert_msg(strstr(state, "\n0 0 - system.slice\n"), "%s", state);
+        /* Applied again: nothing asked, nothing new written but the same values. */
+        ck_assert_int_eq(backend_protect_set(p.x.b, &p.req, 1, &p.res), 0);
+        run_for(p.x.event, 50);
+        ck_assert_uint_eq(calls_of(&p.x.pid1, "GetAll", NULL, 0), 2);
+        ck_assert_uint_eq(calls_of(&p.x.pid1, "Get " SD_UNITS, NULL, 0), 0);
+        ck_assert_uint_eq(calls_of(&p.x.pid1, "unexpected", NULL, 0), 0); /* no GetUnit */
+        pfixture_stop(&p);
+}
+END_TEST
+
+/*
+ * package@6.12's case: the daemon restarts while a unit is protected (its entry loaded from the state file,
+ * our 64M in force), then the protection is withdrawn while the unit no longer runs.  While PID 1 is asked,
+ * nothing is given back and the original stays the one saved, not our value read back; withdrawn, the unit
+ * gets its own 1M back, not 64M.
+ */
+START_TEST(test_systemd_protect_restart_keeps_the_originals) {
+        struct pfixture p;
+        _cleanup_free_ char *state = NULL;
+        char last[160];
+        size_t sets;
+
+        pfixture_start(&p);
+        told = 0;
+        ck_assert_int_eq(backend_units_watch(p.x.b, on_told, NULL), 0);
+        p.x.pid1.own_min = UINT64_C(1) << 20;
+        ck_assert_int_eq(backend_protect_set(p.x.b, &p.req, 1, &p.res), 0);
+        run_until_told(&p, 1);
+        ck_assert_int_eq(backend_protect_set(p.x.b, &p.req, 1, &p.res), 0);
+        run_until_told(&p, 2);
+        ck_assert_int_eq(backend_protect_set(p.x.b, &p.req, 1, &p.res), 0);
+        ck_assert_int_eq(p.res.error, 0);
+        run_until(p.x.event, &p.x.pid1, "SetUnitProperties", 2);
+
+        fake_set(&p.x.pid1, &p.x.pid1.hold_getall, true);
+        p.x.pid1.own_min = UINT64_C(64) << 20; /* ours, in force */
+        pfixture_restart(&p);
+        told = 0;
+        ck_assert_int_eq(backend_units_watch(p.x.b, on_told, NULL), 0);
+        ck_assert_int_eq(backend_protect_set(p.x.b, &p.req, 1, &p.res), 0);
+        ck_assert_int_eq(p.res.error, -EINPROGRESS);
+        run_for(p.x.event, 50);
+        sets = calls_of(&p.x.pid1, "SetUnitProperties", NULL, 0);
+        ck_assert_uint_eq(sets, 2); /* nothing given back while asked */
+        fake_set(&p.x.pid1, &p.x.pid1.hold_getall, false);
+        run_until_told(&p, 1);
+        /* The unit's answer, then the slice's: applied again after each. */
+        ck_assert_int_eq(backend_protect_set(p.x.b, &p.req, 1, &p.res), 0);
+        for (int round = 0; round < 3 && p.res.error == -EINPROGRESS; round++) {
+                run_until_told(&p, told + 1);
+                ck_assert_int_eq(backend_protect_set(p.x.b, &p.req, 1, &p.res), 0);
+        }
+        ck_assert_int_eq(p.res.error, 0);
+        state = protect_state(&p);
+        ck_assert_msg(strstr(state, "\n1048576 0 - backup.service\n"), "%s", state); /* not 64M */
+
+        /* apt-get remove: the unit stops, its entry goes. */
+        fake_set(&p.x.pid1, &p.x.pid1.stopped, true);
+        ck_assert_int_eq(backend_protect_set(p.x.b, NULL, 0, NULL), 0);
+        run_until(p.x.event, &p.x.pid1, "SetUnitProperties", sets + 4);
+        ck_assert_uint_eq(calls_of(&p.x.pid1, "SetUnitProperties backup.service MemoryMin=1048576", NULL, 0), 1);
+        calls_of(&p.x.pid1, "SetUnitProperties", last, sizeof(last));
+        ck_assert_msg(strstr(last, "MemoryMin=1048576") || strstr(last, "system.slice MemoryMin=0"), "%s", last);
+        free(state);
+        state = protect_state(&p);
+        ck_assert_msg(!strstr(state, "backup.service"), "%s", state);
+        pfixture_stop(&p);
+}
+END_TEST
+
 Suite *backend_systemd_suite(void) {
         Suite *s = suite_create("backend-systemd");
         TCase *tc = tcase_create("units");
@@ -365,6 +562,10 @@ Suite *backend_systemd_suite(void) {
         tcase_add_test(tc, test_systemd_unit_apply_does_not_wait);
         tcase_add_test(tc, test_systemd_unit_restore_while_reading);
         tcase_add_test(tc, test_systemd_unit_own_values_unreadable);
+        suite_add_tcase(s, tc);
+        tc = tcase_create("protection");
+        tcase_add_test(tc, test_systemd_protect_does_not_wait);
+        tcase_add_test(tc, test_systemd_protect_restart_keeps_the_originals);
         suite_add_tcase(s, tc);
         return s;
 }
