@@ -2,9 +2,9 @@
 /*
  * The systemd backend's bus layer: calls to PID 1 (waiting, or answered
  * later on the loop), units' objects, properties and cgroups, and the
- * writes of one property of a unit.  backend-systemd.c (classes, jobs,
- * protection) and backend-systemd-units.c (units placed by rule) both use
- * it; it uses neither.
+ * writes of one property of a unit.  backend-systemd.c (classes, jobs),
+ * backend-systemd-protect.c (protection) and backend-systemd-units.c
+ * (units placed by rule) use it; it uses none of them.
  */
 #include <assert.h>
 #include <inttypes.h>

@@ -629,6 +629,7 @@ void sysd_units_tell(struct systemd_data *d, const char *unit) {
 }
 
 static void unit_event(struct systemd_data *d, const char *unit) {
+        d->unit_events++;
         sysd_unit_cgroup_forget(d, unit); /* it may have started or stopped */
         sysd_units_tell(d, unit);
 }

@@ -4,9 +4,9 @@
 /*
  * Internal to the systemd backend (backend-systemd*.c): its state and the
  * helpers its files share for talking to systemd over the bus (the bus
- * layer, backend-systemd-bus.c, which the other two use and which uses
- * neither).  Nothing
- * outside the backend includes this; the rest of the daemon sees backend.h.
+ * layer, backend-systemd-bus.c, which the other three use and which uses
+ * none of them).  Nothing outside the backend includes this; the rest of
+ * the daemon sees backend.h.
  * Errors: negative errno; NoSuchUnit is -ENOENT.
  */
 
@@ -33,6 +33,7 @@ struct systemd_data {
         struct unit_limits *saved;
         size_t n_saved, allocated_saved;
         sd_bus_slot *unit_new, *job_removed, *unit_changed;
+        unsigned long unit_events; /* units' events heard so far */
         /* Who hears of units' events: placement by rule, protection of unit: entries. */
         struct {
                 void (*fn)(void *userdata, const char *unit);
@@ -110,6 +111,12 @@ int sysd_method_later(struct backend *b, const char *member, const char *unit, c
 int sysd_list_units(struct backend *b, const char *pattern,
                     int (*fn)(struct backend *b, const char *name, const char *desc, const char *active, void *ud),
                     void *ud);
+
+/* backend-systemd-protect.c: the backend_ops entries for protection, its ledger's key check, and its end. */
+int sysd_protect_set(struct backend *b, const struct backend_protect *req, size_t n, struct cgroup_protect_result *res);
+int sysd_protect_path(struct backend *b, const struct backend_protect *p, char **ret_path);
+bool sysd_protect_valid_key(const char *unit);
+void sysd_protect_done(struct systemd_data *d);
 
 /* backend-systemd-units.c: the backend_ops entries for units placed by rule. */
 int sysd_units_init(struct backend *b, const char *state_dir);

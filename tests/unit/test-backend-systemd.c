@@ -555,6 +555,29 @@ START_TEST(test_systemd_protect_restart_keeps_the_originals) {
 }
 END_TEST
 
+/* A protected unit that does not run: asked once, then "does not run" (-ENOENT) at each apply without asking
+ * PID 1 again (no loop of questions while no unit's event says it started). */
+START_TEST(test_systemd_protect_unit_not_running) {
+        struct pfixture p;
+
+        pfixture_start(&p);
+        told = 0;
+        ck_assert_int_eq(backend_units_watch(p.x.b, on_told, NULL), 0);
+        fake_set(&p.x.pid1, &p.x.pid1.stopped, true);
+        ck_assert_int_eq(backend_protect_set(p.x.b, &p.req, 1, &p.res), 0);
+        ck_assert_int_eq(p.res.error, -EINPROGRESS);
+        run_until_told(&p, 1);
+        for (int i = 0; i < 3; i++) {
+                ck_assert_int_eq(backend_protect_set(p.x.b, &p.req, 1, &p.res), 0);
+                ck_assert_int_eq(p.res.error, -ENOENT);
+        }
+        run_for(p.x.event, 50);
+        ck_assert_uint_eq(calls_of(&p.x.pid1, "GetAll", NULL, 0), 1);
+        ck_assert_uint_eq(calls_of(&p.x.pid1, "SetUnitProperties", NULL, 0), 0);
+        pfixture_stop(&p);
+}
+END_TEST
+
 Suite *backend_systemd_suite(void) {
         Suite *s = suite_create("backend-systemd");
         TCase *tc = tcase_create("units");
@@ -566,6 +589,7 @@ Suite *backend_systemd_suite(void) {
         tc = tcase_create("protection");
         tcase_add_test(tc, test_systemd_protect_does_not_wait);
         tcase_add_test(tc, test_systemd_protect_restart_keeps_the_originals);
+        tcase_add_test(tc, test_systemd_protect_unit_not_running);
         suite_add_tcase(s, tc);
         return s;
 }
