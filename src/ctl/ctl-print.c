@@ -237,11 +237,41 @@ static void job_by_cell(struct table *t, json_object *j) {
                 table_add(t, NULL);
 }
 
+/* A daemon with many jobs answers with the figures it has and reads the older ones again in the background
+ * (pagewardend(8)): says so when some are older than a few seconds, or not read yet. */
+#define FIGURES_OLD_MS 5000
+
+static void print_figures_age(FILE *f, json_object *jobs, const char *indent) {
+        size_t n = array_length(jobs), old = 0, unread = 0;
+        uint64_t oldest = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                json_object *j = object_at(jobs, i), *age = field(j, "figures_age_ms");
+
+                if (!j || !json_object_object_get_ex(j, "figures_age_ms", NULL))
+                        continue; /* a daemon that reads them all at each request */
+                if (!json_object_is_type(age, json_type_int))
+                        unread++;
+                else if (json_object_get_uint64(age) >= FIGURES_OLD_MS) {
+                        old++;
+                        oldest = json_object_get_uint64(age) > oldest ? json_object_get_uint64(age) : oldest;
+                }
+        }
+        if (old > 0)
+                fprintf(f, "%sthe figures of %zu of %zu jobs were read up to %" PRIu64 " s ago", indent, old, n,
+                        oldest / 1000);
+        if (unread > 0)
+                fprintf(f, "%s%zu of %zu jobs have no figures yet", old > 0 ? "; " : indent, unread, n);
+        if (old + unread > 0)
+                fputs(" (the daemon reads them again now)\n", f);
+}
+
 static int print_jobs(FILE *f, json_object *jobs, const char *indent) {
         static const char *const header[] = { "ID",      "NAME", "CLASS",  "BY",    "USER",
                                               "STARTED", "PIDS", "MEMORY", "CACHE", "CGROUP" };
         _cleanup_(table_done) struct table t = { .cut = { 10, 2, 6 } }; /* CGROUP, NAME, STARTED */
         size_t n = array_length(jobs);
+        int r;
 
         if (n == 0) {
                 fprintf(f, "%snone\n", indent);
@@ -265,7 +295,10 @@ static int print_jobs(FILE *f, json_object *jobs, const char *indent) {
                 table_add(&t, fmt_size(field(j, "memory_file"), a));
                 table_add(&t, str_field(j, "cgroup"));
         }
-        return table_print(f, &t, indent);
+        r = table_print(f, &t, indent);
+        if (r >= 0)
+                print_figures_age(f, jobs, indent);
+        return r;
 }
 
 /* memory_min / memory_low: in force, with what is configured and what is effective where they differ; "auto"
@@ -499,6 +532,16 @@ static void rate_cell(struct table *t, json_object *now, json_object *before, do
         table_addf(t, "%s/s", buf);
 }
 
+/* The seconds between the reads of a job's figures in two answers seconds apart: a daemon with many jobs
+ * answers with figures read earlier (figures_age_ms), and two answers may carry the same read (0: no rate). */
+static double read_interval(json_object *j, json_object *prev, double seconds) {
+        uint64_t age, prev_age;
+
+        if (!uint_value(field(j, "figures_age_ms"), &age) || !uint_value(field(prev, "figures_age_ms"), &prev_age))
+                return seconds; /* a daemon that reads them for each answer */
+        return seconds + ((double) prev_age - (double) age) / 1000.0;
+}
+
 static int print_jobs_top(FILE *f, json_object *jobs, json_object *prev_jobs, double seconds) {
         static const char *const header[] = { "ID",    "NAME",   "CLASS",   "PIDS",  "MEMORY",
                                               "MEM/s", "READ/s", "WRITE/s", "STATE", "CGROUP" };
@@ -515,18 +558,20 @@ static int print_jobs_top(FILE *f, json_object *jobs, json_object *prev_jobs, do
         for (size_t i = 0; i < n; i++) {
                 json_object *j = object_at(jobs, i), *p;
                 char a[VALUE_MAX];
+                double interval;
 
                 if (!j)
                         continue;
                 p = job_by_id(prev, n_prev, field(j, "id"));
+                interval = read_interval(j, p, seconds);
                 table_add(&t, fmt_int(field(j, "id"), a));
                 table_add(&t, str_field(j, "name"));
                 job_class_cell(&t, j);
                 table_add(&t, fmt_int(field(j, "pids"), a));
                 table_add(&t, fmt_size(field(j, "memory_current"), a));
-                rate_cell(&t, field(j, "memory_current"), field(p, "memory_current"), seconds, true);
-                rate_cell(&t, field(j, "io_read_bytes"), field(p, "io_read_bytes"), seconds, false);
-                rate_cell(&t, field(j, "io_written_bytes"), field(p, "io_written_bytes"), seconds, false);
+                rate_cell(&t, field(j, "memory_current"), field(p, "memory_current"), interval, true);
+                rate_cell(&t, field(j, "io_read_bytes"), field(p, "io_read_bytes"), interval, false);
+                rate_cell(&t, field(j, "io_written_bytes"), field(p, "io_written_bytes"), interval, false);
                 table_add(&t, str_field(j, "state"));
                 table_color(&t, str_field(j, "state") && streq(str_field(j, "state"), "frozen") ? COLOR_YELLOW : NULL);
                 table_add(&t, str_field(j, "cgroup"));

@@ -45,6 +45,7 @@ struct api {
         /* Loads the configuration again (manager_reload()): 0, or -EINVAL with the diagnostics in *ret_errors. */
         int (*reload)(void *userdata, char **ret_errors);
         void *reload_userdata;
-        struct control *control; /* the socket the answers go to: control_new() sets it */
-        struct move *moves;      /* move requests worked on in slices (place-request.c) */
+        struct control *control;  /* the socket the answers go to: control_new() sets it */
+        struct move *moves;       /* move requests worked on in slices (place-request.c) */
+        sd_event_source *figures; /* the jobs' figures read again in the background (status.c) */
 };

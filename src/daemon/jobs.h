@@ -64,6 +64,13 @@ struct job {
          * since class_io_usec (CLOCK_REALTIME), when the class had read and written class_io_read/_written. */
         bool class_io;
         uint64_t class_io_usec, class_io_read, class_io_written;
+        /* What status shows of it (status.c), as read at figures.usec (CLOCK_MONOTONIC; 0: not read yet). */
+        struct job_figures {
+                uint64_t usec;
+                bool have; /* its cgroup could be read */
+                bool frozen;
+                struct cgroup_job_state s;
+        } figures;
         struct app_snapshot *apps;           /* the protected applications at its start (appcost_snapshot) */
         struct job_governor_counts governor; /* the governor's on its class so far, at its start */
         struct job *next;

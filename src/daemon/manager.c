@@ -9,6 +9,7 @@
 #include "place-request.h"
 #include "pressure.h"
 #include "requests.h"
+#include "status.h"
 
 #define STATE_DIR RUNSTATEDIR "/pagewarden"
 
@@ -500,6 +501,7 @@ struct manager *manager_free(struct manager *m) {
                 return NULL;
         m->stopping = m->govern.stopping = true;
         place_moves_free(&m->api);
+        status_done(&m->api);
         m->api.control = control_free(m->api.control);
         classes_done(&m->classes);
         observe_done(&m->observe);

@@ -116,32 +116,100 @@ static json_object *class_json(struct api *api, const char *name, const struct p
         return o;
 }
 
-/* The last uid looked up and its name ("" if it has none): one status lists many jobs of few users, and each
- * getpwuid_r reads /etc/passwd again. */
-struct user_name {
-        bool valid;
-        uid_t uid;
-        char name[256];
+/* The uids looked up for one answer and their names ("" if none): a status lists many jobs of few users, and
+ * each getpwuid_r reads /etc/passwd again.  Past USER_NAMES_MAX users, the oldest entry makes room. */
+#define USER_NAMES_MAX 32
+
+struct user_names {
+        struct {
+                uid_t uid;
+                char name[256];
+        } v[USER_NAMES_MAX];
+        size_t n, next;
 };
 
-static json_object *user_json(uid_t uid, struct user_name *last) {
-        struct user_name here = {};
+static json_object *user_json(uid_t uid, struct user_names *names) {
+        struct user_names here = {};
+        size_t i;
 
-        if (!last)
-                last = &here;
-        if (!last->valid || last->uid != uid) {
-                *last = (struct user_name){ .valid = true, .uid = uid };
-                (void) user_name_of(uid, last->name, sizeof(last->name));
+        if (!names)
+                names = &here;
+        for (i = 0; i < names->n && names->v[i].uid != uid; i++)
+                ;
+        if (i == names->n) {
+                i = names->n < USER_NAMES_MAX ? names->n++ : names->next++ % USER_NAMES_MAX;
+                names->v[i].uid = uid;
+                (void) user_name_of(uid, names->v[i].name, sizeof(names->v[i].name)); /* "" if none */
         }
-        return last->name[0] ? json_object_new_string(last->name) : NULL;
+        return names->v[i].name[0] ? json_object_new_string(names->v[i].name) : NULL;
 }
 
-static json_object *job_json(struct api *api, const struct job *j, struct user_name *last) {
+/* ---- a job's figures (status.h) ---- */
+
+static void figures_read(struct api *api, struct job *j) {
+        struct job_figures *f = &j->figures;
+
+        f->have = cgroup_job_read(api->backend->engine, j->path, &f->s) >= 0;
+        f->frozen = f->have && jobctl_frozen(api->backend->engine, j->path);
+        f->usec = now_usec(CLOCK_MONOTONIC);
+}
+
+static bool figures_stale(const struct job *j, uint64_t now) {
+        return j->figures.usec == 0 || now - j->figures.usec >= STATUS_FIGURES_FRESH_USEC;
+}
+
+/* One slice of the background reading: the stale figures, until STATUS_SLICE_USEC have passed. */
+static int on_figures(sd_event_source *s, void *userdata) {
+        struct api *api = userdata;
+        uint64_t start = now_usec(CLOCK_MONOTONIC);
+
+        for (struct job *j = api->jobs->list; j; j = j->next) {
+                if (!figures_stale(j, start))
+                        continue;
+                figures_read(api, j);
+                if (now_usec(CLOCK_MONOTONIC) - start >= STATUS_SLICE_USEC)
+                        return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT); /* the rest at the next turn */
+        }
+        return sd_event_source_set_enabled(s, SD_EVENT_OFF);
+}
+
+/* Before an answer that lists jobs: every job's figures read now while there are few jobs; with many, the
+ * stale ones read again in the background (this answer has what there is). */
+static void figures_prepare(struct api *api) {
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+        bool stale = false;
+
+        if (api->jobs->n <= STATUS_READ_ALL_JOBS) {
+                for (struct job *j = api->jobs->list; j; j = j->next)
+                        figures_read(api, j);
+                return;
+        }
+        for (const struct job *j = api->jobs->list; j && !stale; j = j->next)
+                stale = figures_stale(j, now);
+        if (!stale)
+                return;
+        if (!api->figures && sd_event_add_defer(api->event, &api->figures, on_figures, api) >= 0) {
+                (void) sd_event_source_set_priority(api->figures, SD_EVENT_PRIORITY_IDLE);
+                (void) sd_event_source_set_description(api->figures, "status-figures");
+        }
+        if (api->figures)
+                (void) sd_event_source_set_enabled(api->figures, SD_EVENT_ONESHOT);
+        else /* out of memory: read them now, as a small status does */
+                for (struct job *j = api->jobs->list; j; j = j->next)
+                        figures_read(api, j);
+}
+
+void status_done(struct api *api) {
+        api->figures = sd_event_source_disable_unref(api->figures);
+}
+
+static json_object *job_json(struct api *api, const struct job *j, struct user_names *names) {
         json_object *o = json_object_new_object();
-        struct cgroup_job_state s;
+        const struct job_figures *f = &j->figures;
+        const struct cgroup_job_state *s = &f->s;
+        bool have = f->usec && f->have;
+        bool mem = have && s->have_memory; /* a systemd scope without limits of its own is no memory cgroup */
         char *cg = NULL;
-        bool have = cgroup_job_read(api->backend->engine, j->path, &s) >= 0;
-        bool mem = have && s.have_memory; /* a systemd scope without limits of its own is no memory cgroup */
 
         json_object_object_add(o, "id", json_object_new_uint64(j->id));
         json_object_object_add(o, "name", json_object_new_string(j->name));
@@ -150,27 +218,31 @@ static json_object *job_json(struct api *api, const struct job *j, struct user_n
                 json_object_object_add(o, "cgroup", json_object_new_string(cg));
         free(cg);
         json_object_object_add(o, "uid", json_object_new_int64(j->uid));
-        json_object_object_add(o, "user", user_json(j->uid, last));
+        json_object_object_add(o, "user", user_json(j->uid, names));
         json_object_object_add(o, "started", json_object_new_uint64(j->started_usec / 1000000));
-        json_object_object_add(o, "pids", have ? json_object_new_int64(s.n_procs) : NULL);
-        json_object_object_add(o, "memory_current", mem ? json_object_new_uint64(s.memory_current) : NULL);
-        json_object_object_add(o, "memory_file", mem ? json_object_new_uint64(s.memory_file) : NULL);
-        json_object_object_add(o, "memory_high", mem ? protocol_limit_json(s.memory_high) : NULL);
-        json_object_object_add(o, "memory_max", mem ? protocol_limit_json(s.memory_max) : NULL);
-        json_object_object_add(o, "io_read_bytes", have && s.have_io ? json_object_new_uint64(s.io_read) : NULL);
-        json_object_object_add(o, "io_written_bytes", have && s.have_io ? json_object_new_uint64(s.io_written) : NULL);
+        json_object_object_add(o, "pids", have ? json_object_new_int64(s->n_procs) : NULL);
+        json_object_object_add(o, "memory_current", mem ? json_object_new_uint64(s->memory_current) : NULL);
+        json_object_object_add(o, "memory_file", mem ? json_object_new_uint64(s->memory_file) : NULL);
+        json_object_object_add(o, "memory_high", mem ? protocol_limit_json(s->memory_high) : NULL);
+        json_object_object_add(o, "memory_max", mem ? protocol_limit_json(s->memory_max) : NULL);
+        json_object_object_add(o, "io_read_bytes", have && s->have_io ? json_object_new_uint64(s->io_read) : NULL);
+        json_object_object_add(o, "io_written_bytes",
+                               have && s->have_io ? json_object_new_uint64(s->io_written) : NULL);
+        json_object_object_add(o, "figures_age_ms",
+                               f->usec ? json_object_new_uint64((now_usec(CLOCK_MONOTONIC) - f->usec) / 1000) : NULL);
         json_object_object_add(o, "class_in_policy",
                                json_object_new_boolean(policy_find_class(api->policy, j->class) != NULL));
         json_object_object_add(o, "state",
-                               json_object_new_string(j->releasing                                   ? "ending"
-                                                      : jobctl_frozen(api->backend->engine, j->path) ? "frozen"
-                                                                                                     : "running"));
+                               json_object_new_string(j->releasing ? "ending"
+                                                      : f->frozen  ? "frozen"
+                                                                   : "running"));
         json_object_object_add(o, "placed_by", j->by[0] ? json_object_new_string(j->by) : NULL);
         json_object_object_add(o, "unit", j->unit ? json_object_new_string(j->unit) : NULL);
         return o;
 }
 
-json_object *status_job_json(struct api *api, const struct job *j) {
+json_object *status_job_json(struct api *api, struct job *j) {
+        figures_read(api, j);
         return job_json(api, j, NULL);
 }
 
@@ -349,11 +421,12 @@ static json_object *unplaced_json(struct api *api) {
 
 json_object *status_list_json(struct api *api, bool all) {
         json_object *o = json_object_new_object(), *jobs = json_object_new_array();
-        struct user_name last = {};
+        struct user_names names = {};
 
         json_object_object_add(o, "ok", json_object_new_boolean(true));
+        figures_prepare(api);
         for (const struct job *j = api->jobs->list; j; j = j->next)
-                json_object_array_add(jobs, job_json(api, j, &last));
+                json_object_array_add(jobs, job_json(api, j, &names));
         json_object_object_add(o, "jobs", jobs);
         if (all) { /* newest first, as the running ones */
                 json_object *ended = json_object_new_array();
@@ -369,7 +442,7 @@ json_object *status_json(struct api *api) {
         json_object *o = json_object_new_object(), *classes = json_object_new_array(), *jobs = json_object_new_array(),
                     *prot = json_object_new_array();
         struct cgroup_protect_cache cache = {};
-        struct user_name last = {};
+        struct user_names names = {};
 
         json_object_object_add(o, "ok", json_object_new_boolean(true));
         json_object_object_add(o, "version", json_object_new_string(PACKAGE_VERSION));
@@ -387,8 +460,9 @@ json_object *status_json(struct api *api) {
                 if (!listed)
                         json_object_array_add(classes, class_json(api, j->class, NULL));
         }
+        figures_prepare(api);
         for (struct job *j = api->jobs->list; j; j = j->next)
-                json_object_array_add(jobs, job_json(api, j, &last));
+                json_object_array_add(jobs, job_json(api, j, &names));
         for (size_t i = 0; i < api->policy->n_protects; i++)
                 json_object_array_add(prot, protect_json(api, &api->policy->protects[i], &cache));
         cgroup_protect_cache_done(&cache);

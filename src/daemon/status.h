@@ -6,6 +6,14 @@
  * policy and from what the kernel has now (read through the engine).  The
  * fields are documented in pagewardenctl(8).
  *
+ * A job's figures (its processes, memory, I/O, whether it is frozen) are
+ * read when asked while there are at most STATUS_READ_ALL_JOBS jobs (and
+ * always for `show`); with more, status answers at once with the figures
+ * it has, each job saying how old they are, and reads those older than
+ * STATUS_FIGURES_FRESH_USEC again in the background, in slices of
+ * STATUS_SLICE_USEC at the loop's idle priority: a status of thousands of
+ * jobs holds neither the loop nor the client for seconds.
+ *
  * Errors: none to the caller: a file that cannot be read shows as null or
  * as missing; out of memory may leave a field out.
  */
@@ -14,7 +22,14 @@
 
 #include "api.h"
 
+#define STATUS_READ_ALL_JOBS 32
+#define STATUS_FIGURES_FRESH_USEC (UINT64_C(5) * 1000000)
+#define STATUS_SLICE_USEC (UINT64_C(5) * 1000)
+
 json_object *status_json(struct api *api);
-json_object *status_job_json(struct api *api, const struct job *j);
+/* One job, its figures read now. */
+json_object *status_job_json(struct api *api, struct job *j);
 /* list: the running jobs; with all, the ended ones too (their reports, newest first). */
 json_object *status_list_json(struct api *api, bool all);
+/* Stops reading figures in the background (the daemon stops). */
+void status_done(struct api *api);

@@ -3,6 +3,7 @@
 
 #include "cgroup.h"
 #include "fake-daemon.h"
+#include "status.h"
 
 static char *fake_class_path(struct backend *b, const char *class) {
         char *p;
@@ -108,6 +109,7 @@ void fake_daemon_start(struct fake_daemon *d, const char *policy, void (*tree)(c
 }
 
 void fake_daemon_stop(struct fake_daemon *d) {
+        status_done(&d->api);
         observe_done(&d->observe);
         govern_done(&d->govern);
         jobs_done(&d->jobs);

@@ -82,6 +82,8 @@ static const struct {
         { "show-ended", ctl_print_show }, /* an ended job: its report */
         { "show-oom", ctl_print_show },   /* OOM-killed, counted from adoption, its peak perhaps an earlier job's */
         { "list-all", ctl_print_list },   /* list --all: the ended ones too, one without counters */
+        /* A daemon with many jobs: figures read 7 s ago, and a job's not read yet, said under the table. */
+        { "list-figures-age", ctl_print_list },
         { "report-line", print_report_line, "show-oom" },
         /* A job whose scope counted no memory nor I/O (systemd, no controller): "not measured", never 0 B. */
         { "show-unmeasured", ctl_print_show },

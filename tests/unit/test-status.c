@@ -55,7 +55,7 @@ static void zero(json_object *o, const char *key) {
 }
 
 static void normalize(json_object *s) {
-        json_object *daemon, *actions;
+        json_object *daemon, *actions, *jobs;
 
         zero(s, "version");
         ck_assert(json_object_object_get_ex(s, "daemon", &daemon));
@@ -66,6 +66,15 @@ static void normalize(json_object *s) {
         ck_assert(json_object_object_get_ex(s, "actions", &actions));
         for (size_t i = 0; i < json_object_array_length(actions); i++)
                 zero(json_object_array_get_idx(actions, i), "time");
+        ck_assert(json_object_object_get_ex(s, "jobs", &jobs));
+        for (size_t i = 0; i < json_object_array_length(jobs); i++) {
+                json_object *age = json_object_object_get(json_object_array_get_idx(jobs, i), "figures_age_ms");
+
+                /* read for this answer: a few ms at most, even under a sanitizer */
+                ck_assert_msg(json_object_is_type(age, json_type_int) && json_object_get_int64(age) < 1000, "%s",
+                              json_object_to_json_string(age));
+                zero(json_object_array_get_idx(jobs, i), "figures_age_ms");
+        }
 }
 
 START_TEST(test_status_golden) {
@@ -119,11 +128,83 @@ START_TEST(test_status_golden) {
 }
 END_TEST
 
+#define MANY_JOBS (STATUS_READ_ALL_JOBS + 8)
+
+static void many_jobs(const char *dir) {
+        static const char *const class[] = { "memory.high=268435456\n", "cgroup.events=populated 1\nfrozen 0\n", NULL };
+
+        fake_cgroup_files(dir, "pagewarden.slice/backup", class);
+        for (unsigned i = 1; i <= MANY_JOBS; i++) {
+                _cleanup_free_ char *slot = NULL, *label = NULL;
+
+                ck_assert_int_ge(asprintf(&slot, "pagewarden.slice/backup/slot-%u", i), 0);
+                ck_assert_int_ge(asprintf(&label, "id=%u uid=0 started=1714644300250000 name=j%u by=run", i, i), 0);
+                fake_job_slot(dir, slot, label);
+        }
+}
+
+/* The figure fields of the job with this id in a status answer. */
+static json_object *job_field(json_object *status, uint64_t id, const char *key) {
+        json_object *jobs = json_object_object_get(status, "jobs");
+
+        for (size_t i = 0; i < json_object_array_length(jobs); i++) {
+                json_object *j = json_object_array_get_idx(jobs, i);
+
+                if (json_object_get_uint64(json_object_object_get(j, "id")) == id)
+                        return json_object_object_get(j, key);
+        }
+        ck_abort_msg("no job %" PRIu64, id);
+        return NULL;
+}
+
+/*
+ * More jobs than status reads for each answer: the first answer comes at once without figures (null, and no
+ * age), the loop reads them in the background, the next answer has them; a change within
+ * STATUS_FIGURES_FRESH_USEC is not read again for status (it is for show: one job, read now).
+ */
+START_TEST(test_status_many_jobs_figures_in_the_background) {
+        struct fake_daemon d;
+        json_object *status;
+        _cleanup_free_ char *slot3 = NULL;
+        struct job *j3;
+
+        fake_daemon_start(&d, "jobs:\n  backup:\n    memory: {high: 256M}\n", many_jobs);
+        ck_assert_uint_eq(d.jobs.n, MANY_JOBS);
+
+        status = status_json(&d.api);
+        ck_assert_ptr_null(job_field(status, 3, "memory_current"));
+        ck_assert_ptr_null(job_field(status, 3, "figures_age_ms"));
+        ck_assert_ptr_null(job_field(status, 3, "pids"));
+        json_object_put(status);
+        for (int i = 0; i < 100 && sd_event_run(d.event, 0) > 0; i++)
+                ;
+        status = status_json(&d.api);
+        ck_assert_uint_eq(json_object_get_uint64(job_field(status, 3, "memory_current")), 41943040);
+        ck_assert_uint_eq(json_object_get_uint64(job_field(status, 3, "pids")), 1);
+        ck_assert_uint_eq(json_object_get_uint64(job_field(status, MANY_JOBS, "io_written_bytes")), 2000);
+        ck_assert(json_object_is_type(job_field(status, 3, "figures_age_ms"), json_type_int));
+        json_object_put(status);
+
+        ck_assert_int_ge(asprintf(&slot3, "%s/pagewarden.slice/backup/slot-3/memory.current", d.dir), 0);
+        ck_assert_int_eq(write_file_atomic(slot3, "1048576\n"), 0);
+        status = status_json(&d.api); /* fresh enough: not read again */
+        ck_assert_uint_eq(json_object_get_uint64(job_field(status, 3, "memory_current")), 41943040);
+        json_object_put(status);
+        j3 = jobs_find_id(&d.jobs, 3);
+        ck_assert_ptr_nonnull(j3);
+        status = status_job_json(&d.api, j3);
+        ck_assert_uint_eq(json_object_get_uint64(json_object_object_get(status, "memory_current")), 1048576);
+        json_object_put(status);
+        fake_daemon_stop(&d);
+}
+END_TEST
+
 Suite *status_suite(void) {
         Suite *s = suite_create("status");
         TCase *tc = tcase_create("golden");
 
         tcase_add_test(tc, test_status_golden);
+        tcase_add_test(tc, test_status_many_jobs_figures_in_the_background);
         suite_add_tcase(s, tc);
         return s;
 }
