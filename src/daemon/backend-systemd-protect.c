@@ -25,9 +25,11 @@ static const char *unit_key(const char *path) {
 }
 
 /*
- * A protected unit's own values and its cgroup, asked of PID 1 without waiting: one Properties.GetAll on the
- * unit's object (which loads a unit that has not started), the first time the ledger reads the unit (a
- * protected unit, or a slice above one) or when its cgroup is not known.  Meanwhile the ledger keeps the unit
+ * A protected unit's own values and its cgroup, asked of PID 1 without waiting: GetUnit, then one
+ * Properties.GetAll on the object it names, the first time the ledger reads the unit (a protected unit, or a
+ * slice above one) or when its cgroup is not known.  Not GetAll on the unit's path at once: that would load a
+ * unit systemd does not have, and its announcement (UnitNew), an event of the unit, would have it asked again,
+ * in a loop; a unit that is not loaded does not run and has nothing to read.  Meanwhile the ledger keeps the unit
  * as it is (-EINPROGRESS, ledger.h); once every answer is in, the listeners hear of each protected unit that
  * waited, and protection is applied again.  An answer is kept OWN_ANSWER_USEC: its values are used once (they
  * may change afterwards), and an error is the read's result until then, so that a unit PID 1 refuses is not
@@ -42,6 +44,7 @@ struct sysd_own {
         uint64_t answered_usec;
         struct ledger_values v;
         char *cgroup;         /* answered: its cgroup, relative to the mount (NULL: none, it does not run) */
+        bool not_loaded;      /* answered: systemd has no such unit loaded (no values, no cgroup) */
         unsigned long events; /* answered: the units' events heard by then (a later one may change its cgroup) */
 };
 
@@ -118,45 +121,91 @@ static void own_tell_waiting(struct systemd_data *d) {
         free(units);
 }
 
-static void own_answered(struct backend *b, sd_bus_message *reply, void *userdata) {
-        struct systemd_data *d = sysd_data(b);
-        const sd_bus_error *e = sd_bus_message_get_error(reply);
-        struct sysd_own *o = own_get(d, userdata);
-
+/* The answer came: what it says of the unit is kept, and the units that waited hear once none is still to come. */
+static void own_done(struct systemd_data *d, struct sysd_own *o, int error, const char *message) {
         assert(d->n_owns_asked > 0);
         d->n_owns_asked--;
         if (o && !o->answered) {
-                o->error = e ? sysd_bus_errno(e, -(sd_bus_error_get_errno(e) ?: EIO)) : parse_own(d, reply, o);
+                o->error = error;
                 o->answered = true;
                 o->answered_usec = now_usec(CLOCK_MONOTONIC);
                 o->events = d->unit_events;
-                if (o->error < 0)
+                if (error < 0)
                         log_warning(
                                 "systemd: unit %s: its own MemoryMin, MemoryLow and MemorySwapMax cannot be read: "
                                 "%s",
-                                o->unit, e ? e->message ?: e->name : strerror(-o->error));
+                                o->unit, message ?: strerror(-error));
         }
         if (d->n_owns_asked == 0)
                 own_tell_waiting(d);
 }
 
-/* Asks PID 1 for the unit's own values and cgroup: -EINPROGRESS, or why it cannot be asked. */
-static int own_ask(struct backend *b, const char *unit) {
+static void own_answered(struct backend *b, sd_bus_message *reply, void *userdata) {
         struct systemd_data *d = sysd_data(b);
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+        struct sysd_own *o = own_get(d, userdata);
+        int r = 0;
+
+        if (e)
+                r = sysd_bus_errno(e, -(sd_bus_error_get_errno(e) ?: EIO));
+        else if (o && !o->answered)
+                r = parse_own(d, reply, o);
+        own_done(d, o, r, e ? e->message ?: e->name : NULL);
+}
+
+/* GetUnit's answer: a unit that is not loaded has no cgroup and no values to keep (it is not asked for them:
+ * asking its object would load it, and systemd would announce it, an event that would ask again); a loaded one's
+ * object is asked for them. */
+static void own_located(struct backend *b, sd_bus_message *reply, void *userdata) {
+        struct systemd_data *d = sysd_data(b);
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+        struct sysd_own *o = own_get(d, userdata);
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *get = NULL;
-        _cleanup_free_ char *path = NULL;
-        const char *iface = sysd_unit_interface(unit);
+        const char *path;
         char *name;
         int r;
 
-        if (!iface)
-                return -EINVAL;
-        r = sd_bus_path_encode(SD_PATH "/unit", unit, &path);
+        if (!o || o->answered) {
+                own_done(d, o, 0, NULL);
+                return;
+        }
+        if (e) {
+                r = sysd_bus_errno(e, -(sd_bus_error_get_errno(e) ?: EIO));
+                if (r == -ENOENT) { /* not loaded: it does not run */
+                        sysd_unit_cgroup_keep(d, o->unit, "");
+                        o->not_loaded = true;
+                        r = 0;
+                }
+                own_done(d, o, r, r < 0 ? e->message ?: e->name : NULL);
+                return;
+        }
+        r = sd_bus_message_read(reply, "o", &path);
         if (r >= 0)
                 r = sd_bus_message_new_method_call(d->bus, &get, SD_DEST, path, "org.freedesktop.DBus.Properties",
                                                    "GetAll");
         if (r >= 0)
-                r = sd_bus_message_append(get, "s", iface);
+                r = sd_bus_message_append(get, "s", sysd_unit_interface(o->unit));
+        if (r >= 0)
+                r = (name = strdup(o->unit)) ? 0 : -ENOMEM;
+        if (r >= 0)
+                r = sysd_call_later_reply(b, get, "reading a protected unit's own values", own_answered, name);
+        if (r < 0)
+                own_done(d, o, r, NULL); /* asked again after OWN_ANSWER_USEC */
+}
+
+/* Asks PID 1 for the unit's own values and cgroup (GetUnit, then GetAll on its object): -EINPROGRESS, or why it
+ * cannot be asked. */
+static int own_ask(struct backend *b, const char *unit) {
+        struct systemd_data *d = sysd_data(b);
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        char *name;
+        int r;
+
+        if (!sysd_unit_interface(unit))
+                return -EINVAL;
+        r = sd_bus_message_new_method_call(d->bus, &m, SD_DEST, SD_PATH, SD_MANAGER, "GetUnit");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", unit);
         if (r < 0)
                 return r;
         if (GROW(d->owns, d->allocated_owns, d->n_owns + 1) < 0)
@@ -169,7 +218,7 @@ static int own_ask(struct backend *b, const char *unit) {
                 return -ENOMEM;
         }
         d->n_owns++;
-        r = sysd_call_later_reply(b, get, "reading a protected unit's own values", own_answered, name);
+        r = sysd_call_later_reply(b, m, "finding a protected unit", own_located, name);
         if (r < 0) {
                 own_drop(d, &d->owns[d->n_owns - 1]);
                 return r;
@@ -199,6 +248,8 @@ static int unit_read(void *userdata, const char *unit, uint64_t id, bool swap, s
                 return -EINPROGRESS;
         if (o->error < 0)
                 return o->error;
+        if (o->not_loaded)
+                return -ENOENT; /* gone */
         *ret = o->v;
         ret->has_swap = swap;
         o->used = true;

@@ -37,6 +37,7 @@ struct fake_pid1 {
         uint64_t own_high; /* the unit's own MemoryHigh */
         uint64_t own_min;  /* and its own MemoryMin (a unit's; a slice's is 0) */
         bool stopped;      /* the unit runs no more: no cgroup */
+        bool not_loaded;   /* GetUnit answers NoSuchUnit for it */
         /* Seen by the fake: one line per call, "GetAll PATH IFACE" or "SetUnitProperties UNIT MemoryHigh=N". */
         char calls[32][160];
         size_t n_calls;
@@ -148,6 +149,22 @@ static int answer(struct fake_pid1 *f, sd_bus_message *m) {
                 }
                 pthread_mutex_unlock(&f->lock);
                 return reply_getall(f, m);
+        }
+        if (sd_bus_message_is_method_call(m, "org.freedesktop.systemd1.Manager", "GetUnit")) {
+                const char *unit = NULL;
+                bool not_loaded;
+                _cleanup_free_ char *path = NULL;
+
+                (void) sd_bus_message_read(m, "s", &unit);
+                record(f, "GetUnit %s", unit ?: "?");
+                pthread_mutex_lock(&f->lock);
+                not_loaded = f->not_loaded;
+                pthread_mutex_unlock(&f->lock);
+                if (!unit || (not_loaded && streq(unit, "backup.service")) ||
+                    sd_bus_path_encode("/org/freedesktop/systemd1/unit", unit, &path) < 0)
+                        return sd_bus_reply_method_errorf(m, "org.freedesktop.systemd1.NoSuchUnit",
+                                                          "Unit %s not loaded.", unit ?: "?");
+                return sd_bus_reply_method_return(m, "o", path);
         }
         if (sd_bus_message_is_method_call(m, "org.freedesktop.DBus", "AddMatch") ||
             sd_bus_message_is_method_call(m, "org.freedesktop.systemd1.Manager", "Subscribe"))
@@ -447,9 +464,9 @@ static void run_until_told(struct pfixture *p, int n) {
 }
 
 /*
- * A unit protected the first time: nothing waits on PID 1 — its own values and cgroup are asked with one GetAll
- * (-EINPROGRESS meanwhile, nothing written), then the slice above it; once answered, both are raised, their own
- * values saved, and no GetUnit or Get is ever sent.
+ * A unit protected the first time: nothing waits on PID 1 — its own values and cgroup are asked with GetUnit and
+ * one GetAll (-EINPROGRESS meanwhile, nothing written), then the slice's; once answered, both are raised, their
+ * own values saved, and no property is read one by one (Get).
  */
 START_TEST(test_systemd_protect_does_not_wait) {
         struct pfixture p;
@@ -490,7 +507,8 @@ START_TEST(test_systemd_protect_does_not_wait) {
         run_for(p.x.event, 50);
         ck_assert_uint_eq(calls_of(&p.x.pid1, "GetAll", NULL, 0), 2);
         ck_assert_uint_eq(calls_of(&p.x.pid1, "Get " SD_UNITS, NULL, 0), 0);
-        ck_assert_uint_eq(calls_of(&p.x.pid1, "unexpected", NULL, 0), 0); /* no GetUnit */
+        ck_assert_uint_eq(calls_of(&p.x.pid1, "GetUnit", NULL, 0), 2); /* the unit's, the slice's */
+        ck_assert_uint_eq(calls_of(&p.x.pid1, "unexpected", NULL, 0), 0);
         pfixture_stop(&p);
 }
 END_TEST
@@ -578,6 +596,30 @@ START_TEST(test_systemd_protect_unit_not_running) {
 }
 END_TEST
 
+/* A protected unit systemd does not have loaded: only GetUnit is asked (GetAll on its object would load it, and
+ * systemd would announce it: an event that asks again, in a loop), then "does not run" without asking again. */
+START_TEST(test_systemd_protect_unit_not_loaded) {
+        struct pfixture p;
+
+        pfixture_start(&p);
+        told = 0;
+        ck_assert_int_eq(backend_units_watch(p.x.b, on_told, NULL), 0);
+        fake_set(&p.x.pid1, &p.x.pid1.not_loaded, true);
+        ck_assert_int_eq(backend_protect_set(p.x.b, &p.req, 1, &p.res), 0);
+        ck_assert_int_eq(p.res.error, -EINPROGRESS);
+        run_until_told(&p, 1);
+        for (int i = 0; i < 3; i++) {
+                ck_assert_int_eq(backend_protect_set(p.x.b, &p.req, 1, &p.res), 0);
+                ck_assert_int_eq(p.res.error, -ENOENT);
+        }
+        run_for(p.x.event, 50);
+        ck_assert_uint_eq(calls_of(&p.x.pid1, "GetUnit backup.service", NULL, 0), 1);
+        ck_assert_uint_eq(calls_of(&p.x.pid1, "GetAll", NULL, 0), 0);
+        ck_assert_uint_eq(calls_of(&p.x.pid1, "SetUnitProperties", NULL, 0), 0);
+        pfixture_stop(&p);
+}
+END_TEST
+
 Suite *backend_systemd_suite(void) {
         Suite *s = suite_create("backend-systemd");
         TCase *tc = tcase_create("units");
@@ -590,6 +632,7 @@ Suite *backend_systemd_suite(void) {
         tcase_add_test(tc, test_systemd_protect_does_not_wait);
         tcase_add_test(tc, test_systemd_protect_restart_keeps_the_originals);
         tcase_add_test(tc, test_systemd_protect_unit_not_running);
+        tcase_add_test(tc, test_systemd_protect_unit_not_loaded);
         suite_add_tcase(s, tc);
         return s;
 }
