@@ -18,6 +18,7 @@
 
 #include "action-log.h"
 #include "backend.h"
+#include "classes.h"
 #include "control.h"
 #include "governor-run.h"
 #include "history.h"
@@ -33,6 +34,7 @@ struct api {
         sd_event *event;
         struct backend *backend;
         const struct pw_policy *policy; /* the running policy: a reload replaces what it holds, not where */
+        const struct classes *classes;  /* its classes as they are in force (io entries where their devices are) */
         struct jobs *jobs;
         struct history *history; /* ended jobs */
         struct govern *govern;

@@ -3,9 +3,50 @@
 #include "device.h"
 #include "log.h"
 
-static void apply_each(struct classes *cl) {
+/* ---- the classes in force ---- */
+
+static void live_done(struct classes *cl) {
+        for (size_t i = 0; i < cl->n_live; i++)
+                for (size_t k = 0; k < cl->live[i].c.n_io; k++)
+                        free(cl->live[i].io[k].disk);
+        cl->live = mfree(cl->live);
+        cl->n_live = 0;
+}
+
+/* The policy's classes, their io entries where the load found their devices. */
+static int live_make(struct classes *cl) {
+        live_done(cl);
+        cl->live = calloc(cl->policy->n_classes + 1, sizeof(*cl->live));
+        if (!cl->live)
+                return -ENOMEM;
         for (size_t i = 0; i < cl->policy->n_classes; i++) {
-                const struct pw_job_class *c = &cl->policy->classes[i];
+                const struct pw_job_class *pc = &cl->policy->classes[i];
+                struct class_live *l = &cl->live[cl->n_live++];
+
+                l->c = *pc;
+                l->c.io = l->io;
+                l->c.allocated_io = PW_MAX_IO;
+                l->c.n_io = pc->n_io < PW_MAX_IO ? pc->n_io : PW_MAX_IO; /* the parser allows no more */
+                for (size_t k = 0; k < l->c.n_io; k++) {
+                        l->io[k] = pc->io[k];
+                        l->io[k].disk = NULL;
+                        if (pc->io[k].disk && !(l->io[k].disk = strdup(pc->io[k].disk)))
+                                return -ENOMEM; /* live_done() frees what was copied */
+                }
+        }
+        return 0;
+}
+
+const struct pw_job_class *classes_find(const struct classes *cl, const char *name) {
+        for (size_t i = 0; i < cl->n_live; i++)
+                if (streq(cl->live[i].c.name, name))
+                        return &cl->live[i].c;
+        return NULL;
+}
+
+static void apply_each(struct classes *cl) {
+        for (size_t i = 0; i < cl->n_live; i++) {
+                const struct pw_job_class *c = &cl->live[i].c;
                 _cleanup_free_ char *path = backend_class_path(cl->backend, c->name);
                 int r = backend_class_apply(cl->backend, c);
 
@@ -28,8 +69,8 @@ static void apply_each(struct classes *cl) {
 void classes_devices_changed(struct classes *cl) {
         bool any = false;
 
-        for (size_t i = 0; i < cl->policy->n_classes; i++) {
-                struct pw_job_class *c = &cl->policy->classes[i];
+        for (size_t i = 0; i < cl->n_live; i++) {
+                struct pw_job_class *c = &cl->live[i].c;
                 bool changed = false;
 
                 for (size_t k = 0; k < c->n_io; k++) {
@@ -130,10 +171,16 @@ void classes_remove_if_unused(struct classes *cl, const char *class) {
 }
 
 void classes_apply(struct classes *cl) {
+        if (live_make(cl) < 0) {
+                live_done(cl);
+                action_log_add(cl->log, LOG_LEVEL_ERR, "Out of memory: the job classes are not applied");
+                return;
+        }
         apply_each(cl);
         devwatch_update(cl);
 }
 
 void classes_done(struct classes *cl) {
+        live_done(cl);
         cl->devwatch = devwatch_free(cl->devwatch);
 }

@@ -63,9 +63,9 @@ void govern_write_done(void *userdata, const struct worker_task *t) {
                                t->value, t->path, strerror(-t->r));
 }
 
-/* The io limits the governor has for c now; the policy's iops limits stay. */
+/* The io limits the governor has for c now; the class's iops limits stay. */
 static size_t io_limits(const struct govern *g, const struct governor_class *c, struct pw_io_limit *io) {
-        const struct pw_job_class *pc = policy_find_class(g->policy, c->name);
+        const struct pw_job_class *pc = classes_find(g->classes, c->name);
 
         for (size_t k = 0; k < c->n_io; k++) {
                 io[k] = (struct pw_io_limit){ .major = c->io[k].major,
@@ -575,11 +575,14 @@ static void govern_start(struct govern *g) {
         for (size_t i = 0; i < g->policy->n_protects; i++)
                 if (g->policy->protects[i].min.mode == PW_PROTECT_BYTES)
                         g->fixed_min += g->policy->protects[i].min.bytes;
-        for (size_t i = 0; i < g->policy->n_classes; i++)
-                if (governor_class_init(&g->gov.classes[g->gov.n_classes], &g->policy->classes[i]) >= 0)
+        for (size_t i = 0; i < g->policy->n_classes; i++) {
+                const struct pw_job_class *pc = classes_find(g->classes, g->policy->classes[i].name);
+
+                if (pc && governor_class_init(&g->gov.classes[g->gov.n_classes], pc) >= 0)
                         g->gov.n_classes++;
                 else
                         log_error("Governor: out of memory; class %s is not governed", g->policy->classes[i].name);
+        }
         for (size_t i = 0; i < g->policy->n_protects; i++)
                 g->n_watches += watch_open(g, &g->policy->protects[i], &g->watches[g->n_watches]);
         /* What the last run watched and this one does not (a reload changed it): closed off the loop. */
@@ -612,7 +615,7 @@ static void govern_start(struct govern *g) {
 
 /* A class the governor changed gets the policy's limits again, thawed. */
 static void class_reset(struct govern *g, const struct governor_class *c) {
-        const struct pw_job_class *pc = policy_find_class(g->policy, c->name);
+        const struct pw_job_class *pc = classes_find(g->classes, c->name);
 
         if (c->frozen)
                 (void) backend_class_freeze(g->backend, c->name, false);

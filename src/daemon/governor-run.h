@@ -25,6 +25,7 @@
 #include "action-log.h"
 #include "backend.h"
 #include "cgroup-discover.h"
+#include "classes.h"
 #include "governor.h"
 #include "jobs.h"
 #include "policy.h"
@@ -78,6 +79,7 @@ struct govern {
         struct backend *backend;
         const struct cgroup_mount *mount;
         const struct pw_policy *policy;
+        const struct classes *classes; /* the classes as they are in force (io entries where their devices are) */
         const struct pw_settings *settings;
         uint64_t ram_bytes;
         uint64_t reserve; /* what "auto" leaves to everything unprotected (settings: reserve) */

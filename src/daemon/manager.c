@@ -387,6 +387,7 @@ static void wire(struct manager *m) {
                 .backend = m->backend,
                 .mount = &m->mount,
                 .policy = &m->policy,
+                .classes = &m->classes,
                 .settings = &m->settings,
                 .ram_bytes = m->ctx.ram_bytes,
                 .jobs = &m->jobs,
@@ -398,6 +399,7 @@ static void wire(struct manager *m) {
         m->autoplace = (struct autoplace){
                 .event = m->event,
                 .policy = &m->policy,
+                .classes = &m->classes,
                 .backend = m->backend,
                 .jobs = &m->jobs,
                 .log = &m->log,
@@ -407,6 +409,7 @@ static void wire(struct manager *m) {
                 .event = m->event,
                 .backend = m->backend,
                 .policy = &m->policy,
+                .classes = &m->classes,
                 .jobs = &m->jobs,
                 .history = &m->history,
                 .govern = &m->govern,

@@ -589,7 +589,10 @@ static void unit_consider(struct autoplace *a, const char *unit) {
         if (!rules_match_unit(a->policy, unit, &m))
                 return;
         if (!u || !streq(u->class, m.class->name)) {
-                r = backend_unit_apply(a->backend, unit, m.class);
+                /* Its io entries where their devices are now (the policy's as loaded, if out of memory). */
+                const struct pw_job_class *c = (a->classes ? classes_find(a->classes, m.class->name) : NULL) ?: m.class;
+
+                r = backend_unit_apply(a->backend, unit, c);
                 if (r < 0) {
                         action_log_add(a->log, LOG_LEVEL_WARNING, "Unit %s: cannot give it the limits of class %s: %s",
                                        unit, m.class->name, strerror(-r));

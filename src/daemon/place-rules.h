@@ -45,6 +45,7 @@
 
 #include "action-log.h"
 #include "backend.h"
+#include "classes.h"
 #include "execperm.h"
 #include "jobs.h"
 #include "policy.h"
@@ -61,6 +62,7 @@ struct autoplace {
         /* What it works with (owned by the manager). */
         sd_event *event;
         const struct pw_policy *policy;
+        const struct classes *classes; /* the classes as they are in force: what a unit placed by rule gets */
         struct backend *backend;
         struct jobs *jobs;
         struct action_log *log;

@@ -450,7 +450,8 @@ json_object *status_json(struct api *api) {
         json_object_object_add(o, "backend", json_object_new_string(backend_name(api->backend)));
         json_object_object_add(o, "daemon", daemon_json(api));
         for (size_t i = 0; i < api->policy->n_classes; i++)
-                json_object_array_add(classes, class_json(api, api->policy->classes[i].name, &api->policy->classes[i]));
+                json_object_array_add(classes, class_json(api, api->policy->classes[i].name,
+                                                          classes_find(api->classes, api->policy->classes[i].name)));
         /* Classes that left the policy while jobs still run in them. */
         for (struct job *j = api->jobs->list; j; j = j->next) {
                 bool listed = policy_find_class(api->policy, j->class) != NULL;

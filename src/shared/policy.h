@@ -44,10 +44,11 @@ int policy_context_default(struct policy_context *ctx);
 
 struct pw_io_limit {
         char *device;                                        /* as written */
-        unsigned major, minor;                               /* the whole disk it resolved to */
+        unsigned major, minor;                               /* the whole disk it resolved to at the load */
         char *disk;                                          /* its kernel name */
         uint64_t read_bps, write_bps, read_iops, write_iops; /* UNITS_MAX: no limit */
-        /* The device is not there (yet): major, minor and disk are unset, the limit waits for it. */
+        /* The device was not there at the load: major, minor and disk are unset, the limit waits for it.  The
+         * daemon never changes a loaded policy: where the device is later is the daemon's classes.c's. */
         bool absent;
 };
 

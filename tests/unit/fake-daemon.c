@@ -26,9 +26,14 @@ static int fake_thaw_all(struct backend *b) {
         return 0;
 }
 
+static int fake_class_apply(struct backend *b, const struct pw_job_class *c) {
+        return 0;
+}
+
 static const struct backend_ops fake_ops = {
         .name = "fake",
         .caps = { .releases_jobs = true },
+        .class_apply = fake_class_apply,
         .class_path = fake_class_path,
         .protect_path = fake_protect_path,
         .scan = fake_scan,
@@ -89,14 +94,18 @@ void fake_daemon_start(struct fake_daemon *d, const char *policy, void (*tree)(c
         ck_assert_int_eq(history_init(&d->history, NULL, NULL, 100, 30 * 86400), 0);
         jobs_init(&d->jobs, d->event, &d->backend, &d->log, on_changed, NULL, NULL);
         ck_assert_int_eq(jobs_adopt(&d->jobs), 0);
+        d->classes = (struct classes){ .backend = &d->backend, .policy = &d->policy, .jobs = &d->jobs, .log = &d->log };
+        classes_apply(&d->classes);
         govern_init(&d->govern);
         d->govern.policy = &d->policy;
+        d->govern.classes = &d->classes;
         d->govern.jobs = &d->jobs;
         d->govern.protect = &d->protect;
         ck_assert_int_eq(observe_init(&d->observe, NULL, d->backend.engine, NULL, NULL, NULL, 86400), 0);
         d->api = (struct api){ .event = d->event,
                                .backend = &d->backend,
                                .policy = &d->policy,
+                               .classes = &d->classes,
                                .jobs = &d->jobs,
                                .history = &d->history,
                                .govern = &d->govern,
@@ -112,6 +121,7 @@ void fake_daemon_stop(struct fake_daemon *d) {
         status_done(&d->api);
         observe_done(&d->observe);
         govern_done(&d->govern);
+        classes_done(&d->classes);
         jobs_done(&d->jobs);
         history_done(&d->history);
         action_log_done(&d->log);

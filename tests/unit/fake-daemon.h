@@ -20,6 +20,7 @@ struct fake_daemon {
         sd_event *event;
         struct backend backend;
         struct pw_policy policy;
+        struct classes classes;
         struct jobs jobs;
         struct history history;
         struct govern govern;

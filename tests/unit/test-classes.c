@@ -185,6 +185,8 @@ START_TEST(test_device_follows) {
                      "  backup:\n"
                      "    io: [{device: DATA, write_bps: 50M}]\n");
         ck_assert(!f.p.policy.classes[0].io[0].absent);
+        classes_apply(&f.cl);
+        calls[0] = '\0';
         /* Nothing changed: nothing is applied, nobody is told. */
         classes_devices_changed(&f.cl);
         ck_assert_str_eq(calls, "");
@@ -208,7 +210,17 @@ START_TEST(test_device_follows) {
         free(want);
         ck_assert_int_ge(asprintf(&want, "is on disk dm-0 (%s): its io limits apply", f.majmin), 0);
         ck_assert(last_action_says(&f, want));
-        ck_assert_str_eq(f.p.policy.classes[0].io[0].disk, "dm-0");
+        /* The class in force has it; the policy still says what its load found (it is never changed). */
+        ck_assert_str_eq(classes_find(&f.cl, "backup")->io[0].disk, "dm-0");
+        ck_assert_str_eq(f.p.policy.classes[0].io[0].disk, "sda");
+        ck_assert(!f.p.policy.classes[0].io[0].absent);
+        ck_assert_uint_eq(f.p.policy.classes[0].io[0].major, 8);
+        /* A reload (a new classes_apply) starts again from what its load found. */
+        calls[0] = '\0';
+        classes_apply(&f.cl);
+        ck_assert_str_eq(calls, "apply backup 8:0\n");
+        ck_assert_str_eq(classes_find(&f.cl, "backup")->io[0].disk, "sda");
+        ck_assert_ptr_null(classes_find(&f.cl, "copy"));
         fixture_done(&f);
 }
 END_TEST
@@ -224,12 +236,14 @@ START_TEST(test_device_taken) {
                      "  backup:\n"
                      "    io: [{device: DATA, write_bps: 50M}, {device: 'DATA-later', read_bps: 10M}]\n");
         ck_assert(f.p.policy.classes[0].io[1].absent);
+        classes_apply(&f.cl);
+        calls[0] = '\0';
         ck_assert_int_ge(asprintf(&later, "%s-later", f.data), 0);
         ck_assert_int_eq(mkdir(later, 0755), 0);
         classes_devices_changed(&f.cl);
         ck_assert_str_eq(calls, "");
         ck_assert_uint_eq(f.changed, 0);
-        ck_assert(f.p.policy.classes[0].io[1].absent);
+        ck_assert(classes_find(&f.cl, "backup")->io[1].absent);
         fixture_done(&f);
 }
 END_TEST

@@ -122,7 +122,8 @@ START_TEST(test_govern_class_counts) {
         struct pw_policy policy = {};
         struct protect protect = {};
         struct jobs jobs = {};
-        struct govern g = { .policy = &policy, .protect = &protect, .jobs = &jobs };
+        struct classes classes = {};
+        struct govern g = { .policy = &policy, .classes = &classes, .protect = &protect, .jobs = &jobs };
 
         govern_init(&g);
         assert_counts(&g, "backup", 0, 0, 0);
