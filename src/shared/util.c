@@ -40,8 +40,17 @@ int read_full_fd(int fd, size_t max, char **ret, size_t *ret_size) {
         for (;;) {
                 ssize_t n;
 
-                if (GROW(buf, allocated, size + 4096 + 1) < 0)
-                        return -ENOMEM;
+                /* Grown without GROW()'s zeroing: the daemon reads a few cgroup files per job and tick, and an
+                 * 8 KiB memset each was up to 15% of its CPU (perf in the scale benchmark). */
+                if (allocated - size < 4096 + 1) {
+                        size_t want = allocated ? allocated * 2 : 4096 + 1;
+                        char *p;
+
+                        if (want < allocated || !(p = realloc(buf, want)))
+                                return -ENOMEM;
+                        buf = p;
+                        allocated = want;
+                }
                 n = read(fd, buf + size, allocated - size - 1);
                 if (n < 0) {
                         if (errno == EINTR)
