@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <inttypes.h>
+#include <malloc.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
@@ -29,13 +30,40 @@ static void on_class_devices_changed(void *userdata) {
         }
 }
 
+/* After jobs end, what they held goes back to the kernel: malloc keeps freed memory in its heap (with 1,200 jobs
+ * ended under the scale benchmark, 13 MiB of RSS for 3.5 MiB in use; 6 MiB after a trim).  Once, 10 s after the
+ * first end of a burst: an idle daemon does not wake for it. */
+#define MANAGER_TRIM_USEC (UINT64_C(10) * 1000000)
+
+static int on_trim(sd_event_source *s, uint64_t usec, void *userdata) {
+        (void) malloc_trim(0);
+        return 0;
+}
+
+static void trim_later(struct manager *m) {
+        int enabled = SD_EVENT_OFF;
+
+        if (!m->trim) {
+                if (sd_event_add_time_relative(m->event, &m->trim, CLOCK_MONOTONIC, MANAGER_TRIM_USEC,
+                                               UINT64_C(1000000), on_trim, m) >= 0)
+                        (void) sd_event_source_set_description(m->trim, "heap-trim");
+                return;
+        }
+        if (sd_event_source_get_enabled(m->trim, &enabled) >= 0 && enabled != SD_EVENT_OFF)
+                return; /* due already */
+        (void) sd_event_source_set_time_relative(m->trim, MANAGER_TRIM_USEC);
+        (void) sd_event_source_set_enabled(m->trim, SD_EVENT_ONESHOT);
+}
+
 static void on_jobs_changed(void *userdata, const char *class, bool ended) {
         struct manager *m = userdata;
 
         appcost_set_running(&m->appcost, m->jobs.n > 0);
         govern_update(&m->govern);
-        if (ended)
+        if (ended) {
                 classes_remove_if_unused(&m->classes, class);
+                trim_later(m);
+        }
         notify_status(m);
 }
 
@@ -503,6 +531,7 @@ struct manager *manager_free(struct manager *m) {
         if (!m)
                 return NULL;
         m->stopping = m->govern.stopping = true;
+        m->trim = sd_event_source_disable_unref(m->trim);
         place_moves_free(&m->api);
         status_done(&m->api);
         m->api.control = control_free(m->api.control);

@@ -52,6 +52,7 @@ struct manager {
         unsigned reloads, failed_reloads;
         uint64_t started_usec;  /* CLOCK_REALTIME */
         struct loop_stats loop; /* how long the loop's dispatches took */
+        sd_event_source *trim;  /* the heap given back to the kernel after jobs ended */
         bool stopping;
 };
 
