@@ -112,6 +112,8 @@ int sysd_unit_cgroup_known(struct backend *b, const char *unit, char **ret) {
 
                 if (!streq(c->unit, unit))
                         continue;
+                if (c->asking)
+                        return -EINPROGRESS;
                 if (c->path && sysd_cgroup_there(b, c->path)) {
                         *ret = strdup(c->path);
                         return *ret ? 0 : -ENOMEM;
@@ -127,7 +129,7 @@ int sysd_unit_cgroup(struct backend *b, const char *unit, char **ret) {
         int r;
 
         r = sysd_unit_cgroup_known(b, unit, ret);
-        if (r != -EAGAIN)
+        if (r != -EAGAIN && r != -EINPROGRESS) /* asked without waiting: its answer, when it comes, is the later */
                 return r;
         sysd_unit_cgroup_forget(d, unit);
         r = unit_cgroup_ask(b, unit, &cg);
@@ -164,14 +166,33 @@ void sysd_unit_cgroup_keep(struct systemd_data *d, const char *unit, const char 
         d->unit_cgs[d->n_unit_cgs++] = (struct sysd_unit_cg){ .unit = name, .path = copy };
 }
 
-void sysd_unit_cgroup_forget(struct systemd_data *d, const char *unit) {
+bool sysd_unit_cgroup_forget(struct systemd_data *d, const char *unit) {
         for (size_t i = 0; i < d->n_unit_cgs; i++)
                 if (streq(d->unit_cgs[i].unit, unit)) {
                         free(d->unit_cgs[i].unit);
                         free(d->unit_cgs[i].path);
                         d->unit_cgs[i] = d->unit_cgs[--d->n_unit_cgs];
-                        return;
+                        return true;
                 }
+        return false;
+}
+
+int sysd_unit_cgroup_asking(struct systemd_data *d, const char *unit, unsigned long ask) {
+        char *name;
+
+        assert(ask > 0);
+        sysd_unit_cgroup_forget(d, unit);
+        if (GROW(d->unit_cgs, d->allocated_unit_cgs, d->n_unit_cgs + 1) < 0 || !(name = strdup(unit)))
+                return -ENOMEM;
+        d->unit_cgs[d->n_unit_cgs++] = (struct sysd_unit_cg){ .unit = name, .asking = ask };
+        return 0;
+}
+
+bool sysd_unit_cgroup_is_asking(struct systemd_data *d, const char *unit, unsigned long ask) {
+        for (size_t i = 0; i < d->n_unit_cgs; i++)
+                if (streq(d->unit_cgs[i].unit, unit))
+                        return d->unit_cgs[i].asking > 0 && (ask == 0 || d->unit_cgs[i].asking == ask);
+        return false;
 }
 
 int sysd_append_u64(sd_bus_message *m, const char *name, uint64_t v) {

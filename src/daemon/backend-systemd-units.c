@@ -628,28 +628,161 @@ void sysd_units_tell(struct systemd_data *d, const char *unit) {
                 d->unit_listeners[i].fn(d->unit_listeners[i].userdata, unit);
 }
 
-static void unit_event(struct systemd_data *d, const char *unit) {
+/* ---- a unit's cgroup, without waiting ---- */
+
+/*
+ * What placement by rule needs to make a unit a job (backend_unit_path), asked
+ * of PID 1 without waiting: GetUnit (which loads nothing: asking a unit that
+ * is not loaded must not load it, systemd would announce it and the
+ * announcement would ask again), then the loaded unit's ControlGroup.  Its
+ * answer is kept as sysd_unit_cgroup()'s, and the units' listeners are told
+ * of the unit as of an event: what waited for it asks again and finds it.
+ * An error is logged and not kept: the unit's next event, or the next
+ * caller, asks again (not in a loop: an error tells nobody).
+ */
+
+/* One ask: the unit, and which ask it was (only the unit's latest is kept). */
+struct cg_ask {
+        unsigned long n;
+        char unit[];
+};
+
+static void cg_error(struct systemd_data *d, const struct cg_ask *a, const sd_bus_error *e, int r) {
+        if (sysd_unit_cgroup_is_asking(d, a->unit, a->n))
+                sysd_unit_cgroup_forget(d, a->unit);
+        log_warning("systemd: unit %s: cannot find its cgroup: %s", a->unit, e ? e->message ?: e->name : strerror(-r));
+}
+
+/* What PID 1 said is kept if nothing newer came meanwhile (an event and its ask, a blocking ask); the listeners
+ * are told in any case (one of them may have waited for this answer while a blocking ask kept another). */
+static void cg_known(struct systemd_data *d, const struct cg_ask *a, const char *cgroup) {
+        if (sysd_unit_cgroup_is_asking(d, a->unit, a->n))
+                sysd_unit_cgroup_keep(d, a->unit, cgroup);
+        sysd_units_tell(d, a->unit);
+}
+
+static void cg_answered(struct backend *b, sd_bus_message *reply, void *userdata) {
+        struct systemd_data *d = sysd_data(b);
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+        const struct cg_ask *a = userdata;
+        const char *cgroup;
+        int r;
+
+        if (e) {
+                r = sysd_bus_errno(e, -(sd_bus_error_get_errno(e) ?: EIO));
+                if (r == -ENOENT) /* gone meanwhile */
+                        cg_known(d, a, "");
+                else
+                        cg_error(d, a, e, r);
+                return;
+        }
+        r = sd_bus_message_read(reply, "v", "s", &cgroup);
+        if (r < 0)
+                cg_error(d, a, NULL, r);
+        else
+                cg_known(d, a, cgroup);
+}
+
+static struct cg_ask *cg_ask_new(unsigned long n, const char *unit) {
+        struct cg_ask *a = malloc(sizeof(*a) + strlen(unit) + 1);
+
+        if (a) {
+                a->n = n;
+                strcpy(a->unit, unit);
+        }
+        return a;
+}
+
+static void cg_located(struct backend *b, sd_bus_message *reply, void *userdata) {
+        struct systemd_data *d = sysd_data(b);
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *get = NULL;
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+        const struct cg_ask *a = userdata;
+        struct cg_ask *next = NULL;
+        const char *path;
+        int r;
+
+        if (e) {
+                r = sysd_bus_errno(e, -(sd_bus_error_get_errno(e) ?: EIO));
+                if (r == -ENOENT) /* not loaded: it does not run */
+                        cg_known(d, a, "");
+                else
+                        cg_error(d, a, e, r);
+                return;
+        }
+        if (!sysd_unit_cgroup_is_asking(d, a->unit, a->n))
+                return; /* a newer ask (or answer) came: it tells */
+        r = sd_bus_message_read(reply, "o", &path);
+        if (r >= 0)
+                r = sd_bus_message_new_method_call(d->bus, &get, SD_DEST, path, "org.freedesktop.DBus.Properties",
+                                                   "Get");
+        if (r >= 0)
+                r = sd_bus_message_append(get, "ss", sysd_unit_interface(a->unit), "ControlGroup");
+        if (r >= 0)
+                r = (next = cg_ask_new(a->n, a->unit)) ? 0 : -ENOMEM;
+        if (r >= 0)
+                r = sysd_call_later_reply(b, get, "reading a unit's cgroup", cg_answered, next);
+        if (r < 0)
+                cg_error(d, a, NULL, r);
+}
+
+int sysd_unit_cgroup_later(struct backend *b, const char *unit, char **ret) {
+        struct systemd_data *d = sysd_data(b);
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        struct cg_ask *a = NULL;
+        int r = sysd_unit_cgroup_known(b, unit, ret);
+
+        if (r != -EAGAIN)
+                return r; /* known, or asked already (-EINPROGRESS) */
+        if (!sysd_unit_interface(unit))
+                return -EINVAL;
+        r = sd_bus_message_new_method_call(d->bus, &m, SD_DEST, SD_PATH, SD_MANAGER, "GetUnit");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", unit);
+        if (r >= 0)
+                r = (a = cg_ask_new(++d->cg_asks, unit)) ? 0 : -ENOMEM;
+        if (r >= 0)
+                r = sysd_unit_cgroup_asking(d, unit, a->n);
+        if (r >= 0)
+                r = sysd_call_later_reply(b, m, "finding a unit", cg_located, TAKE_PTR(a));
+        free(a);
+        if (r < 0) {
+                if (sysd_unit_cgroup_is_asking(d, unit, 0))
+                        sysd_unit_cgroup_forget(d, unit);
+                return r;
+        }
+        return -EINPROGRESS;
+}
+
+/* ---- units' events ---- */
+
+/* A unit started, stopped or changed: what was kept of its cgroup may be wrong now.  A unit whose cgroup was asked
+ * for before (a rule's, a protected one) is asked again at once, without waiting, so that the next who needs it
+ * (the rules, or run, move, status, the governor through sysd_unit_cgroup) finds it rather than waits for it. */
+static void unit_event(struct backend *b, const char *unit) {
+        struct systemd_data *d = sysd_data(b);
+        _cleanup_free_ char *cgroup = NULL;
+
         d->unit_events++;
-        sysd_unit_cgroup_forget(d, unit); /* it may have started or stopped */
+        if (sysd_unit_cgroup_forget(d, unit))
+                (void) sysd_unit_cgroup_later(b, unit, &cgroup);
         sysd_units_tell(d, unit);
 }
 
 static int on_unit_new(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
-        struct systemd_data *d = userdata;
         const char *unit, *path;
 
         if (sd_bus_message_read(m, "so", &unit, &path) >= 0)
-                unit_event(d, unit);
+                unit_event(userdata, unit);
         return 0;
 }
 
 static int on_job_done(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
-        struct systemd_data *d = userdata;
         const char *job, *unit, *result;
         uint32_t id;
 
         if (sd_bus_message_read(m, "uoss", &id, &job, &unit, &result) >= 0)
-                unit_event(d, unit);
+                unit_event(userdata, unit);
         return 0;
 }
 
@@ -677,11 +810,10 @@ static int unit_from_path(const char *path, char *buf, size_t len) {
 /* A unit's state changed (it started, or stopped): what a JobRemoved does not tell of a unit that runs
  * between its start job and its end (ExecStartPost=, a oneshot). */
 static int on_unit_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
-        struct systemd_data *d = userdata;
         char unit[256];
 
         if (unit_from_path(sd_bus_message_get_path(m), unit, sizeof(unit)) >= 0)
-                unit_event(d, unit);
+                unit_event(userdata, unit);
         return 0;
 }
 
@@ -699,16 +831,16 @@ int sysd_units_watch(struct backend *b, void (*fn)(void *userdata, const char *u
         if (d->unit_new)
                 return 0;
         r = sd_bus_match_signal_async(d->bus, &d->unit_new, SD_DEST, SD_PATH, SD_MANAGER, "UnitNew", on_unit_new, NULL,
-                                      d);
+                                      b);
         if (r >= 0)
                 r = sd_bus_match_signal_async(d->bus, &d->job_removed, SD_DEST, SD_PATH, SD_MANAGER, "JobRemoved",
-                                              on_job_done, NULL, d);
+                                              on_job_done, NULL, b);
         if (r >= 0)
                 r = sd_bus_add_match_async(d->bus, &d->unit_changed,
                                            "type='signal',sender='" SD_DEST
                                            "',interface='org.freedesktop.DBus.Properties',"
                                            "member='PropertiesChanged',arg0='org.freedesktop.systemd1.Unit'",
-                                           on_unit_changed, NULL, d);
+                                           on_unit_changed, NULL, b);
         /* systemd sends UnitNew and JobRemoved for every unit only to subscribers. */
         if (r >= 0)
                 r = sysd_method_later(b, "Subscribe", NULL, NULL);

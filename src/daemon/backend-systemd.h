@@ -54,9 +54,11 @@ struct systemd_data {
         /* What PID 1 said of units' cgroups (sysd_unit_cgroup). */
         struct sysd_unit_cg {
                 char *unit;
-                char *path; /* NULL: it has none (it does not run) */
+                char *path;           /* NULL: it has none (it does not run) */
+                unsigned long asking; /* asked without waiting (sysd_unit_cgroup_later), not answered: which ask */
         } * unit_cgs;
         size_t n_unit_cgs, allocated_unit_cgs;
+        unsigned long cg_asks; /* asks sent so far (an answer counts only if it is the unit's latest) */
         /* Calls sent without waiting (sysd_call_later) and not answered yet, and who waits for them all. */
         unsigned n_later;
         struct sysd_waiter {
@@ -72,16 +74,22 @@ struct systemd_data *sysd_data(struct backend *b);
 const char *sysd_unit_interface(const char *unit);
 int sysd_bus_errno(const sd_bus_error *e, int r);
 /* The unit's cgroup, relative to the mount; -ENOENT if it has none (not running).  Kept from PID 1's last
- * answer while that still holds (see backend-systemd.c). */
+ * answer while that still holds (see backend-systemd-bus.c); if there is none, PID 1 is asked and this waits
+ * for its answer (protect_path: what run, move and the rules must leave alone is known when they act). */
 int sysd_unit_cgroup(struct backend *b, const char *unit, char **ret);
 /* Whether the cgroup path (relative to the mount) is there now. */
 bool sysd_cgroup_there(struct backend *b, const char *path);
-/* As sysd_unit_cgroup, from what PID 1 said before only: -EAGAIN if it would have to be asked. */
+/* As sysd_unit_cgroup, from what PID 1 said before only: -EAGAIN if it would have to be asked, -EINPROGRESS while
+ * it is asked without waiting. */
 int sysd_unit_cgroup_known(struct backend *b, const char *unit, char **ret);
 /* Keeps what PID 1 answered of a unit's ControlGroup ("" or "/": it has none), as sysd_unit_cgroup would. */
 void sysd_unit_cgroup_keep(struct systemd_data *d, const char *unit, const char *cgroup);
-/* An event of unit came: ask PID 1 again next time. */
-void sysd_unit_cgroup_forget(struct systemd_data *d, const char *unit);
+/* The unit is being asked without waiting by ask number ask (0, or -ENOMEM); whether that ask is still its latest
+ * (0: any). */
+int sysd_unit_cgroup_asking(struct systemd_data *d, const char *unit, unsigned long ask);
+bool sysd_unit_cgroup_is_asking(struct systemd_data *d, const char *unit, unsigned long ask);
+/* An event of unit came: ask PID 1 again next time.  Whether something was kept of it. */
+bool sysd_unit_cgroup_forget(struct systemd_data *d, const char *unit);
 
 /* A SetUnitProperties(unit, runtime=true, ...) message, its properties open. */
 int sysd_new_set_properties(struct backend *b, const char *unit, sd_bus_message **ret);
@@ -129,6 +137,9 @@ int sysd_unit_restore(struct backend *b, const char *unit);
 int sysd_units_watch(struct backend *b, void (*fn)(void *userdata, const char *unit), void *userdata);
 /* Tells the listeners of an event of unit that is the backend's own (what it asked of the unit came). */
 void sysd_units_tell(struct systemd_data *d, const char *unit);
+/* As sysd_unit_cgroup, without waiting: -EINPROGRESS while PID 1 is asked (GetUnit, then ControlGroup); the
+ * listeners are told of the unit when its answer comes. */
+int sysd_unit_cgroup_later(struct backend *b, const char *unit, char **ret);
 
 /* backend-systemd-bus.c: one property of a unit, sent without waiting (sysd_call_later). */
 int sysd_unit_set_memory_high(struct backend *b, const char *unit, uint64_t bytes);

@@ -128,7 +128,8 @@ struct backend_ops {
         int (*unit_restore)(struct backend *b, const char *unit);
         /* fn(unit) whenever a unit is loaded, changes state or a job of a unit ends. */
         int (*units_watch)(struct backend *b, void (*fn)(void *userdata, const char *unit), void *userdata);
-        /* The unit's cgroup while it runs, or -ENOENT. */
+        /* The unit's cgroup while it runs, or -ENOENT; -EINPROGRESS while it is asked (without waiting: the
+         * units_watch listeners are told of the unit when it is known). */
         int (*unit_path)(struct backend *b, const char *unit, char **ret_path);
         /* The governor's actions on a unit placed by rule, as on a class. */
         int (*unit_set_memory_high)(struct backend *b, const char *unit, uint64_t bytes);

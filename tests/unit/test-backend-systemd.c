@@ -136,6 +136,17 @@ static int answer(struct fake_pid1 *f, sd_bus_message *m) {
                         record(f, "Get %s %s", sd_bus_message_get_path(m), prop);
                 if (streq(prop, "Version"))
                         return sd_bus_reply_method_return(m, "v", "s", "252 (fake)");
+                if (streq(prop, "ControlGroup")) {
+                        bool stopped;
+
+                        pthread_mutex_lock(&f->lock);
+                        stopped = f->stopped;
+                        pthread_mutex_unlock(&f->lock);
+                        return sd_bus_reply_method_return(m, "v", "s",
+                                                          stopped || !streq(sd_bus_message_get_path(m), UNIT_PATH)
+                                                                  ? ""
+                                                                  : "/system.slice/backup.service");
+                }
                 return sd_bus_reply_method_return(m, "v", "t", UINT64_C(4915));
         }
         if (sd_bus_message_is_method_call(m, "org.freedesktop.DBus.Properties", "GetAll")) {
@@ -608,6 +619,48 @@ START_TEST(test_systemd_protect_unit_not_loaded) {
 }
 END_TEST
 
+/*
+ * A unit's cgroup for placement by rule (backend_unit_path): asked without waiting — GetUnit, then its
+ * ControlGroup — -EINPROGRESS meanwhile (asked once however often it is wanted), the units' listeners told of the
+ * unit when it is known; then kept, not asked again.  Not loaded: "it does not run", without asking its object
+ * (which would load it).
+ */
+static void unit_path_later(bool not_loaded) {
+        struct pfixture p;
+        _cleanup_free_ char *path = NULL;
+
+        pfixture_start(&p);
+        told = 0;
+        ck_assert_int_eq(backend_units_watch(p.x.b, on_told, NULL), 0);
+        fake_set(&p.x.pid1, &p.x.pid1.not_loaded, not_loaded);
+        ck_assert_int_eq(backend_unit_path(p.x.b, "backup.service", &path), -EINPROGRESS);
+        ck_assert_int_eq(backend_unit_path(p.x.b, "backup.service", &path), -EINPROGRESS);
+        ck_assert_ptr_null(path);
+        run_until_told(&p, 1);
+        if (not_loaded)
+                ck_assert_int_eq(backend_unit_path(p.x.b, "backup.service", &path), -ENOENT);
+        else {
+                ck_assert_int_eq(backend_unit_path(p.x.b, "backup.service", &path), 0);
+                ck_assert_str_eq(path, "system.slice/backup.service");
+        }
+        run_for(p.x.event, 50);
+        ck_assert_uint_eq(calls_of(&p.x.pid1, "GetUnit backup.service", NULL, 0), 1);
+        ck_assert_uint_eq(calls_of(&p.x.pid1, "Get " UNIT_PATH " ControlGroup", NULL, 0), not_loaded ? 0 : 1);
+        ck_assert_uint_eq(calls_of(&p.x.pid1, "GetAll", NULL, 0), 0);
+        ck_assert_int_eq(told, 1);
+        pfixture_stop(&p);
+}
+
+START_TEST(test_systemd_unit_path_does_not_wait) {
+        unit_path_later(false);
+}
+END_TEST
+
+START_TEST(test_systemd_unit_path_not_loaded) {
+        unit_path_later(true);
+}
+END_TEST
+
 Suite *backend_systemd_suite(void) {
         Suite *s = suite_create("backend-systemd");
         TCase *tc = tcase_create("units");
@@ -615,6 +668,8 @@ Suite *backend_systemd_suite(void) {
         tcase_add_test(tc, test_systemd_unit_apply_does_not_wait);
         tcase_add_test(tc, test_systemd_unit_restore_while_reading);
         tcase_add_test(tc, test_systemd_unit_own_values_unreadable);
+        tcase_add_test(tc, test_systemd_unit_path_does_not_wait);
+        tcase_add_test(tc, test_systemd_unit_path_not_loaded);
         suite_add_tcase(s, tc);
         tc = tcase_create("protection");
         tcase_add_test(tc, test_systemd_protect_does_not_wait);
