@@ -147,10 +147,13 @@ static int client_respond(struct client *c, json_object *resp) {
 
 static void client_handle_line(struct client *c, size_t len) {
         struct pw_request req;
-        const char *why;
+        const char *why = NULL;
         json_object *resp;
+        int r;
 
-        if (protocol_parse_request(c->in, len, &req, &why) < 0) {
+        r = protocol_parse_request(c->in, len, &req, &why);
+        if (r < 0) {
+                why = why ?: strerror(-r); /* -ENOMEM says nothing more */
                 log_debug("Control: bad request from pid %d uid %u: %s", (int) c->peer.pid, (unsigned) c->peer.uid,
                           why);
                 client_respond(c, control_error("%s", why));
