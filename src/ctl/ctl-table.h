@@ -5,7 +5,11 @@
  * pagewardenctl's tables: cells added row by row, columns aligned on print,
  * the long free-form columns cut with an ellipsis to fit the terminal
  * (UTF-8 aware: never half a character), states in colour on a terminal.
- * A cell that cannot be added (out of memory) makes table_print() fail.
+ *
+ * Errors: adding a cell returns nothing; a cell that cannot be added (out
+ * of memory) is remembered, and table_print() then returns -ENOMEM and
+ * prints nothing.  Write errors are the stream's (ferror()).  Nothing is
+ * printed about an error here.
  */
 
 #include <stdbool.h>

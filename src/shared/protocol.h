@@ -22,6 +22,11 @@
  * For run, the caller has forked the command's process and holds it before
  * exec; the daemon moves it into a new job and answers, and only then is the
  * command executed: it never runs outside its job.
+ *
+ * Errors: negative errno (a request refused is -EINVAL, with a sentence
+ * for the client; out of memory is -ENOMEM); NULL for out of memory where
+ * a line or a JSON value is made.  No logging: a refusal is the caller's
+ * to answer.
  */
 
 #include <json-c/json.h>

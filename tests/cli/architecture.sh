@@ -22,10 +22,11 @@ table_files() {
                 }' "$doc"
 }
 
-for part in shared daemon; do
+for part in shared daemon ctl; do
         case $part in
         shared) heading="The shared modules" ;;
         daemon) heading="The daemon's modules" ;;
+        ctl) heading="The control program's modules" ;;
         esac
         listed=$(table_files "$heading" | sort -u)
         [ -n "$listed" ]; ok $? "ARCHITECTURE.md has a table of the $part modules"
