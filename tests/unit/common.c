@@ -111,3 +111,13 @@ int dead_pidfd(void) {
         waitpid(child, NULL, 0);
         return fd;
 }
+
+json_object *json_as_sent(json_object *o) {
+        json_object *copy;
+
+        ck_assert_ptr_nonnull(o);
+        copy = json_tokener_parse(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+        ck_assert_ptr_nonnull(copy);
+        json_object_put(o);
+        return copy;
+}

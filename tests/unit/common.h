@@ -2,6 +2,7 @@
 #pragma once
 
 #include <check.h>
+#include <json-c/json.h>
 
 #include "diag.h"
 #include "policy.h"
@@ -55,6 +56,10 @@ struct policy_context test_context(void);
 int dead_pidfd(void);
 
 /* A fresh temporary directory (removed by tmpdir_cleanup). */
+/* An answer as a client reads it: its text (as control.c sends it) parsed again.  Takes o.  The status answers'
+ * jobs are written only when the answer is serialized (status.c). */
+json_object *json_as_sent(json_object *o);
+
 char *tmpdir_new(void);
 void tmpdir_cleanup(char *dir);
 /* Writes text to dir/name (creating parent directories); returns the path. */

@@ -63,7 +63,7 @@ static json_object *ask(uid_t uid, enum pw_command command, const char *job) {
         o = requests_handle(&d.api, 1, &peer, &req);
         ck_assert_ptr_nonnull(o);
         ck_assert_ptr_ne(o, CONTROL_LATER);
-        return o;
+        return json_as_sent(o);
 }
 
 static bool answer_ok(json_object *o) {
@@ -124,7 +124,7 @@ START_TEST(test_list) {
         ck_assert_uint_eq(json_object_array_length(jobs), 3);
         ck_assert(!json_object_object_get_ex(o, "ended", NULL));
         json_object_put(o);
-        o = requests_handle(&d.api, 1, &peer, &all);
+        o = json_as_sent(requests_handle(&d.api, 1, &peer, &all));
         ck_assert(json_object_object_get_ex(o, "ended", &ended));
         ck_assert_uint_eq(json_object_array_length(ended), 1);
         json_object_put(o);

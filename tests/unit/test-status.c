@@ -77,13 +77,9 @@ static void normalize(json_object *s) {
         }
 }
 
-START_TEST(test_status_golden) {
-        struct fake_daemon d;
-        json_object *status;
-        _cleanup_free_ char *want = NULL;
-        const char *got;
-
-        fake_daemon_start(&d,
+/* Two jobs and two protected applications, over a tree of their files. */
+static void golden_daemon_start(struct fake_daemon *d) {
+        fake_daemon_start(d,
                           "jobs:\n"
                           "  backup:\n"
                           "    memory: {high: 256M, max: 1G}\n"
@@ -96,9 +92,18 @@ START_TEST(test_status_golden) {
                           "    cgroup: /system.slice/cache.service\n"
                           "    memory: {min: 128M}\n",
                           tree);
-        ck_assert_uint_eq(d.jobs.n, 2);
+        ck_assert_uint_eq(d->jobs.n, 2);
+}
 
-        status = status_json(&d.api);
+START_TEST(test_status_golden) {
+        struct fake_daemon d;
+        json_object *status;
+        _cleanup_free_ char *want = NULL;
+        const char *got;
+
+        golden_daemon_start(&d);
+
+        status = json_as_sent(status_json(&d.api));
         ck_assert_ptr_nonnull(status);
         normalize(status);
         got = json_object_to_json_string_ext(status, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED);
@@ -171,14 +176,14 @@ START_TEST(test_status_many_jobs_figures_in_the_background) {
         fake_daemon_start(&d, "jobs:\n  backup:\n    memory: {high: 256M}\n", many_jobs);
         ck_assert_uint_eq(d.jobs.n, MANY_JOBS);
 
-        status = status_json(&d.api);
+        status = json_as_sent(status_json(&d.api));
         ck_assert_ptr_null(job_field(status, 3, "memory_current"));
         ck_assert_ptr_null(job_field(status, 3, "figures_age_ms"));
         ck_assert_ptr_null(job_field(status, 3, "pids"));
         json_object_put(status);
         for (int i = 0; i < 100 && sd_event_run(d.event, 0) > 0; i++)
                 ;
-        status = status_json(&d.api);
+        status = json_as_sent(status_json(&d.api));
         ck_assert_uint_eq(json_object_get_uint64(job_field(status, 3, "memory_current")), 41943040);
         ck_assert_uint_eq(json_object_get_uint64(job_field(status, 3, "pids")), 1);
         ck_assert_uint_eq(json_object_get_uint64(job_field(status, MANY_JOBS, "io_written_bytes")), 2000);
@@ -187,7 +192,7 @@ START_TEST(test_status_many_jobs_figures_in_the_background) {
 
         ck_assert_int_ge(asprintf(&slot3, "%s/pagewarden.slice/backup/slot-3/memory.current", d.dir), 0);
         ck_assert_int_eq(write_file_atomic(slot3, "1048576\n"), 0);
-        status = status_json(&d.api); /* fresh enough: not read again */
+        status = json_as_sent(status_json(&d.api)); /* fresh enough: not read again */
         ck_assert_uint_eq(json_object_get_uint64(job_field(status, 3, "memory_current")), 41943040);
         json_object_put(status);
         j3 = jobs_find_id(&d.jobs, 3);
@@ -199,11 +204,40 @@ START_TEST(test_status_many_jobs_figures_in_the_background) {
 }
 END_TEST
 
+/* The jobs are written when the answer is serialized (status.c's serializer): in each of json-c's formats, the
+ * text is what json-c itself writes of the same content. */
+START_TEST(test_status_jobs_in_every_format) {
+        static const int formats[] = { JSON_C_TO_STRING_PLAIN, JSON_C_TO_STRING_SPACED, JSON_C_TO_STRING_PRETTY,
+                                       JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED,
+                                       JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_PRETTY_TAB };
+        struct fake_daemon d;
+
+        golden_daemon_start(&d);
+        for (size_t i = 0; i < ELEMENTSOF(formats); i++) {
+                json_object *status = status_json(&d.api), *list = status_list_json(&d.api, false), *parsed;
+
+                for (json_object *o = status; o; o = o == status ? list : NULL) {
+                        const char *text = json_object_to_json_string_ext(o, formats[i]);
+
+                        parsed = json_tokener_parse(text);
+                        ck_assert_ptr_nonnull(parsed);
+                        ck_assert_uint_eq(json_object_array_length(json_object_object_get(parsed, "jobs")), 2);
+                        ck_assert_str_eq(text, json_object_to_json_string_ext(parsed, formats[i]));
+                        json_object_put(parsed);
+                }
+                json_object_put(status);
+                json_object_put(list);
+        }
+        fake_daemon_stop(&d);
+}
+END_TEST
+
 Suite *status_suite(void) {
         Suite *s = suite_create("status");
         TCase *tc = tcase_create("golden");
 
         tcase_add_test(tc, test_status_golden);
+        tcase_add_test(tc, test_status_jobs_in_every_format);
         tcase_add_test(tc, test_status_many_jobs_figures_in_the_background);
         suite_add_tcase(s, tc);
         return s;
