@@ -9,15 +9,32 @@
  * No logging (the engine's callers log).
  */
 
+#include <pthread.h>
+
 #include "cgroup.h"
 #include "ledger.h"
+
+/* A class's slots by number, as the engine last saw them (cgroup-slots.c). */
+enum slot_state { SLOT_NONE, SLOT_BUSY, SLOT_IDLE };
+struct slot_index {
+        char *cpath;          /* the class's cgroup */
+        unsigned char *state; /* enum slot_state, by slot number */
+        size_t n, allocated;
+};
 
 struct cgroup_engine {
         char *mount, *root;
         struct cgroup_features features;
         unsigned idle_slots;
         struct ledger protection; /* keys: paths relative to the mount */
+        /* The classes' slots (acquired on the loop, released on the worker thread: under slots_lock). */
+        pthread_mutex_t slots_lock;
+        struct slot_index *slots;
+        size_t n_slots, allocated_slots;
 };
+
+/* Frees the slot indexes (cgroup_engine_free()). */
+void engine_slots_done(struct cgroup_engine *e);
 
 /* mount/path/file (path "" is the mount, file NULL the directory); NULL when out of memory. */
 char *cgroup_abs_path(const struct cgroup_engine *e, const char *path, const char *file);

@@ -452,6 +452,7 @@ int cgroup_engine_new(const char *mount, const char *root, bool manage, struct c
         e = calloc(1, sizeof(*e));
         if (!e)
                 return -ENOMEM;
+        pthread_mutex_init(&e->slots_lock, NULL);
         e->mount = strdup(mount);
         e->root = strdup(root + (root[0] == '/'));
         e->idle_slots = CGROUP_IDLE_SLOTS_DEFAULT;
@@ -501,6 +502,8 @@ struct cgroup_engine *cgroup_engine_free(struct cgroup_engine *e) {
         if (!e)
                 return NULL;
         ledger_done(&e->protection);
+        engine_slots_done(e);
+        pthread_mutex_destroy(&e->slots_lock);
         free(e->mount);
         free(e->root);
         free(e);

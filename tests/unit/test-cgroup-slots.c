@@ -9,6 +9,7 @@
  * (engine-limits, engine-dying).
  */
 #include <fcntl.h>
+#include <inttypes.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -187,6 +188,63 @@ START_TEST(test_slots_acquire_idle) {
 }
 END_TEST
 
+static char *acquire(struct cgroup_engine *e, uint64_t id) {
+        struct cgroup_job_label l = { .id = id, .uid = 0, .started_usec = 1 };
+        char *path = NULL;
+
+        snprintf(l.name, sizeof(l.name), "j%" PRIu64, id);
+        ck_assert_int_eq(cgroup_job_acquire(e, "backup", &l, &path, NULL), 0);
+        return path;
+}
+
+/* A job's slot ends empty, with nothing charged to it (what release reads; the kernel's files in a real tree). */
+static void ended(const char *dir, const char *path) {
+        _cleanup_free_ char *events = NULL, *current = NULL;
+
+        ck_assert_int_ge(asprintf(&events, "%s/cgroup.events", path), 0);
+        ck_assert_int_ge(asprintf(&current, "%s/memory.current", path), 0);
+        free(write_file(dir, events, "populated 0\nfrozen 0\n"));
+        free(write_file(dir, current, "0\n"));
+}
+
+/*
+ * The class's slots are indexed after its first scan: a job's end makes its slot idle and the next job takes it,
+ * with no scan (a slot made behind the engine's back is not seen until the class is scanned again); when the tree
+ * is not as the index says, another acquirer having labelled the idle slot first, the label's XATTR_CREATE fails
+ * and the class is scanned again.
+ */
+START_TEST(test_slots_index) {
+        _cleanup_(cgroup_engine_freep) struct cgroup_engine *e = NULL;
+        _cleanup_free_ char *a = NULL, *b = NULL, *c = NULL, *d = NULL, *abs = NULL;
+        char *dir = make_tree();
+        struct cgroup_release rel;
+
+        free(write_file(dir, "pagewarden.slice/backup/cgroup.subtree_control", "cpu memory io\n"));
+        ck_assert_int_eq(cgroup_engine_new(dir, "pagewarden.slice", false, &e), 0);
+        e->features.user_xattr = true;
+        cgroup_engine_set_idle_slots(e, 8); /* none removed: a removal goes through libcgroup, to the real mount */
+        a = acquire(e, 10);
+        ck_assert_str_eq(a, "pagewarden.slice/backup/slot-3"); /* the idle one */
+        b = acquire(e, 11);
+        ck_assert_str_eq(b, "pagewarden.slice/backup/slot-0"); /* the lowest free number */
+        ended(dir, a);
+        ck_assert_int_eq(cgroup_job_release(e, a, &rel), 0);
+        ck_assert(!rel.removed);
+        /* An idle slot made by hand now: the index does not know it, and slot-3 is the one taken. */
+        free(write_file(dir, "pagewarden.slice/backup/slot-5/cgroup.events", "populated 0\n"));
+        c = acquire(e, 12);
+        ck_assert_str_eq(c, "pagewarden.slice/backup/slot-3");
+        ended(dir, c);
+        ck_assert_int_eq(cgroup_job_release(e, c, &rel), 0);
+        /* Another acquirer labels slot-3 first: refused there, the class is scanned, slot-5 is found. */
+        ck_assert_int_ge(asprintf(&abs, "%s/%s", dir, c), 0);
+        label(abs, "id=99 uid=0 started=1 name=other");
+        d = acquire(e, 13);
+        ck_assert_str_eq(d, "pagewarden.slice/backup/slot-5");
+        tmpdir_cleanup(dir);
+}
+END_TEST
+
 Suite *cgroup_slots_suite(void) {
         Suite *s = suite_create("cgroup-slots");
         TCase *tc = tcase_create("tree");
@@ -194,6 +252,7 @@ Suite *cgroup_slots_suite(void) {
         tcase_add_test(tc, test_slots_scan);
         tcase_add_test(tc, test_slots_scan_bad_label);
         tcase_add_test(tc, test_slots_acquire_idle);
+        tcase_add_test(tc, test_slots_index);
         suite_add_tcase(s, tc);
         return s;
 }
