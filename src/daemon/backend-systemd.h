@@ -45,7 +45,7 @@ struct systemd_data {
         /* Processes moved into jobs' scopes, not answered yet. */
         struct backend_attaching *attachings;
         /* Protected units' own MemoryMin, MemoryLow, MemorySwapMax and cgroup, asked of PID 1 without waiting
-         * (backend-systemd.c); how many answers are still to come; the protected units that wait for them. */
+         * (backend-systemd-protect.c); how many answers are still to come; the protected units that wait for them. */
         struct sysd_own *owns;
         size_t n_owns, allocated_owns;
         unsigned n_owns_asked;

@@ -273,8 +273,8 @@ static inline int backend_unit_set_io(struct backend *b, const char *unit, const
 static inline int backend_unit_freeze(struct backend *b, const char *unit, bool frozen) {
         return BACKEND_CALL(b, unit_freeze, unit, frozen);
 }
-/* The policy's protected entry as the backend takes it (its cgroup relative to the mount, without the
- * policy's leading '/'); min and low 0. */
+/* The policy's protected entry as the backend takes it (its cgroup as the policy writes it, with the leading
+ * '/': struct backend_protect); min and low 0. */
 struct backend_protect backend_protect_of(const struct pw_protect *pr);
 /* ops->protect_path for the policy's entry pr. */
 int backend_protect_path(struct backend *b, const struct pw_protect *pr, char **ret_path);

@@ -4,9 +4,9 @@
 /*
  * What an operator does to a running job (pagewardenctl stop, kill, freeze,
  * thaw): signals to its processes, sent through pidfds so that a pid that
- * was reused since cgroup.procs was read is never signalled, and the
- * freezing of its own cgroup through the backend.  Its functions are
- * jobctl_* (job control, as a shell's).
+ * was reused since cgroup.procs was read is never signalled, and whether
+ * its own cgroup is frozen (requests.c freezes it through the backend).
+ * Its functions are jobctl_* (job control, as a shell's).
  *
  * Errors: negative errno; a process that is gone meanwhile is no error.
  */

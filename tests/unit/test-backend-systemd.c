@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The systemd backend's units placed by rule (backend-systemd-units.c) and
- * its protection of units (backend-systemd.c) against a fake PID 1: a
+ * its protection of units (backend-systemd-protect.c) against a fake PID 1: a
  * thread that serves the system bus address the
  * backend connects to (DBUS_SYSTEM_BUS_ADDRESS, a socket in a temporary
  * directory), answers what the backend asks, and records what it is sent.
