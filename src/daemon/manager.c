@@ -132,7 +132,7 @@ int manager_reload(struct manager *m, char **ret_errors) {
         t[4] = now_usec(CLOCK_MONOTONIC);
         govern_update(&m->govern);
         t[5] = now_usec(CLOCK_MONOTONIC);
-        autoplace_update(&m->autoplace);
+        place_rules_update(&m->place_rules);
         observe_update(&m->observe, m->policy.n_protects > 0, m->settings.history_days * 86400);
         for (size_t i = 0; i < old.n_classes; i++)
                 classes_remove_if_unused(&m->classes, old.classes[i].name);
@@ -175,8 +175,8 @@ static void manager_stop(struct manager *m) {
         if (m->stopping)
                 return;
         m->stopping = m->govern.stopping = true;
-        autoplace_stop(&m->autoplace, m->settings.restore_on_stop);
-        autoplace_done(&m->autoplace);
+        place_rules_stop(&m->place_rules, m->settings.restore_on_stop);
+        place_rules_done(&m->place_rules);
         govern_stop(&m->govern);
         if (m->settings.restore_on_stop)
                 (void) protect_withdraw(&m->protect);
@@ -409,7 +409,7 @@ static void wire(struct manager *m) {
                                          .governor_beliefs = governor_beliefs });
         /* A protected unit that did not run at the last reload (the usual order at boot) starts: rules must
          * leave its processes alone from then on. */
-        protect_init(&m->protect, m->event, m->backend, &m->log, autoplace_protected_moved, &m->autoplace);
+        protect_init(&m->protect, m->event, m->backend, &m->log, place_rules_protected_moved, &m->place_rules);
         m->govern = (struct govern){
                 .event = m->event,
                 .backend = m->backend,
@@ -424,7 +424,7 @@ static void wire(struct manager *m) {
         };
         govern_init(&m->govern);
         observe_open(m);
-        m->autoplace = (struct autoplace){
+        m->place_rules = (struct place_rules){
                 .event = m->event,
                 .policy = &m->policy,
                 .classes = &m->classes,
@@ -432,7 +432,7 @@ static void wire(struct manager *m) {
                 .jobs = &m->jobs,
                 .log = &m->log,
         };
-        autoplace_init(&m->autoplace);
+        place_rules_init(&m->place_rules);
         m->api = (struct api){
                 .event = m->event,
                 .backend = m->backend,
@@ -507,7 +507,7 @@ int manager_start(struct manager *m) {
         r = jobs_adopt(&m->jobs);
         if (r < 0)
                 return r;
-        autoplace_update(&m->autoplace);
+        place_rules_update(&m->place_rules);
         observe_update(&m->observe, m->policy.n_protects > 0, m->settings.history_days * 86400);
         r = control_new(m->event, m->settings.socket, m->settings.socket_group, requests_handle, &m->api,
                         &m->api.control);
@@ -538,7 +538,7 @@ struct manager *manager_free(struct manager *m) {
         classes_done(&m->classes);
         observe_done(&m->observe);
         if (m->backend) {
-                autoplace_done(&m->autoplace);
+                place_rules_done(&m->place_rules);
                 govern_stop(&m->govern);
                 jobs_done(&m->jobs);
                 protect_done(&m->protect);

@@ -5,7 +5,7 @@
  * The daemon's event wiring: the sd-event loop with its signals (SIGHUP
  * reloads, SIGTERM stops), the watchdog, the control socket, and the
  * modules it connects: jobs (the registry), protect (protection of
- * applications), govern (the pressure governor), autoplace (placement by
+ * applications), govern (the pressure governor), place_rules (placement by
  * the policy's rules), all on one backend.  The
  * manager owns the running configuration; a reload builds a complete new
  * one first and replaces the running one only when it is valid.
@@ -45,7 +45,7 @@ struct manager {
         struct appcost appcost; /* what jobs cost the protected applications */
         struct protect protect;
         struct govern govern;
-        struct autoplace autoplace;
+        struct place_rules place_rules;
         struct observe observe; /* unplaced work that evicts the protected applications */
         struct api api;         /* what the control socket's requests act on (the socket is its control) */
         struct classes classes; /* the job classes in the kernel, and io limits that follow their devices */

@@ -169,7 +169,7 @@ static json_object *job_limits(const struct pw_job_class *c, const struct pw_req
 json_object *place_run(struct api *api, uint64_t client, const struct ucred *peer, const struct pw_request *req) {
         _cleanup_(context_done) struct context x = {};
         struct pw_job_limits limits;
-        _cleanup_(targets_done) struct targets t = {};
+        _cleanup_(place_targets_done) struct place_targets t = {};
         const struct pw_job_class *c;
         struct run *run;
         char why[256];
@@ -183,8 +183,8 @@ json_object *place_run(struct api *api, uint64_t client, const struct ucred *pee
                 return err;
         if (context_init(api, peer, true, &x) < 0)
                 return control_error("out of memory");
-        targets_init(&t, PROC_ROOT, &x.caller);
-        r = targets_add(&t, req->pid, why, sizeof(why));
+        place_targets_init(&t, PROC_ROOT, &x.caller);
+        r = place_targets_add(&t, req->pid, why, sizeof(why));
         if (r < 0)
                 return control_error("%s", why);
         run = calloc(1, sizeof(*run));
@@ -192,8 +192,8 @@ json_object *place_run(struct api *api, uint64_t client, const struct ucred *pee
                 return control_error("out of memory");
         *run = (struct run){ .api = api, .client = client, .pid = req->pid };
         snprintf(run->class, sizeof(run->class), "%s", c->name);
-        r = jobs_place_async(api->jobs, c, &limits, req->name, peer->uid, "run", req->pid, targets_pidfd(&t, req->pid),
-                             on_run_placed, run);
+        r = jobs_place_async(api->jobs, c, &limits, req->name, peer->uid, "run", req->pid,
+                             place_targets_pidfd(&t, req->pid), on_run_placed, run);
         if (r < 0) {
                 free(run);
                 return control_error("cannot place process %d in class %s: %s", (int) req->pid, c->name, strerror(-r));
@@ -220,7 +220,7 @@ struct move {
         uid_t uid;
         struct pw_request req;
         struct context x;
-        struct targets t;
+        struct place_targets t;
         enum move_phase phase;
         size_t cursor;  /* CHECK: the next named pid; WALK, ROUND: the next process to walk */
         pid_t *pending; /* ATTACH: what is still to move */
@@ -244,7 +244,7 @@ static struct move *move_free(struct move *mv) {
         jobs_place_forget(mv->api->jobs, mv);
         jobs_attach_forget(mv->api->jobs, mv);
         sd_event_source_disable_unref(mv->slice);
-        targets_done(&mv->t);
+        place_targets_done(&mv->t);
         context_done(&mv->x);
         free(mv->pending);
         free(mv);
@@ -279,11 +279,11 @@ static struct job *move_job(struct move *mv) {
 static int move_pend(struct move *mv, size_t first, const char *outside) {
         mv->pending = mfree(mv->pending);
         mv->next = 0;
-        return targets_pids(&mv->t, first, outside, &mv->pending, &mv->n_pending);
+        return place_targets_pids(&mv->t, first, outside, &mv->pending, &mv->n_pending);
 }
 
 static int step_check(struct move *mv, char *why, size_t len) {
-        int r = targets_add(&mv->t, mv->req.pids[mv->cursor], why, len);
+        int r = place_targets_add(&mv->t, mv->req.pids[mv->cursor], why, len);
 
         if (r < 0)
                 return r;
@@ -295,7 +295,7 @@ static int step_check(struct move *mv, char *why, size_t len) {
 }
 
 static int step_walk(struct move *mv, char *why, size_t len) {
-        int r = targets_walk(&mv->t, &mv->cursor, 1, why, len);
+        int r = place_targets_walk(&mv->t, &mv->cursor, 1, why, len);
 
         if (r > 0)
                 mv->phase = MOVE_PLACE;
@@ -334,7 +334,7 @@ static int step_place(struct move *mv, char *why, size_t len) {
         /* The job with its first process; the rest follow in slices once it is there. */
         if (r >= 0)
                 r = jobs_place_async(mv->api->jobs, c, NULL, mv->req.name, mv->uid, "move", mv->pending[0],
-                                     targets_pidfd(&mv->t, mv->pending[0]), on_move_placed, mv);
+                                     place_targets_pidfd(&mv->t, mv->pending[0]), on_move_placed, mv);
         if (r < 0) {
                 snprintf(why, len, "cannot move the processes into class %s: %s", c->name, strerror(-r));
                 return r;
@@ -379,7 +379,8 @@ static int step_attach(struct move *mv, char *why, size_t len) {
                 return 0;
         }
         pid = mv->pending[mv->next++];
-        r = jobs_attach_async(mv->api->jobs, j, &pid, &(int){ targets_pidfd(&mv->t, pid) }, 1, on_move_attached, mv);
+        r = jobs_attach_async(mv->api->jobs, j, &pid, &(int){ place_targets_pidfd(&mv->t, pid) }, 1, on_move_attached,
+                              mv);
         if (r < 0) {
                 snprintf(why, len, "cannot move process %d into job %" PRIu64 ": %s", (int) pid, j->id, strerror(-r));
                 return r;
@@ -398,7 +399,7 @@ static int step_round(struct move *mv, char *why, size_t len) {
                 mv->phase = MOVE_DONE; /* move_done() says why */
                 return 0;
         }
-        r = targets_walk(&mv->t, &mv->cursor, 1, why, len);
+        r = place_targets_walk(&mv->t, &mv->cursor, 1, why, len);
         if (r == 0)
                 return 0;
         if (r == -ENOMEM)
@@ -447,7 +448,7 @@ static void move_done(struct move *mv) {
                 move_finish(mv, control_error("job %" PRIu64 " ended while its processes were moved", mv->job_id));
                 return;
         }
-        (void) targets_pids(&mv->t, 0, NULL, &pids, &n);
+        (void) place_targets_pids(&mv->t, 0, NULL, &pids, &n);
         move_finish(mv, placed(mv->api, j, pids, n));
 }
 
@@ -489,7 +490,7 @@ json_object *place_move(struct api *api, uint64_t client, const struct ucred *pe
         api->moves = mv;
         r = context_init(api, peer, false, &mv->x);
         if (r >= 0) {
-                targets_init(&mv->t, PROC_ROOT, &mv->x.caller);
+                place_targets_init(&mv->t, PROC_ROOT, &mv->x.caller);
                 r = sd_event_add_defer(api->event, &mv->slice, on_slice, mv);
         }
         if (r < 0) {

@@ -18,7 +18,7 @@
 /* A command line is read up to this much; a rule sees no more of it. */
 #define CMDLINE_MAX 4096
 
-void autoplace_init(struct autoplace *a) {
+void place_rules_init(struct place_rules *a) {
         a->procdir = a->procdir ?: PROC_ROOT;
         a->tokens = AUTOPLACE_BURST;
         a->tokens_usec = now_usec(CLOCK_MONOTONIC);
@@ -26,7 +26,7 @@ void autoplace_init(struct autoplace *a) {
 
 /* ---- programs ---- */
 
-static void programs_done(struct autoplace *a) {
+static void programs_done(struct place_rules *a) {
         for (size_t i = 0; i < a->n_programs; i++) {
                 free(a->programs[i].path);
                 program_info_done(&a->programs[i].info);
@@ -36,7 +36,7 @@ static void programs_done(struct autoplace *a) {
         a->unheld_scripts = false;
 }
 
-static const struct autoplace_program *program_find(const struct autoplace *a, const char *path) {
+static const struct place_rules_program *program_find(const struct place_rules *a, const char *path) {
         for (size_t i = 0; i < a->n_programs; i++)
                 if (streq(a->programs[i].path, path))
                         return &a->programs[i];
@@ -44,7 +44,7 @@ static const struct autoplace_program *program_find(const struct autoplace *a, c
 }
 
 /* What each exe: path is now (a script, a link, nothing), said once a load where that matters. */
-static void programs_update(struct autoplace *a) {
+static void programs_update(struct place_rules *a) {
         size_t n = 0;
 
         programs_done(a);
@@ -56,7 +56,7 @@ static void programs_update(struct autoplace *a) {
         for (size_t i = 0; i < a->policy->n_classes; i++)
                 for (size_t k = 0; k < a->policy->classes[i].match.exe.n; k++) {
                         const struct pw_pattern *e = &a->policy->classes[i].match.exe.v[k];
-                        struct autoplace_program *pr = &a->programs[a->n_programs];
+                        struct place_rules_program *pr = &a->programs[a->n_programs];
                         char text[1024];
                         const char *why;
                         int r;
@@ -86,7 +86,7 @@ static void programs_update(struct autoplace *a) {
 }
 
 /* Whether exe is the interpreter of a script some exe: rule names: then its arguments say which script. */
-static bool interpreter_of_script(const struct autoplace *a, const char *exe) {
+static bool interpreter_of_script(const struct place_rules *a, const char *exe) {
         for (size_t i = 0; i < a->n_programs; i++)
                 if (a->programs[i].info.kind == PROGRAM_SCRIPT && a->programs[i].info.interpreter_real &&
                     streq(a->programs[i].info.interpreter_real, exe))
@@ -100,9 +100,9 @@ static bool interpreter_of_script(const struct autoplace *a, const char *exe) {
  * held at its exec), or when exe is an interpreter running that script
  * (argv); else exe.
  */
-static const char *program_of(const struct autoplace *a, const char *exe, const char *const *argv, size_t n) {
+static const char *program_of(const struct place_rules *a, const char *exe, const char *const *argv, size_t n) {
         for (size_t i = 0; i < a->n_programs; i++) {
-                const struct autoplace_program *pr = &a->programs[i];
+                const struct place_rules_program *pr = &a->programs[i];
 
                 if (program_holdable(&pr->info) && pr->info.target && streq(exe, pr->info.target))
                         return pr->path;
@@ -137,7 +137,7 @@ struct candidate {
 
 /* The cheap part, for every exec: is it a program some rule names?  With exe given (an exec held before it
  * happened), the program is that, and its command line is not known yet. */
-static bool candidate_read(struct autoplace *a, pid_t pid, const char *exe, struct candidate *c) {
+static bool candidate_read(struct place_rules *a, pid_t pid, const char *exe, struct candidate *c) {
         c->pid = pid;
         c->have_exe = c->have_cmdline = false;
         if (exe) {
@@ -170,7 +170,7 @@ static bool candidate_read(struct autoplace *a, pid_t pid, const char *exe, stru
         return rules_candidate(a->policy, c->have_exe ? c->exe : NULL, c->have_cmdline ? c->cmdline : NULL);
 }
 
-static struct rules_process candidate_process(struct autoplace *a, struct candidate *c) {
+static struct rules_process candidate_process(struct place_rules *a, struct candidate *c) {
         (void) user_name_of(c->ids.uid[1], c->user, sizeof(c->user));
         return (struct rules_process){
                 .pid = c->pid,
@@ -190,7 +190,7 @@ static struct rules_process candidate_process(struct autoplace *a, struct candid
 
 /* What confines p between its cgroup and where a rule of c may take it from (rules_source()); NULL for
  * nothing.  What cannot be read counts as confining: a rule must not be a way out of it. */
-static const char *confinement(struct autoplace *a, const struct rules_process *p, const struct pw_job_class *c,
+static const char *confinement(struct place_rules *a, const struct rules_process *p, const struct pw_job_class *c,
                                char *buf, size_t len) {
         char source[PATH_MAX];
 
@@ -202,12 +202,12 @@ static const char *confinement(struct autoplace *a, const struct rules_process *
 }
 
 /* The policy whose units: rules place units, where the backend does. */
-static const struct pw_policy *units_policy(const struct autoplace *a) {
+static const struct pw_policy *units_policy(const struct place_rules *a) {
         return backend_places_units(a->backend) ? a->policy : NULL;
 }
 
 /* The parent is a match of its own (a scan finds both): its job takes the child along. */
-static bool parent_matches(struct autoplace *a, pid_t ppid) {
+static bool parent_matches(struct place_rules *a, pid_t ppid) {
         struct candidate parent = {};
         struct rules_match m;
         bool r;
@@ -229,15 +229,15 @@ static bool parent_matches(struct autoplace *a, pid_t ppid) {
 }
 
 /* A process a rule names, being placed; its exec waits (hold) where fanotify holds it. */
-struct autoplace_placing {
-        struct autoplace *a;
+struct place_rules_placing {
+        struct place_rules *a;
         pid_t pid;
         uid_t uid;
         const struct pw_job_class *class;
         struct execperm_hold *hold;
         char *cgroup; /* where it was when it matched */
         char name[POLICY_NAME_MAX + 1], by[CGROUP_JOB_BY_MAX + 1];
-        struct autoplace_placing *prev, *next;
+        struct place_rules_placing *prev, *next;
 };
 
 /*
@@ -245,7 +245,7 @@ struct autoplace_placing {
  * the job): only those still where it was (a child root put elsewhere stays
  * there), each held by a pidfd from its check to the check after its write.
  */
-static void take_children(struct autoplace *a, const struct job *j, const struct autoplace_placing *pp) {
+static void take_children(struct place_rules *a, const struct job *j, const struct place_rules_placing *pp) {
         _cleanup_free_ pid_t *children = NULL, *pids = NULL;
         _cleanup_free_ int *pidfds = NULL;
         size_t n = 0, k = 0;
@@ -276,8 +276,8 @@ static void take_children(struct autoplace *a, const struct job *j, const struct
                 close(pidfds[i]);
 }
 
-static void placing_free(struct autoplace_placing *pp) {
-        struct autoplace *a = pp->a;
+static void placing_free(struct place_rules_placing *pp) {
+        struct place_rules *a = pp->a;
 
         execperm_answer(pp->hold);
         LIST_REMOVE(a->placings, pp);
@@ -286,8 +286,8 @@ static void placing_free(struct autoplace_placing *pp) {
 }
 
 static void on_placed(void *userdata, int r, struct job *j) {
-        struct autoplace_placing *pp = userdata;
-        struct autoplace *a = pp->a;
+        struct place_rules_placing *pp = userdata;
+        struct place_rules *a = pp->a;
 
         if (r >= 0) {
                 a->placed++;
@@ -299,7 +299,7 @@ static void on_placed(void *userdata, int r, struct job *j) {
 }
 
 /* Why a user's placement by rule must wait for another time, or NULL: the bounds of place-rules.h. */
-static const char *over_bounds(struct autoplace *a, const struct rules_process *p, const struct pw_job_class *c) {
+static const char *over_bounds(struct place_rules *a, const struct rules_process *p, const struct pw_job_class *c) {
         unsigned user = 0, class = 0;
         uint64_t now;
 
@@ -309,7 +309,7 @@ static const char *over_bounds(struct autoplace *a, const struct rules_process *
                 user += j->uid == p->uid;
                 class += streq(j->class, c->name) && startswith(j->by, "rule ");
         }
-        for (const struct autoplace_placing *pp = a->placings; pp; pp = pp->next) {
+        for (const struct place_rules_placing *pp = a->placings; pp; pp = pp->next) {
                 user += pp->uid == p->uid;
                 class += pp->class == c;
         }
@@ -329,7 +329,7 @@ static const char *over_bounds(struct autoplace *a, const struct rules_process *
 }
 
 /* A refusal for a bound, logged once a minute with the number since. */
-static void refused_for_bounds(struct autoplace *a, const struct rules_process *p, const char *why) {
+static void refused_for_bounds(struct place_rules *a, const struct rules_process *p, const char *why) {
         uint64_t now = now_usec(CLOCK_MONOTONIC);
 
         a->refused++;
@@ -341,16 +341,16 @@ static void refused_for_bounds(struct autoplace *a, const struct rules_process *
                        (int) p->pid, (unsigned) p->uid, why, a->refused);
 }
 
-static void place(struct autoplace *a, struct candidate *c, int pidfd, const struct rules_process *p,
+static void place(struct place_rules *a, struct candidate *c, int pidfd, const struct rules_process *p,
                   const struct rules_match *m, struct execperm_hold **hold) {
-        struct autoplace_placing *pp = calloc(1, sizeof(*pp));
+        struct place_rules_placing *pp = calloc(1, sizeof(*pp));
         int r;
 
         if (!pp) {
                 log_warning("Cannot place process %d: out of memory", (int) c->pid);
                 return;
         }
-        *pp = (struct autoplace_placing){
+        *pp = (struct place_rules_placing){
                 .a = a, .pid = c->pid, .uid = p->uid, .class = m->class, .cgroup = strdup(strempty(p->cgroup))
         };
         rules_job_name(p->exe, p->cmdline, pp->name, sizeof(pp->name));
@@ -372,14 +372,14 @@ static void place(struct autoplace *a, struct candidate *c, int pidfd, const str
 }
 
 /* The placements go on without us (their jobs are made); the execs they hold go on now. */
-static void placings_drop(struct autoplace *a) {
+static void placings_drop(struct place_rules *a) {
         while (a->placings) {
                 jobs_place_forget(a->jobs, a->placings);
                 placing_free(a->placings);
         }
 }
 
-static void consider(struct autoplace *a, pid_t pid, const char *exe, bool scan, struct execperm_hold **hold) {
+static void consider(struct place_rules *a, pid_t pid, const char *exe, bool scan, struct execperm_hold **hold) {
         _cleanup_close_ int pidfd = -1;
         struct candidate c = {};
         struct rules_process p;
@@ -450,9 +450,9 @@ static void on_exec_held(void *userdata, pid_t pid, const char *exe, struct exec
  */
 #define SCAN_STEP 128
 
-static void rescan_soon(struct autoplace *a);
+static void rescan_soon(struct place_rules *a);
 
-static void scan_stop(struct autoplace *a) {
+static void scan_stop(struct place_rules *a) {
         a->scan_source = sd_event_source_disable_unref(a->scan_source);
         if (a->scan_dir)
                 closedir(a->scan_dir);
@@ -460,7 +460,7 @@ static void scan_stop(struct autoplace *a) {
 }
 
 static int on_scan_step(sd_event_source *s, void *userdata) {
-        struct autoplace *a = userdata;
+        struct place_rules *a = userdata;
         struct dirent *de = NULL;
 
         a->scanning = true;
@@ -483,7 +483,7 @@ static int on_scan_step(sd_event_source *s, void *userdata) {
         return 0;
 }
 
-static void scan(struct autoplace *a) {
+static void scan(struct place_rules *a) {
         scan_stop(a);
         a->scan_dir = opendir(a->procdir);
         if (!a->scan_dir) {
@@ -499,7 +499,7 @@ static void scan(struct autoplace *a) {
 }
 
 static int on_rescan(sd_event_source *s, uint64_t usec, void *userdata) {
-        struct autoplace *a = userdata;
+        struct place_rules *a = userdata;
 
         a->rescan = sd_event_source_disable_unref(a->rescan);
         scan(a);
@@ -512,7 +512,7 @@ static int on_rescan(sd_event_source *s, uint64_t usec, void *userdata) {
  * overflow the kernel's buffer (a loop of renames or execs), and each scan
  * reads every process.
  */
-static void rescan_soon(struct autoplace *a) {
+static void rescan_soon(struct place_rules *a) {
         uint64_t at = a->rescanned_usec ? a->rescanned_usec + AUTOPLACE_RESCAN_USEC : 0;
 
         if (a->scan_dir) {
@@ -529,7 +529,7 @@ static void rescan_soon(struct autoplace *a) {
 }
 
 static void on_lost(void *userdata) {
-        struct autoplace *a = userdata;
+        struct place_rules *a = userdata;
 
         a->lost++;
         rescan_soon(a);
@@ -537,21 +537,21 @@ static void on_lost(void *userdata) {
 
 /* ---- units ---- */
 
-static struct autoplace_unit *unit_find(struct autoplace *a, const char *unit) {
+static struct place_rules_unit *unit_find(struct place_rules *a, const char *unit) {
         for (size_t i = 0; i < a->n_units; i++)
                 if (streq(a->units[i].unit, unit))
                         return &a->units[i];
         return NULL;
 }
 
-static void unit_forget(struct autoplace *a, struct autoplace_unit *u) {
+static void unit_forget(struct place_rules *a, struct place_rules_unit *u) {
         free(u->unit);
         free(u->class);
         *u = a->units[--a->n_units];
 }
 
 /* Whether the unit's cgroup holds a process now. */
-static bool unit_populated(struct autoplace *a, const char *path) {
+static bool unit_populated(struct place_rules *a, const char *path) {
         _cleanup_free_ char *events = NULL;
         bool populated = false;
 
@@ -568,7 +568,7 @@ static bool unit_populated(struct autoplace *a, const char *path) {
  * again with systemd's event; a oneshot caught at a reload in the
  * milliseconds between two of its commands is no job until then.
  */
-static void unit_check(struct autoplace *a, const char *unit, const struct rules_match *m) {
+static void unit_check(struct place_rules *a, const char *unit, const struct rules_match *m) {
         _cleanup_free_ char *path = NULL;
         char by[CGROUP_JOB_BY_MAX + 1];
         int r;
@@ -581,8 +581,8 @@ static void unit_check(struct autoplace *a, const char *unit, const struct rules
                 log_warning_errno(r, "Unit %s: cannot follow it as a job of class %s: %m", unit, m->class->name);
 }
 
-static void unit_consider(struct autoplace *a, const char *unit) {
-        struct autoplace_unit *u = unit_find(a, unit);
+static void unit_consider(struct place_rules *a, const char *unit) {
+        struct place_rules_unit *u = unit_find(a, unit);
         struct rules_match m;
         int r;
 
@@ -602,7 +602,7 @@ static void unit_consider(struct autoplace *a, const char *unit) {
                         if (GROW(a->units, a->allocated_units, a->n_units + 1) < 0)
                                 return;
                         u = &a->units[a->n_units++];
-                        *u = (struct autoplace_unit){ .unit = strdup(unit) };
+                        *u = (struct place_rules_unit){ .unit = strdup(unit) };
                 }
                 free(u->class);
                 u->class = strdup(m.class->name);
@@ -625,7 +625,7 @@ static void on_unit_found(void *userdata, const char *unit) {
 }
 
 /* A unit whose rule left the policy gets its own values back and is no job any more. */
-static void unit_release(struct autoplace *a, struct autoplace_unit *u) {
+static void unit_release(struct place_rules *a, struct place_rules_unit *u) {
         struct job *j = jobs_find_unit(a->jobs, u->unit);
         int r = backend_unit_restore(a->backend, u->unit);
 
@@ -639,7 +639,7 @@ static void unit_release(struct autoplace *a, struct autoplace_unit *u) {
         unit_forget(a, u);
 }
 
-static void units_update(struct autoplace *a) {
+static void units_update(struct place_rules *a) {
         _cleanup_free_ const char **patterns = NULL;
         size_t n = 0, total = 0;
         struct rules_match m;
@@ -669,27 +669,27 @@ static void units_update(struct autoplace *a) {
                 log_warning("Cannot list the units the units: rules name");
 }
 
-void autoplace_stop(struct autoplace *a, bool restore) {
+void place_rules_stop(struct place_rules *a, bool restore) {
         while (restore && a->n_units > 0)
                 unit_release(a, &a->units[a->n_units - 1]);
 }
 
 /* ---- following the policy ---- */
 
-static void protected_done(struct autoplace *a) {
+static void protected_done(struct place_rules *a) {
         for (size_t i = 0; i < a->n_protected; i++)
                 free(a->protected[i]);
         a->protected = mfree(a->protected);
         a->n_protected = 0;
 }
 
-static void protected_find(struct autoplace *a) {
+static void protected_find(struct place_rules *a) {
         protected_done(a);
         (void) backend_protect_paths(a->backend, a->policy, &a->protected, &a->n_protected);
 }
 
-void autoplace_protected_moved(void *userdata) {
-        struct autoplace *a = userdata;
+void place_rules_protected_moved(void *userdata) {
+        struct place_rules *a = userdata;
 
         /* Kept while no rule names a process: found again when one does. */
         if (!a->need_exe && !a->need_cmdline)
@@ -700,7 +700,7 @@ void autoplace_protected_moved(void *userdata) {
 }
 
 /* Exec permission events for the exe: rules' programs, where fanotify may be used. */
-static void perm_update(struct autoplace *a) {
+static void perm_update(struct place_rules *a) {
         unsigned marked = 0;
         int r;
 
@@ -721,7 +721,7 @@ static void perm_update(struct autoplace *a) {
         }
         (void) execperm_clear(a->perm);
         for (size_t i = 0; i < a->n_programs; i++) {
-                const struct autoplace_program *pr = &a->programs[i];
+                const struct place_rules_program *pr = &a->programs[i];
 
                 /* A link others share is not marked: the mark would hold every name's exec. */
                 if (pr->info.kind != PROGRAM_MISSING && !program_holdable(&pr->info))
@@ -741,7 +741,7 @@ static void perm_update(struct autoplace *a) {
  * rules when exec permission events cannot hold their programs.  Otherwise
  * the other execs of the machine cost the daemon nothing at all.
  */
-static void events_update(struct autoplace *a) {
+static void events_update(struct place_rules *a) {
         bool need = a->need_cmdline || (a->need_exe && (!a->perm || a->unheld_scripts));
         int r;
 
@@ -765,7 +765,7 @@ static void events_update(struct autoplace *a) {
                          a->need_cmdline ? "cmdline: rules" : "exe: rules");
 }
 
-void autoplace_update(struct autoplace *a) {
+void place_rules_update(struct place_rules *a) {
         units_update(a);
         a->need_exe = rules_need_exe(a->policy);
         a->need_cmdline = rules_need_cmdline(a->policy);
@@ -780,7 +780,7 @@ void autoplace_update(struct autoplace *a) {
                 scan(a);
 }
 
-void autoplace_done(struct autoplace *a) {
+void place_rules_done(struct place_rules *a) {
         for (size_t i = 0; i < a->n_units; i++) {
                 free(a->units[i].unit);
                 free(a->units[i].class);

@@ -4,7 +4,7 @@
 /*
  * Placement by rule, the wiring: bulk work the policy's match: rules name
  * is placed by the daemon itself (rules.c decides what matches).  Its
- * functions are autoplace_* (struct autoplace).
+ * functions are autoplace_* (struct place_rules).
  *
  * Processes (both backends): exec events from the proc connector
  * (procevents.c), and one scan of /proc at start, at each reload and after
@@ -58,7 +58,7 @@
 #define AUTOPLACE_BURST 40
 #define AUTOPLACE_RESCAN_USEC (5 * 1000000ULL) /* between two scans of /proc after lost events */
 
-struct autoplace {
+struct place_rules {
         /* What it works with (owned by the manager). */
         sd_event *event;
         const struct pw_policy *policy;
@@ -85,15 +85,15 @@ struct autoplace {
         double tokens;           /* the users' rate: placements that may go now */
         uint64_t tokens_usec;    /* when tokens was last filled (CLOCK_MONOTONIC) */
         uint64_t refused_logged_usec;
-        struct autoplace_unit { /* units given a class's limits */
+        struct place_rules_unit { /* units given a class's limits */
                 char *unit;
                 char *class;
         } * units;
         size_t n_units, allocated_units;
         bool watching_units;
-        struct autoplace_placing *placings; /* under way (the backend is making their jobs) */
+        struct place_rules_placing *placings; /* under way (the backend is making their jobs) */
         /* What each program exe: rules name is on this host (program.h), found at each update. */
-        struct autoplace_program {
+        struct place_rules_program {
                 char *path;
                 struct program_info info;
         } * programs;
@@ -101,11 +101,11 @@ struct autoplace {
         bool unheld_scripts; /* some are scripts recognized at their interpreter's exec, not held at theirs */
 };
 
-void autoplace_init(struct autoplace *a);
+void place_rules_init(struct place_rules *a);
 /* After start and each reload: follow the policy's rules, and scan /proc once. */
-void autoplace_update(struct autoplace *a);
+void place_rules_update(struct place_rules *a);
 /* A protected application's cgroup or unit came or went: where rules must not take processes from. */
-void autoplace_protected_moved(void *userdata);
+void place_rules_protected_moved(void *userdata);
 /* The daemon stops: units get their own values back if restore is set. */
-void autoplace_stop(struct autoplace *a, bool restore);
-void autoplace_done(struct autoplace *a);
+void place_rules_stop(struct place_rules *a, bool restore);
+void place_rules_done(struct place_rules *a);

@@ -7,20 +7,20 @@
 #include "proc.h"
 #include "util.h"
 
-void targets_init(struct targets *t, const char *procdir, const struct auth_caller *caller) {
-        *t = (struct targets){ .procdir = procdir, .caller = caller };
+void place_targets_init(struct place_targets *t, const char *procdir, const struct auth_caller *caller) {
+        *t = (struct place_targets){ .procdir = procdir, .caller = caller };
 }
 
-void targets_done(struct targets *t) {
+void place_targets_done(struct place_targets *t) {
         for (size_t i = 0; i < t->n; i++) {
                 closep(&t->list[i].pidfd);
                 free(t->list[i].cgroup);
         }
         free(t->list);
-        *t = (struct targets){};
+        *t = (struct place_targets){};
 }
 
-static const struct target *find(const struct targets *t, pid_t pid) {
+static const struct target *find(const struct place_targets *t, pid_t pid) {
         for (size_t i = 0; i < t->n; i++)
                 if (t->list[i].pid == pid)
                         return &t->list[i];
@@ -28,7 +28,7 @@ static const struct target *find(const struct targets *t, pid_t pid) {
 }
 
 /* Reads and checks the process the pidfd holds; the pidfd proves the reads were about it. */
-static int check(struct targets *t, pid_t pid, int pidfd, struct proc_ids *ids, char *why, size_t len) {
+static int check(struct place_targets *t, pid_t pid, int pidfd, struct proc_ids *ids, char *why, size_t len) {
         int r = proc_ids(t->procdir, pid, ids);
 
         if (r >= 0 && !proc_pidfd_alive(pidfd))
@@ -53,7 +53,7 @@ static int refuse(pid_t pid, int r, char *why, size_t len) {
         return r;
 }
 
-int targets_add(struct targets *t, pid_t pid, char *why, size_t len) {
+int place_targets_add(struct place_targets *t, pid_t pid, char *why, size_t len) {
         _cleanup_close_ int pidfd = -1;
         struct proc_ids ids = {};
         int r;
@@ -95,7 +95,7 @@ int targets_add(struct targets *t, pid_t pid, char *why, size_t len) {
 }
 
 /* The children of the process at index i, each added (checked). */
-static int add_children_of(struct targets *t, size_t i, char *why, size_t len) {
+static int add_children_of(struct place_targets *t, size_t i, char *why, size_t len) {
         _cleanup_free_ pid_t *children = NULL;
         size_t n = 0;
         int r = proc_children(t->procdir, t->list[i].pid, &children, &n);
@@ -107,14 +107,14 @@ static int add_children_of(struct targets *t, size_t i, char *why, size_t len) {
                 return refuse(t->list[i].pid, r, why, len);
         }
         for (size_t k = 0; k < n; k++) {
-                r = targets_add(t, children[k], why, len);
+                r = place_targets_add(t, children[k], why, len);
                 if (r < 0 && r != -ESRCH) /* a child that exited meanwhile is no matter */
                         return r;
         }
         return 0;
 }
 
-int targets_walk(struct targets *t, size_t *cursor, size_t max, char *why, size_t len) {
+int place_targets_walk(struct place_targets *t, size_t *cursor, size_t max, char *why, size_t len) {
         /* Breadth first: the list grows while it is walked. */
         for (size_t done = 0; *cursor < t->n && done < max; (*cursor)++, done++) {
                 int r = add_children_of(t, *cursor, why, len);
@@ -125,28 +125,28 @@ int targets_walk(struct targets *t, size_t *cursor, size_t max, char *why, size_
         return *cursor >= t->n;
 }
 
-int targets_add_descendants(struct targets *t, char *why, size_t len) {
+int place_targets_add_descendants(struct place_targets *t, char *why, size_t len) {
         size_t cursor = 0;
         int r;
 
-        while ((r = targets_walk(t, &cursor, SIZE_MAX, why, len)) == 0)
+        while ((r = place_targets_walk(t, &cursor, SIZE_MAX, why, len)) == 0)
                 ;
         return r < 0 ? r : 0;
 }
 
-bool targets_alive(const struct targets *t, pid_t pid) {
+bool place_targets_alive(const struct place_targets *t, pid_t pid) {
         const struct target *x = find(t, pid);
 
         return x && proc_pidfd_alive(x->pidfd);
 }
 
-int targets_pidfd(const struct targets *t, pid_t pid) {
+int place_targets_pidfd(const struct place_targets *t, pid_t pid) {
         const struct target *x = find(t, pid);
 
         return x ? x->pidfd : -1;
 }
 
-int targets_pids(const struct targets *t, size_t first, const char *cgroup, pid_t **ret, size_t *ret_n) {
+int place_targets_pids(const struct place_targets *t, size_t first, const char *cgroup, pid_t **ret, size_t *ret_n) {
         pid_t *pids = calloc(t->n + 1, sizeof(pid_t));
         size_t n = 0;
 

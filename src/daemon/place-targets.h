@@ -29,27 +29,27 @@ struct target {
         char *cgroup; /* where it was when checked */
 };
 
-struct targets {
+struct place_targets {
         const char *procdir;
         const struct auth_caller *caller;
         struct target *list;
         size_t n, allocated;
 };
 
-void targets_init(struct targets *t, const char *procdir, const struct auth_caller *caller);
-void targets_done(struct targets *t);
+void place_targets_init(struct place_targets *t, const char *procdir, const struct auth_caller *caller);
+void place_targets_done(struct place_targets *t);
 
 /* Checks pid and holds it (once: a pid already held is skipped). */
-int targets_add(struct targets *t, pid_t pid, char *why, size_t len);
+int place_targets_add(struct place_targets *t, pid_t pid, char *why, size_t len);
 /* Adds the descendants of every process held, checked like the rest. */
-int targets_add_descendants(struct targets *t, char *why, size_t len);
+int place_targets_add_descendants(struct place_targets *t, char *why, size_t len);
 /* The same in steps: the children of at most max processes from *cursor on; 1 when the walk is done. */
-int targets_walk(struct targets *t, size_t *cursor, size_t max, char *why, size_t len);
+int place_targets_walk(struct place_targets *t, size_t *cursor, size_t max, char *why, size_t len);
 
 /* The pids held from index first on whose process still lives and is
  * outside cgroup (NULL: anywhere); the caller frees *ret. */
-int targets_pids(const struct targets *t, size_t first, const char *cgroup, pid_t **ret, size_t *ret_n);
+int place_targets_pids(const struct place_targets *t, size_t first, const char *cgroup, pid_t **ret, size_t *ret_n);
 /* The pidfd that holds pid (borrowed), or -1 when pid is not held. */
-int targets_pidfd(const struct targets *t, pid_t pid);
+int place_targets_pidfd(const struct place_targets *t, pid_t pid);
 /* Whether the process held as pid still lives (its pid was not reused). */
-bool targets_alive(const struct targets *t, pid_t pid);
+bool place_targets_alive(const struct place_targets *t, pid_t pid);

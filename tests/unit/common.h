@@ -24,7 +24,7 @@ Suite *proc_suite(void);
 Suite *program_suite(void);
 Suite *governor_suite(void);
 Suite *ledger_suite(void);
-Suite *targets_suite(void);
+Suite *place_targets_suite(void);
 Suite *rules_suite(void);
 Suite *procevents_suite(void);
 Suite *devwatch_suite(void);

@@ -23,7 +23,7 @@ int main(void) {
         srunner_add_suite(sr, program_suite());
         srunner_add_suite(sr, governor_suite());
         srunner_add_suite(sr, ledger_suite());
-        srunner_add_suite(sr, targets_suite());
+        srunner_add_suite(sr, place_targets_suite());
         srunner_add_suite(sr, rules_suite());
         srunner_add_suite(sr, procevents_suite());
         srunner_add_suite(sr, devwatch_suite());

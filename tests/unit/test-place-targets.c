@@ -35,60 +35,60 @@ static pid_t spawn_tree(pid_t *ret_grandchild) {
 
 START_TEST(test_targets_tree_once_and_pid_reuse) {
         const struct auth_caller me = { .uid = getuid(), .pid = getpid(), .self = -1 };
-        struct targets t;
+        struct place_targets t;
         pid_t child, grandchild, *pids;
         size_t n;
         char why[256];
 
         child = spawn_tree(&grandchild);
-        targets_init(&t, "/proc", &me);
-        ck_assert_int_eq(targets_add(&t, child, why, sizeof(why)), 0);
-        ck_assert_int_eq(targets_add(&t, child, why, sizeof(why)), 0); /* named twice: once */
-        ck_assert_int_eq(targets_add_descendants(&t, why, sizeof(why)), 0);
-        ck_assert_int_eq(targets_add_descendants(&t, why, sizeof(why)), 0);
+        place_targets_init(&t, "/proc", &me);
+        ck_assert_int_eq(place_targets_add(&t, child, why, sizeof(why)), 0);
+        ck_assert_int_eq(place_targets_add(&t, child, why, sizeof(why)), 0); /* named twice: once */
+        ck_assert_int_eq(place_targets_add_descendants(&t, why, sizeof(why)), 0);
+        ck_assert_int_eq(place_targets_add_descendants(&t, why, sizeof(why)), 0);
         ck_assert_uint_eq(t.n, 2);
-        ck_assert_int_eq(targets_pids(&t, 0, NULL, &pids, &n), 0);
+        ck_assert_int_eq(place_targets_pids(&t, 0, NULL, &pids, &n), 0);
         ck_assert_uint_eq(n, 2);
         ck_assert_int_eq(pids[0], child);
         ck_assert_int_eq(pids[1], grandchild);
         free(pids);
         /* Those already in a cgroup are left out when asked. */
-        ck_assert_int_eq(targets_pids(&t, 0, t.list[0].cgroup, &pids, &n), 0);
+        ck_assert_int_eq(place_targets_pids(&t, 0, t.list[0].cgroup, &pids, &n), 0);
         ck_assert_uint_eq(n, 0);
         free(pids);
         /* The child exits and is reaped: its pid may now name another process; the pidfd knows. */
         kill(grandchild, SIGKILL);
         kill(child, SIGKILL);
         ck_assert_int_eq(waitpid(child, NULL, 0), child);
-        ck_assert(!targets_alive(&t, child));
-        ck_assert_int_eq(targets_pids(&t, 0, NULL, &pids, &n), 0);
+        ck_assert(!place_targets_alive(&t, child));
+        ck_assert_int_eq(place_targets_pids(&t, 0, NULL, &pids, &n), 0);
         for (size_t i = 0; i < n; i++)
                 ck_assert_int_ne(pids[i], child);
         free(pids);
-        targets_done(&t);
+        place_targets_done(&t);
         /* Gone: refused with a sentence. */
-        targets_init(&t, "/proc", &me);
-        ck_assert_int_eq(targets_add(&t, child, why, sizeof(why)), -ESRCH);
+        place_targets_init(&t, "/proc", &me);
+        ck_assert_int_eq(place_targets_add(&t, child, why, sizeof(why)), -ESRCH);
         ck_assert_ptr_nonnull(strstr(why, "does not exist"));
         ck_assert_ptr_nonnull(strstr(why, "process "));
-        targets_done(&t);
+        place_targets_done(&t);
 }
 END_TEST
 
 START_TEST(test_targets_refuses_before_walking) {
         const struct auth_caller me = { .uid = getuid(), .pid = getpid(), .self = getpid() };
-        struct targets t;
+        struct place_targets t;
         char why[256];
 
-        targets_init(&t, "/proc", &me);
-        ck_assert_int_eq(targets_add(&t, getpid(), why, sizeof(why)), -EPERM);
+        place_targets_init(&t, "/proc", &me);
+        ck_assert_int_eq(place_targets_add(&t, getpid(), why, sizeof(why)), -EPERM);
         ck_assert_ptr_nonnull(strstr(why, "is pagewardend itself"));
         ck_assert_uint_eq(t.n, 0);
-        targets_done(&t);
+        place_targets_done(&t);
 }
 END_TEST
 
-Suite *targets_suite(void) {
+Suite *place_targets_suite(void) {
         Suite *s = suite_create("targets");
         TCase *tc = tcase_create("processes");
 
