@@ -33,9 +33,6 @@ struct cgroup_engine {
         size_t n_slots, allocated_slots;
 };
 
-/* Frees the slot indexes (cgroup_engine_free()). */
-void engine_slots_done(struct cgroup_engine *e);
-
 /* mount/path/file (path "" is the mount, file NULL the directory); NULL when out of memory. */
 char *cgroup_abs_path(const struct cgroup_engine *e, const char *path, const char *file);
 /* Writes a limit ("max" for UNITS_MAX). */

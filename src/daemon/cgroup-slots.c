@@ -104,13 +104,6 @@ static void index_free(struct slot_index *x) {
         free(x->state);
 }
 
-void engine_slots_done(struct cgroup_engine *e) {
-        for (size_t i = 0; i < e->n_slots; i++)
-                index_free(&e->slots[i]);
-        e->slots = mfree(e->slots);
-        e->n_slots = e->allocated_slots = 0;
-}
-
 static int index_set(struct slot_index *x, unsigned num, enum slot_state state) {
         if (GROW(x->state, x->allocated, (size_t) num + 1) < 0) /* what it adds is SLOT_NONE (0) */
                 return -ENOMEM;

@@ -502,7 +502,11 @@ struct cgroup_engine *cgroup_engine_free(struct cgroup_engine *e) {
         if (!e)
                 return NULL;
         ledger_done(&e->protection);
-        engine_slots_done(e);
+        for (size_t i = 0; i < e->n_slots; i++) { /* cgroup-slots.c's indexes */
+                free(e->slots[i].cpath);
+                free(e->slots[i].state);
+        }
+        free(e->slots);
         pthread_mutex_destroy(&e->slots_lock);
         free(e->mount);
         free(e->root);
