@@ -756,16 +756,19 @@ int sysd_unit_cgroup_later(struct backend *b, const char *unit, char **ret) {
 
 /* ---- units' events ---- */
 
-/* A unit started, stopped or changed: what was kept of its cgroup may be wrong now.  A unit whose cgroup was asked
- * for before (a rule's, a protected one) is asked again at once, without waiting, so that the next who needs it
- * (the rules, or run, move, status, the governor through sysd_unit_cgroup) finds it rather than waits for it. */
+/*
+ * A unit started, stopped or changed: what was kept of its cgroup may be wrong now, and whoever needs it next asks
+ * again.  Not while it is being asked: the event may be the ask's own doing (asking a unit's object loads a unit
+ * that systemd has just unloaded, and systemd announces it), and forgetting would ask again, and again, for as long
+ * as systemd keeps unloading an idle unit (test-backend-systemd reproduces it); the answer on its way is
+ * the later one.
+ */
 static void unit_event(struct backend *b, const char *unit) {
         struct systemd_data *d = sysd_data(b);
-        _cleanup_free_ char *cgroup = NULL;
 
         d->unit_events++;
-        if (sysd_unit_cgroup_forget(d, unit))
-                (void) sysd_unit_cgroup_later(b, unit, &cgroup);
+        if (!sysd_unit_cgroup_is_asking(d, unit, 0))
+                sysd_unit_cgroup_forget(d, unit);
         sysd_units_tell(d, unit);
 }
 

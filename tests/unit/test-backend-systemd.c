@@ -38,6 +38,7 @@ struct fake_pid1 {
         uint64_t own_min;  /* and its own MemoryMin (a unit's; a slice's is 0) */
         bool stopped;      /* the unit runs no more: no cgroup */
         bool not_loaded;   /* GetUnit answers NoSuchUnit for it */
+        bool announces;    /* asking its object (Get) loads it again first: UnitNew, then the answer */
         /* Seen by the fake: one line per call, "GetAll PATH IFACE" or "SetUnitProperties UNIT MemoryHigh=N". */
         char calls[32][160];
         size_t n_calls;
@@ -123,6 +124,19 @@ static void record_set_properties(struct fake_pid1 *f, sd_bus_message *m) {
 }
 
 /* The answer to one call (the filter's: 1, handled, or an error). */
+/* UnitNew for backup.service, as PID 1 sends it (from its bus name: the backend's matches name the sender). */
+static void announce(sd_bus_message *call) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *s = NULL;
+        sd_bus *bus = sd_bus_message_get_bus(call);
+
+        ck_assert_int_ge(sd_bus_message_new_signal(bus, &s, "/org/freedesktop/systemd1",
+                                                   "org.freedesktop.systemd1.Manager", "UnitNew"),
+                         0);
+        ck_assert_int_ge(sd_bus_message_set_sender(s, "org.freedesktop.systemd1"), 0);
+        ck_assert_int_ge(sd_bus_message_append(s, "so", "backup.service", UNIT_PATH), 0);
+        ck_assert_int_ge(sd_bus_send(bus, s, NULL), 0);
+}
+
 static int answer(struct fake_pid1 *f, sd_bus_message *m) {
         const char *iface;
 
@@ -137,11 +151,14 @@ static int answer(struct fake_pid1 *f, sd_bus_message *m) {
                 if (streq(prop, "Version"))
                         return sd_bus_reply_method_return(m, "v", "s", "252 (fake)");
                 if (streq(prop, "ControlGroup")) {
-                        bool stopped;
+                        bool stopped, announces;
 
                         pthread_mutex_lock(&f->lock);
                         stopped = f->stopped;
+                        announces = f->announces;
                         pthread_mutex_unlock(&f->lock);
+                        if (announces)
+                                announce(m);
                         return sd_bus_reply_method_return(m, "v", "s",
                                                           stopped || !streq(sd_bus_message_get_path(m), UNIT_PATH)
                                                                   ? ""
@@ -651,6 +668,40 @@ static void unit_path_later(bool not_loaded) {
         pfixture_stop(&p);
 }
 
+/* As place-rules does: each time it is told of the unit, it wants the unit's cgroup. */
+static struct backend *wanting;
+static void on_told_wants_path(void *userdata, const char *unit) {
+        _cleanup_free_ char *path = NULL;
+
+        on_told(userdata, unit);
+        (void) backend_unit_path(wanting, unit, &path);
+}
+
+/*
+ * A unit systemd unloads while idle is loaded again by the question of its object, and systemd announces it
+ * (UnitNew) before the answer: that event, the ask's own doing, must not drop the ask, or whoever wants the cgroup
+ * at each event asks again, and again.
+ */
+START_TEST(test_systemd_unit_path_own_event_no_loop) {
+        struct pfixture p;
+        _cleanup_free_ char *path = NULL;
+
+        pfixture_start(&p);
+        told = 0;
+        wanting = p.x.b;
+        ck_assert_int_eq(backend_units_watch(p.x.b, on_told_wants_path, NULL), 0);
+        fake_set(&p.x.pid1, &p.x.pid1.stopped, true);
+        fake_set(&p.x.pid1, &p.x.pid1.announces, true);
+        ck_assert_int_eq(backend_unit_path(p.x.b, "backup.service", &path), -EINPROGRESS);
+        run_for(p.x.event, 300);
+        ck_assert_uint_eq(calls_of(&p.x.pid1, "GetUnit backup.service", NULL, 0), 1);
+        ck_assert_uint_eq(calls_of(&p.x.pid1, "Get " UNIT_PATH " ControlGroup", NULL, 0), 1);
+        ck_assert_int_eq(backend_unit_path(p.x.b, "backup.service", &path), -ENOENT);
+        ck_assert_int_eq(told, 2); /* the event, then the answer */
+        pfixture_stop(&p);
+}
+END_TEST
+
 START_TEST(test_systemd_unit_path_does_not_wait) {
         unit_path_later(false);
 }
@@ -670,6 +721,7 @@ Suite *backend_systemd_suite(void) {
         tcase_add_test(tc, test_systemd_unit_own_values_unreadable);
         tcase_add_test(tc, test_systemd_unit_path_does_not_wait);
         tcase_add_test(tc, test_systemd_unit_path_not_loaded);
+        tcase_add_test(tc, test_systemd_unit_path_own_event_no_loop);
         suite_add_tcase(s, tc);
         tc = tcase_create("protection");
         tcase_add_test(tc, test_systemd_protect_does_not_wait);
