@@ -338,21 +338,23 @@ static json_object *governor_beliefs(void *userdata, const char *class) {
 }
 
 /* What observation looks at: the protected applications where they run, and not pagewarden's tree or a job's
- * cgroup (a unit placed by rule runs where systemd put it). */
+ * cgroup.  A job below pagewarden's root is left out with it; only those elsewhere (a unit placed by rule runs
+ * where systemd put it) are named one by one: observation compares every cgroup it walks with each name. */
 static int observe_scope(void *userdata, struct observe_app **ret_apps, size_t *ret_n_apps, char ***ret_skip,
                          size_t *ret_n_skip) {
         struct manager *m = userdata;
+        const char *root = cgroup_engine_root(m->backend->engine);
         struct observe_app *apps = calloc(m->policy.n_protects ?: 1, sizeof(*apps));
         char **skip = calloc(m->jobs.n + 1, sizeof(*skip));
         size_t n_apps = 0, n_skip = 0;
 
-        if (!apps || !skip || !(skip[n_skip++] = strdup(cgroup_engine_root(m->backend->engine)))) {
+        if (!apps || !skip || !(skip[n_skip++] = strdup(root))) {
                 free(apps);
                 free(skip);
                 return -ENOMEM;
         }
         for (struct job *j = m->jobs.list; j; j = j->next)
-                if (j->path && (skip[n_skip] = strdup(j->path)))
+                if (j->path && !path_under(j->path, root) && (skip[n_skip] = strdup(j->path)))
                         n_skip++;
         for (size_t i = 0; i < m->policy.n_protects; i++) {
                 const struct pw_protect *pr = &m->policy.protects[i];
