@@ -284,8 +284,10 @@ int cgroup_job_acquire(struct cgroup_engine *e, const char *class, const struct 
                         }
                 }
                 dir = cgroup_abs_path(e, spath, NULL);
-                if (!dir)
+                if (!dir) {
+                        index_forget(e, cpath);
                         return -ENOMEM;
+                }
                 if (setxattr(dir, JOB_XATTR, value, strlen(value), XATTR_CREATE) >= 0)
                         break;
                 r = -errno;
@@ -302,6 +304,7 @@ int cgroup_job_acquire(struct cgroup_engine *e, const char *class, const struct 
                 if (*ret_fd < 0) {
                         r = -errno;
                         (void) removexattr(dir, JOB_XATTR);
+                        index_forget(e, cpath); /* idle again, or gone: the next acquisition scans */
                         return r;
                 }
         }
