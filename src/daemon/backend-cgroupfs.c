@@ -33,7 +33,7 @@ static int cgfs_class_apply(struct backend *b, const struct pw_job_class *c) {
         char value[32];
         int r;
 
-        r = cgroup_class_apply(b->engine, c, false);
+        r = cgroup_class_apply(b->engine, c);
         if (r < 0)
                 return r;
         path = cgfs_class_path(b, c->name);

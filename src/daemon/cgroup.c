@@ -578,7 +578,7 @@ enum cgroup_limit_change cgroup_limit_change(struct cgroup_engine *e, const char
         return CGROUP_LIMIT_WRITE;
 }
 
-int cgroup_class_apply(struct cgroup_engine *e, const struct pw_job_class *c, bool memory) {
+int cgroup_class_apply(struct cgroup_engine *e, const struct pw_job_class *c) {
         const char *controllers[3] = { "memory", "io", "cpu" };
         _cleanup_free_ char *path = engine_class_path(e, c->name);
         int r;
@@ -586,10 +586,6 @@ int cgroup_class_apply(struct cgroup_engine *e, const struct pw_job_class *c, bo
         if (!path)
                 return -EINVAL;
         r = engine_mkdir(e, path, controllers, e->features.cpu ? 3 : 2);
-        if (r >= 0 && memory)
-                r = engine_write_u64(e, path, "memory.high", c->memory_high);
-        if (r >= 0 && memory)
-                r = engine_write_u64(e, path, "memory.max", c->memory_max);
         if (r >= 0 && e->features.swap)
                 r = engine_write_u64(e, path, "memory.swap.max", c->memory_swap_max);
         if (r >= 0 && e->features.cpu)

@@ -67,9 +67,9 @@ void cgroup_engine_set_idle_slots(struct cgroup_engine *e, unsigned n);
 
 /* ---- classes ---- */
 
-/* Creates the class cgroup if needed and writes every limit of c; without memory, all but memory.high and
- * memory.max, which the caller writes (the cgroupfs backend decides where: see cgroup_limit_change()). */
-int cgroup_class_apply(struct cgroup_engine *e, const struct pw_job_class *c, bool memory);
+/* Creates the class cgroup if needed and writes every limit of c but memory.high and memory.max, which the caller
+ * writes (the cgroupfs backend decides where: see cgroup_limit_change()). */
+int cgroup_class_apply(struct cgroup_engine *e, const struct pw_job_class *c);
 /*
  * What writing v to a memory limit file of the cgroup at path would do:
  * nothing (it holds v already: the kernel would still reclaim for a write),

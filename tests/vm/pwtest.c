@@ -29,6 +29,7 @@
 #include <time.h>
 
 #include "cgroup-discover.h"
+#include "cgroup-values.h"
 #include "cgroup.h"
 #include "log.h"
 #include "policy.h"
@@ -53,6 +54,26 @@ static int load_policy(const char *path, struct pw_policy *p) {
         r = policy_load_path(&ctx, path, p, &d);
         diag_print(&d, stderr);
         diag_list_done(&d);
+        return r;
+}
+
+/* A class's memory.high and memory.max, written at once (the daemon's cgroupfs backend sends a write that would
+ * reclaim to its worker; this tool has none). */
+static int write_memory(struct cgroup_engine *e, const struct pw_job_class *c) {
+        const struct {
+                const char *file;
+                uint64_t v;
+        } limits[2] = { { "memory.high", c->memory_high }, { "memory.max", c->memory_max } };
+        _cleanup_free_ char *path = NULL;
+        char value[32];
+        int r = 0;
+
+        if (asprintf(&path, "%s/%s", cgroup_engine_root(e), c->name) < 0)
+                return -ENOMEM;
+        for (size_t i = 0; i < 2 && r >= 0; i++) {
+                cgv_format_limit(limits[i].v, value, sizeof(value));
+                r = cgroup_write_file(e, path, limits[i].file, value);
+        }
         return r;
 }
 
@@ -198,7 +219,9 @@ int main(int argc, char *argv[]) {
                 if (load_policy(argv[optind], &p) < 0)
                         return 1;
                 for (size_t i = 0; i < p.n_classes; i++) {
-                        r = cgroup_class_apply(e, &p.classes[i], true);
+                        r = cgroup_class_apply(e, &p.classes[i]);
+                        if (r >= 0)
+                                r = write_memory(e, &p.classes[i]);
                         printf("apply class=%s r=%d\n", p.classes[i].name, r);
                         if (r < 0)
                                 return 1;
