@@ -763,9 +763,7 @@ int sysd_unit_cgroup_later(struct backend *b, const char *unit, char **ret) {
  * as systemd keeps unloading an idle unit (test-backend-systemd reproduces it); the answer on its way is
  * the later one.
  */
-static void unit_event(struct backend *b, const char *unit) {
-        struct systemd_data *d = sysd_data(b);
-
+static void unit_event(struct systemd_data *d, const char *unit) {
         d->unit_events++;
         if (!sysd_unit_cgroup_is_asking(d, unit, 0))
                 sysd_unit_cgroup_forget(d, unit);
@@ -834,16 +832,16 @@ int sysd_units_watch(struct backend *b, void (*fn)(void *userdata, const char *u
         if (d->unit_new)
                 return 0;
         r = sd_bus_match_signal_async(d->bus, &d->unit_new, SD_DEST, SD_PATH, SD_MANAGER, "UnitNew", on_unit_new, NULL,
-                                      b);
+                                      d);
         if (r >= 0)
                 r = sd_bus_match_signal_async(d->bus, &d->job_removed, SD_DEST, SD_PATH, SD_MANAGER, "JobRemoved",
-                                              on_job_done, NULL, b);
+                                              on_job_done, NULL, d);
         if (r >= 0)
                 r = sd_bus_add_match_async(d->bus, &d->unit_changed,
                                            "type='signal',sender='" SD_DEST
                                            "',interface='org.freedesktop.DBus.Properties',"
                                            "member='PropertiesChanged',arg0='org.freedesktop.systemd1.Unit'",
-                                           on_unit_changed, NULL, b);
+                                           on_unit_changed, NULL, d);
         /* systemd sends UnitNew and JobRemoved for every unit only to subscribers. */
         if (r >= 0)
                 r = sysd_method_later(b, "Subscribe", NULL, NULL);
