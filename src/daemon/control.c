@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <fcntl.h>
 #include <grp.h>
-#include <malloc.h>
 #include <stdarg.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -59,13 +58,7 @@ json_object *control_error(const char *fmt, ...) {
         return o;
 }
 
-/* An answer this large (a status of thousands of jobs) leaves the heap with as much free memory, which malloc
- * keeps: it goes back to the kernel once the answer is freed, so that the daemon's RSS is what it holds. */
-#define CONTROL_TRIM_BYTES (UINT64_C(1) << 20)
-
 static void client_free(struct client *c) {
-        bool trim;
-
         if (!c)
                 return;
         sd_event_source_disable_unref(c->io);
@@ -73,11 +66,8 @@ static void client_free(struct client *c) {
         closep(&c->fd);
         LIST_REMOVE(c->control->clients, c);
         c->control->n_clients--;
-        trim = c->resp && c->out_len >= CONTROL_TRIM_BYTES;
         json_object_put(c->resp);
         free(c);
-        if (trim)
-                (void) malloc_trim(0);
 }
 
 /* The answer went on (or starts): the client has CONTROL_CLIENT_TIMEOUT_USEC to read more, within its deadline. */
