@@ -27,6 +27,28 @@ bool auth_class_allows(const struct pw_job_class *c, uid_t uid, const char *user
 /* The process belongs to uid: every one of its ids is uid (no setuid program of someone else). */
 bool auth_owns_process(const struct proc_ids *ids, uid_t uid);
 
+/*
+ * What no placement takes a process from: the protected applications, copied
+ * from a policy (a move outlives a turn of the loop, the policy a reload).
+ * `cgroup:` entries by their cgroup (relative to the mount); `unit:` entries
+ * by the unit's name: systemd names a unit's cgroup after the unit, so a
+ * process whose cgroup has a component of that name is the unit's, wherever
+ * the unit runs and whether or not PID 1 has said where yet (nothing waits
+ * for PID 1, nothing is let through meanwhile).
+ */
+struct auth_protected {
+        char **cgroups;
+        size_t n_cgroups;
+        char **units;
+        size_t n_units;
+};
+
+int auth_protected_copy(const struct pw_policy *p, struct auth_protected *ret);
+void auth_protected_done(struct auth_protected *x);
+/* Whether a process in cgroup belongs to a protected application: its entry's cgroup ("/" and the path) or unit
+ * in name. */
+bool auth_protected_holds(const struct auth_protected *x, const char *cgroup, char *name, size_t len);
+
 /* The caller of a run or move, and what the daemon knows around it. */
 struct auth_caller {
         uid_t uid;
@@ -35,8 +57,7 @@ struct auth_caller {
         bool child_only;             /* run: the process must be the caller's child */
         const char *const *own_jobs; /* the cgroups of the caller's jobs (relative to the mount) */
         size_t n_own_jobs;
-        const char *const *protected; /* the cgroups of protected applications */
-        size_t n_protected;
+        const struct auth_protected *protected; /* or NULL: none */
 };
 
 /*

@@ -48,48 +48,6 @@ int sysd_bus_errno(const sd_bus_error *e, int r) {
         return r < 0 ? r : -EIO;
 }
 
-/* A loaded unit's object path; -ENOENT if it is not loaded (GetUnit). */
-static int unit_object(struct backend *b, const char *unit, char **ret_path) {
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        const char *path;
-        int r;
-
-        r = sd_bus_call_method(sysd_data(b)->bus, SD_DEST, SD_PATH, SD_MANAGER, "GetUnit", &e, &reply, "s", unit);
-        if (r < 0)
-                return sysd_bus_errno(&e, r);
-        r = sd_bus_message_read(reply, "o", &path);
-        if (r < 0)
-                return r;
-        *ret_path = strdup(path);
-        return *ret_path ? 0 : -ENOMEM;
-}
-
-/* A loaded unit's object path and the interface of its cgroup properties. */
-static int unit_properties_at(struct backend *b, const char *unit, const char **ret_iface, char **ret_path) {
-        *ret_iface = sysd_unit_interface(unit);
-        return *ret_iface ? unit_object(b, unit, ret_path) : -EINVAL;
-}
-
-/* The unit's cgroup, relative to the mount ("system.slice/x.service"); -ENOENT if it has none (not running). */
-static int unit_cgroup_ask(struct backend *b, const char *unit, char **ret) {
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        _cleanup_free_ char *path = NULL, *cg = NULL;
-        const char *iface;
-        int r;
-
-        r = unit_properties_at(b, unit, &iface, &path);
-        if (r < 0)
-                return r;
-        r = sd_bus_get_property_string(sysd_data(b)->bus, SD_DEST, path, iface, "ControlGroup", &e, &cg);
-        if (r < 0)
-                return sysd_bus_errno(&e, r);
-        if (!cg[0] || streq(cg, "/"))
-                return -ENOENT;
-        *ret = strdup(cg + 1);
-        return *ret ? 0 : -ENOMEM;
-}
-
 bool sysd_cgroup_there(struct backend *b, const char *path) {
         _cleanup_free_ char *abs = NULL;
         struct stat st;
@@ -99,9 +57,9 @@ bool sysd_cgroup_there(struct backend *b, const char *path) {
 }
 
 /*
- * What PID 1 said of a unit's cgroup is kept, so that status, run and the
- * governor do not wait on PID 1 each time (it may be slow to answer): a
- * cgroup while its directory exists; "none" while systemd's unit events come
+ * What PID 1 said of a unit's cgroup is kept, so that status, the governor
+ * and placement by rule do not ask PID 1 each time: a cgroup while its
+ * directory exists; "none" while systemd's unit events come
  * (sysd_unit_cgroup_forget() drops the entry on each event of the unit).
  */
 int sysd_unit_cgroup_known(struct backend *b, const char *unit, char **ret) {
@@ -121,32 +79,6 @@ int sysd_unit_cgroup_known(struct backend *b, const char *unit, char **ret) {
                 return !c->path && d->unit_new ? -ENOENT : -EAGAIN;
         }
         return -EAGAIN;
-}
-
-int sysd_unit_cgroup(struct backend *b, const char *unit, char **ret) {
-        struct systemd_data *d = sysd_data(b);
-        char *cg = NULL;
-        int r;
-
-        r = sysd_unit_cgroup_known(b, unit, ret);
-        if (r != -EAGAIN && r != -EINPROGRESS) /* asked without waiting: its answer, when it comes, is the later */
-                return r;
-        sysd_unit_cgroup_forget(d, unit);
-        r = unit_cgroup_ask(b, unit, &cg);
-        if ((r >= 0 || r == -ENOENT) && GROW(d->unit_cgs, d->allocated_unit_cgs, d->n_unit_cgs + 1) >= 0) {
-                char *name = strdup(unit), *copy = cg ? strdup(cg) : NULL;
-
-                if (name && (!cg || copy))
-                        d->unit_cgs[d->n_unit_cgs++] = (struct sysd_unit_cg){ .unit = name, .path = copy };
-                else {
-                        free(name);
-                        free(copy);
-                }
-        }
-        if (r < 0)
-                return r;
-        *ret = cg;
-        return 0;
 }
 
 void sysd_unit_cgroup_keep(struct systemd_data *d, const char *unit, const char *cgroup) {
@@ -193,6 +125,138 @@ bool sysd_unit_cgroup_is_asking(struct systemd_data *d, const char *unit, unsign
                 if (streq(d->unit_cgs[i].unit, unit))
                         return d->unit_cgs[i].asking > 0 && (ask == 0 || d->unit_cgs[i].asking == ask);
         return false;
+}
+
+void sysd_units_tell(struct systemd_data *d, const char *unit) {
+        for (size_t i = 0; i < SYSD_UNIT_LISTENERS && d->unit_listeners[i].fn; i++)
+                d->unit_listeners[i].fn(d->unit_listeners[i].userdata, unit);
+}
+
+/* ---- a unit's cgroup, without waiting ---- */
+
+/*
+ * A unit's cgroup, for placement by rule (backend_unit_path) and a protected
+ * unit's (backend_protect_path: status, the governor, observation), asked of
+ * PID 1 without waiting: GetUnit (which loads nothing: asking a unit that is
+ * not loaded must not load it, systemd would announce it and the
+ * announcement would ask again), then the loaded unit's ControlGroup.  Its
+ * answer is kept (sysd_unit_cgroup_known()), and the units' listeners are
+ * told of the unit as of an event: what waited for it asks again and finds
+ * it.  An error is logged and not kept: the unit's next event, or the next
+ * caller, asks again (not in a loop: an error tells nobody).
+ */
+
+/* One ask: the unit, and which ask it was (only the unit's latest is kept). */
+struct cg_ask {
+        unsigned long n;
+        char unit[];
+};
+
+static void cg_error(struct systemd_data *d, const struct cg_ask *a, const sd_bus_error *e, int r) {
+        if (sysd_unit_cgroup_is_asking(d, a->unit, a->n))
+                sysd_unit_cgroup_forget(d, a->unit);
+        log_warning("systemd: unit %s: cannot find its cgroup: %s", a->unit, e ? e->message ?: e->name : strerror(-r));
+}
+
+/* What PID 1 said is kept if nothing newer came meanwhile (an event and its ask, a blocking ask); the listeners
+ * are told in any case (one of them may have waited for this answer while a blocking ask kept another). */
+static void cg_known(struct systemd_data *d, const struct cg_ask *a, const char *cgroup) {
+        if (sysd_unit_cgroup_is_asking(d, a->unit, a->n))
+                sysd_unit_cgroup_keep(d, a->unit, cgroup);
+        sysd_units_tell(d, a->unit);
+}
+
+static void cg_answered(struct backend *b, sd_bus_message *reply, void *userdata) {
+        struct systemd_data *d = sysd_data(b);
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+        const struct cg_ask *a = userdata;
+        const char *cgroup;
+        int r;
+
+        if (e) {
+                r = sysd_bus_errno(e, -(sd_bus_error_get_errno(e) ?: EIO));
+                if (r == -ENOENT) /* gone meanwhile */
+                        cg_known(d, a, "");
+                else
+                        cg_error(d, a, e, r);
+                return;
+        }
+        r = sd_bus_message_read(reply, "v", "s", &cgroup);
+        if (r < 0)
+                cg_error(d, a, NULL, r);
+        else
+                cg_known(d, a, cgroup);
+}
+
+static struct cg_ask *cg_ask_new(unsigned long n, const char *unit) {
+        struct cg_ask *a = malloc(sizeof(*a) + strlen(unit) + 1);
+
+        if (a) {
+                a->n = n;
+                strcpy(a->unit, unit);
+        }
+        return a;
+}
+
+static void cg_located(struct backend *b, sd_bus_message *reply, void *userdata) {
+        struct systemd_data *d = sysd_data(b);
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *get = NULL;
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+        const struct cg_ask *a = userdata;
+        struct cg_ask *next = NULL;
+        const char *path;
+        int r;
+
+        if (e) {
+                r = sysd_bus_errno(e, -(sd_bus_error_get_errno(e) ?: EIO));
+                if (r == -ENOENT) /* not loaded: it does not run */
+                        cg_known(d, a, "");
+                else
+                        cg_error(d, a, e, r);
+                return;
+        }
+        if (!sysd_unit_cgroup_is_asking(d, a->unit, a->n))
+                return; /* a newer ask (or answer) came: it tells */
+        r = sd_bus_message_read(reply, "o", &path);
+        if (r >= 0)
+                r = sd_bus_message_new_method_call(d->bus, &get, SD_DEST, path, "org.freedesktop.DBus.Properties",
+                                                   "Get");
+        if (r >= 0)
+                r = sd_bus_message_append(get, "ss", sysd_unit_interface(a->unit), "ControlGroup");
+        if (r >= 0)
+                r = (next = cg_ask_new(a->n, a->unit)) ? 0 : -ENOMEM;
+        if (r >= 0)
+                r = sysd_call_later_reply(b, get, "reading a unit's cgroup", cg_answered, next);
+        if (r < 0)
+                cg_error(d, a, NULL, r);
+}
+
+int sysd_unit_cgroup_later(struct backend *b, const char *unit, char **ret) {
+        struct systemd_data *d = sysd_data(b);
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        struct cg_ask *a = NULL;
+        int r = sysd_unit_cgroup_known(b, unit, ret);
+
+        if (r != -EAGAIN)
+                return r; /* known, or asked already (-EINPROGRESS) */
+        if (!sysd_unit_interface(unit))
+                return -EINVAL;
+        r = sd_bus_message_new_method_call(d->bus, &m, SD_DEST, SD_PATH, SD_MANAGER, "GetUnit");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", unit);
+        if (r >= 0)
+                r = (a = cg_ask_new(++d->cg_asks, unit)) ? 0 : -ENOMEM;
+        if (r >= 0)
+                r = sysd_unit_cgroup_asking(d, unit, a->n);
+        if (r >= 0)
+                r = sysd_call_later_reply(b, m, "finding a unit", cg_located, TAKE_PTR(a));
+        free(a);
+        if (r < 0) {
+                if (sysd_unit_cgroup_is_asking(d, unit, 0))
+                        sysd_unit_cgroup_forget(d, unit);
+                return r;
+        }
+        return -EINPROGRESS;
 }
 
 int sysd_append_u64(sd_bus_message *m, const char *name, uint64_t v) {

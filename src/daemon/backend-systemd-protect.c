@@ -390,7 +390,7 @@ finish:
 
 int sysd_protect_path(struct backend *b, const struct backend_protect *p, char **ret_path) {
         if (p->unit)
-                return sysd_unit_cgroup(b, p->unit, ret_path);
+                return sysd_unit_cgroup_later(b, p->unit, ret_path);
         *ret_path = strdup(p->cgroup + 1);
         return *ret_path ? 0 : -ENOMEM;
 }

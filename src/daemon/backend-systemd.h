@@ -51,7 +51,7 @@ struct systemd_data {
         unsigned n_owns_asked;
         char **protect_waiting;
         size_t n_protect_waiting, allocated_protect_waiting;
-        /* What PID 1 said of units' cgroups (sysd_unit_cgroup). */
+        /* What PID 1 said of units' cgroups (sysd_unit_cgroup_known). */
         struct sysd_unit_cg {
                 char *unit;
                 char *path;           /* NULL: it has none (it does not run) */
@@ -73,16 +73,12 @@ struct systemd_data *sysd_data(struct backend *b);
 /* The D-Bus interface that carries a unit type's cgroup properties, or NULL. */
 const char *sysd_unit_interface(const char *unit);
 int sysd_bus_errno(const sd_bus_error *e, int r);
-/* The unit's cgroup, relative to the mount; -ENOENT if it has none (not running).  Kept from PID 1's last
- * answer while that still holds (see backend-systemd-bus.c); if there is none, PID 1 is asked and this waits
- * for its answer (protect_path: what run, move and the rules must leave alone is known when they act). */
-int sysd_unit_cgroup(struct backend *b, const char *unit, char **ret);
 /* Whether the cgroup path (relative to the mount) is there now. */
 bool sysd_cgroup_there(struct backend *b, const char *path);
-/* As sysd_unit_cgroup, from what PID 1 said before only: -EAGAIN if it would have to be asked, -EINPROGRESS while
- * it is asked without waiting. */
+/* The unit's cgroup (relative to the mount) from what PID 1 said before only: -ENOENT if it has none (it does not
+ * run), -EAGAIN if it would have to be asked, -EINPROGRESS while it is asked (sysd_unit_cgroup_later). */
 int sysd_unit_cgroup_known(struct backend *b, const char *unit, char **ret);
-/* Keeps what PID 1 answered of a unit's ControlGroup ("" or "/": it has none), as sysd_unit_cgroup would. */
+/* Keeps what PID 1 answered of a unit's ControlGroup ("" or "/": it has none). */
 void sysd_unit_cgroup_keep(struct systemd_data *d, const char *unit, const char *cgroup);
 /* The unit is being asked without waiting by ask number ask (0, or -ENOMEM); whether that ask is still its latest
  * (0: any). */
@@ -90,6 +86,11 @@ int sysd_unit_cgroup_asking(struct systemd_data *d, const char *unit, unsigned l
 bool sysd_unit_cgroup_is_asking(struct systemd_data *d, const char *unit, unsigned long ask);
 /* An event of unit came: ask PID 1 again next time.  Whether something was kept of it. */
 bool sysd_unit_cgroup_forget(struct systemd_data *d, const char *unit);
+/* The unit's cgroup as sysd_unit_cgroup_known() has it; if PID 1 must be asked, asked without waiting (GetUnit, then
+ * ControlGroup): -EINPROGRESS, and the units' listeners are told of the unit when its answer comes. */
+int sysd_unit_cgroup_later(struct backend *b, const char *unit, char **ret);
+/* Tells the listeners of an event of unit that is the backend's own (what it asked of the unit came). */
+void sysd_units_tell(struct systemd_data *d, const char *unit);
 
 /* A SetUnitProperties(unit, runtime=true, ...) message, its properties open. */
 int sysd_new_set_properties(struct backend *b, const char *unit, sd_bus_message **ret);
@@ -135,11 +136,6 @@ int sysd_unit_apply(struct backend *b, const char *unit, const struct pw_job_cla
 int sysd_unit_restore(struct backend *b, const char *unit);
 /* Adds a listener of units' events (UnitNew, JobRemoved, a unit's state changing); -ENOSPC past SYSD_UNIT_LISTENERS. */
 int sysd_units_watch(struct backend *b, void (*fn)(void *userdata, const char *unit), void *userdata);
-/* Tells the listeners of an event of unit that is the backend's own (what it asked of the unit came). */
-void sysd_units_tell(struct systemd_data *d, const char *unit);
-/* As sysd_unit_cgroup, without waiting: -EINPROGRESS while PID 1 is asked (GetUnit, then ControlGroup); the
- * listeners are told of the unit when its answer comes. */
-int sysd_unit_cgroup_later(struct backend *b, const char *unit, char **ret);
 
 /* backend-systemd-bus.c: one property of a unit, sent without waiting (sysd_call_later). */
 int sysd_unit_set_memory_high(struct backend *b, const char *unit, uint64_t bytes);

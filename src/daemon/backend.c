@@ -34,16 +34,3 @@ int backend_protect_path(struct backend *b, const struct pw_protect *pr, char **
 
         return b->ops->protect_path(b, &bp, ret_path);
 }
-
-int backend_protect_paths(struct backend *b, const struct pw_policy *p, char ***ret, size_t *ret_n) {
-        char **paths = calloc(p->n_protects + 1, sizeof(char *));
-        size_t n = 0;
-
-        if (!paths)
-                return -ENOMEM;
-        for (size_t i = 0; i < p->n_protects; i++)
-                n += backend_protect_path(b, &p->protects[i], &paths[n]) >= 0;
-        *ret = paths;
-        *ret_n = n;
-        return 0;
-}

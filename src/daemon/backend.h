@@ -109,7 +109,8 @@ struct backend_ops {
         /* Makes the protection in force exactly req (n may be 0: withdraw all). */
         int (*protect_set)(struct backend *b, const struct backend_protect *req, size_t n,
                            struct cgroup_protect_result *res);
-        /* The cgroup of a protected application (for PSI and status), or -ENOENT. */
+        /* The cgroup of a protected application (for PSI, status and observation), or -ENOENT; -EINPROGRESS while
+         * a unit's is asked (without waiting: the units_watch listeners are told of the unit when it is known). */
         int (*protect_path)(struct backend *b, const struct backend_protect *p, char **ret_path);
         /* Whether a unit is a oneshot front (unit-front.h), answered later from the loop: fn(userdata, unit)
          * only when it is one (NULL where there are no units). */
@@ -276,11 +277,9 @@ static inline int backend_unit_freeze(struct backend *b, const char *unit, bool 
 /* The policy's protected entry as the backend takes it (its cgroup as the policy writes it, with the leading
  * '/': struct backend_protect); min and low 0. */
 struct backend_protect backend_protect_of(const struct pw_protect *pr);
-/* ops->protect_path for the policy's entry pr. */
+/* ops->protect_path for the policy's entry pr.  What a placement must leave alone is auth_protected_copy()'s,
+ * which needs no cgroup. */
 int backend_protect_path(struct backend *b, const struct pw_protect *pr, char **ret_path);
-/* The cgroups of the policy's protected entries that are there now (a unit that does not run has none):
- * *ret (NULL-terminated, *ret_n of them, each and the array to free) or -ENOMEM. */
-int backend_protect_paths(struct backend *b, const struct pw_policy *p, char ***ret, size_t *ret_n);
 
 /* For backend_open: each takes over engine and worker on success. */
 int backend_cgroupfs_new(struct cgroup_engine *engine, struct worker *worker, sd_event *event, struct backend **ret);

@@ -19,6 +19,7 @@ void govern_init(struct govern *g) {
 }
 
 static void watch_close(struct govern_watch *w);
+static bool watch_open(struct govern *g, const struct pw_protect *pr, struct govern_watch *w);
 
 void govern_done(struct govern *g) {
         assert(!g->active);
@@ -428,9 +429,31 @@ static int on_trigger(sd_event_source *s, int fd, uint32_t revents, void *userda
         return 0;
 }
 
+static bool watched(const struct govern *g, const char *name) {
+        for (size_t i = 0; i < g->n_watches; i++)
+                if (streq(g->watches[i].name, name))
+                        return true;
+        return false;
+}
+
+/* The protected units whose cgroup PID 1 had not said yet at the start: watched from the tick after its answer. */
+static void watches_complete(struct govern *g) {
+        g->asking = false;
+        for (size_t i = 0; i < g->policy->n_protects; i++) {
+                const struct pw_protect *pr = &g->policy->protects[i];
+
+                if (pr->unit && !watched(g, pr->name) && watch_open(g, pr, &g->watches[g->n_watches])) {
+                        log_info("Governor: watching %s (/%s) too", pr->name, g->watches[g->n_watches].path);
+                        g->n_watches++;
+                }
+        }
+}
+
 static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
         struct govern *g = userdata;
 
+        if (g->asking)
+                watches_complete(g);
         govern_run(g, 0);
         if (g->active) {
                 (void) sd_event_source_set_time_relative(s, g->gov.window_usec);
@@ -523,8 +546,11 @@ static bool watch_open(struct govern *g, const struct pw_protect *pr, struct gov
 
         *w = (struct govern_watch){ .fd = { -1, -1 } };
         r = backend_protect_path(g->backend, pr, &w->path);
+        if (r == -EINPROGRESS)
+                g->asking = true;
         if (r < 0) {
-                log_debug("Governor: %s is not watched: %s", pr->name, strerror(-r));
+                log_debug("Governor: %s is not watched%s: %s", pr->name, r == -EINPROGRESS ? " yet" : "",
+                          strerror(-r));
                 return false;
         }
         w->name = strdup(pr->name);
@@ -583,6 +609,7 @@ static void govern_start(struct govern *g) {
                 else
                         log_error("Governor: out of memory; class %s is not governed", g->policy->classes[i].name);
         }
+        g->asking = false;
         for (size_t i = 0; i < g->policy->n_protects; i++)
                 g->n_watches += watch_open(g, &g->policy->protects[i], &g->watches[g->n_watches]);
         /* What the last run watched and this one does not (a reload changed it): closed off the loop. */
@@ -681,6 +708,7 @@ void govern_stop(struct govern *g) {
                 g->n_parked = g->n_watches;
         }
         g->n_watches = 0;
+        g->asking = false;
         for (size_t i = 0; i < g->gov.n_classes; i++) {
                 class_reset(g, &g->gov.classes[i]);
                 tally_add(g, &g->gov.classes[i]);

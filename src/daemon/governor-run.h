@@ -95,6 +95,9 @@ struct govern {
         sd_event_source *tick;
         struct govern_watch *watches;
         size_t n_watches;
+        /* A protected unit's cgroup was being asked of PID 1 when the watches were opened (nothing waits for the
+         * answer): each tick looks again for those not watched, until none is asked. */
+        bool asking;
         size_t next_watch;            /* the first watch the next tick reads (they are read in turns) */
         struct governor_auto **autos; /* room for each watch's estimate (apply_auto's shares, each tick) */
         uint64_t fixed_min;           /* the policy's fixed memory.min, summed (taken from what auto may have) */

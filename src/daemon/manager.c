@@ -411,7 +411,7 @@ static void wire(struct manager *m) {
                                          .governor_beliefs = governor_beliefs });
         /* A protected unit that did not run at the last reload (the usual order at boot) starts: rules must
          * leave its processes alone from then on. */
-        protect_init(&m->protect, m->event, m->backend, &m->log, place_rules_protected_moved, &m->place_rules);
+        protect_init(&m->protect, m->event, m->backend, &m->log);
         m->govern = (struct govern){
                 .event = m->event,
                 .backend = m->backend,

@@ -57,20 +57,19 @@ static json_object *check_request(struct api *api, uid_t uid, const struct pw_re
         return err;
 }
 
-/* The facts auth.c decides on: the caller's jobs and the protected cgroups, copied (a move outlives a turn of
+/* The facts auth.c decides on: the caller's jobs and the protected applications, copied (a move outlives a turn of
  * the loop, jobs may end meanwhile). */
 struct context {
         struct auth_caller caller;
-        char **own_jobs, **protected;
+        char **own_jobs;
+        struct auth_protected protected;
 };
 
 static void context_done(struct context *x) {
         for (size_t i = 0; i < x->caller.n_own_jobs; i++)
                 free(x->own_jobs[i]);
-        for (size_t i = 0; i < x->caller.n_protected; i++)
-                free(x->protected[i]);
         free(x->own_jobs);
-        free(x->protected);
+        auth_protected_done(&x->protected);
         *x = (struct context){};
 }
 
@@ -79,7 +78,7 @@ static int context_init(struct api *api, const struct ucred *peer, bool child_on
                 .caller = { .uid = peer->uid, .pid = peer->pid, .self = getpid(), .child_only = child_only }
         };
         x->own_jobs = calloc(peer->uid != 0 ? api->jobs->n + 1 : 1, sizeof(char *));
-        if (!x->own_jobs || backend_protect_paths(api->backend, api->policy, &x->protected, &x->caller.n_protected) < 0)
+        if (!x->own_jobs || auth_protected_copy(api->policy, &x->protected) < 0)
                 return -ENOMEM;
         /* Root may take a process from anywhere (auth.c asks for the own jobs of others only): no copy of every
          * job's path for each of root's moves. */
@@ -87,7 +86,7 @@ static int context_init(struct api *api, const struct ucred *peer, bool child_on
                 if (j->uid == peer->uid && (x->own_jobs[x->caller.n_own_jobs] = strdup(j->path)))
                         x->caller.n_own_jobs++;
         x->caller.own_jobs = (const char *const *) x->own_jobs;
-        x->caller.protected = (const char *const *) x->protected;
+        x->caller.protected = &x->protected;
         return 0;
 }
 

@@ -218,8 +218,7 @@ static bool parent_matches(struct place_rules *a, pid_t ppid) {
                 struct rules_process p = candidate_process(a, &parent);
                 const struct rules_exclusions x = { .self = getpid(),
                                                     .job_root = a->backend->root,
-                                                    .protected = (const char *const *) a->protected,
-                                                    .n_protected = a->n_protected,
+                                                    .protected = &a->protected,
                                                     .units = units_policy(a) };
 
                 r = rules_match_process(a->policy, &p, &m) && !rules_excluded(&x, &p, m.class);
@@ -388,8 +387,7 @@ static void consider(struct place_rules *a, pid_t pid, const char *exe, bool sca
         char confined[256];
         const struct rules_exclusions x = { .self = getpid(),
                                             .job_root = a->backend->root,
-                                            .protected = (const char *const *) a->protected,
-                                            .n_protected = a->n_protected,
+                                            .protected = &a->protected,
                                             .units = units_policy(a) };
 
         /* Every exec costs this much; only a program some rule names costs more. */
@@ -676,27 +674,11 @@ void place_rules_stop(struct place_rules *a, bool restore) {
 
 /* ---- following the policy ---- */
 
-static void protected_done(struct place_rules *a) {
-        for (size_t i = 0; i < a->n_protected; i++)
-                free(a->protected[i]);
-        a->protected = mfree(a->protected);
-        a->n_protected = 0;
-}
-
+/* What rules leave alone, copied from the policy at each update (nothing waits for PID 1: auth.h). */
 static void protected_find(struct place_rules *a) {
-        protected_done(a);
-        (void) backend_protect_paths(a->backend, a->policy, &a->protected, &a->n_protected);
-}
-
-void place_rules_protected_moved(void *userdata) {
-        struct place_rules *a = userdata;
-
-        /* Kept while no rule names a process: found again when one does. */
-        if (!a->need_exe && !a->need_cmdline)
-                return;
-        protected_find(a);
-        log_debug("Rules: %zu protected application%s found again, whose processes rules leave alone", a->n_protected,
-                  a->n_protected == 1 ? "" : "s");
+        auth_protected_done(&a->protected);
+        if (auth_protected_copy(a->policy, &a->protected) < 0)
+                log_error("Rules: out of memory: no rule places a process until the next reload");
 }
 
 /* Exec permission events for the exe: rules' programs, where fanotify may be used. */
@@ -792,6 +774,6 @@ void place_rules_done(struct place_rules *a) {
         a->perm = execperm_free(a->perm);
         a->rescan = sd_event_source_disable_unref(a->rescan);
         scan_stop(a);
-        protected_done(a);
+        auth_protected_done(&a->protected);
         programs_done(a);
 }

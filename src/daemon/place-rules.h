@@ -44,6 +44,7 @@
 #include <systemd/sd-event.h>
 
 #include "action-log.h"
+#include "auth.h"
 #include "backend.h"
 #include "classes.h"
 #include "execperm.h"
@@ -72,8 +73,7 @@ struct place_rules {
         struct execperm *perm;     /* while some class has exe: rules, where fanotify may be used */
         bool need_exe, need_cmdline;
         bool scanning;    /* /proc is being scanned (not an exec event) */
-        char **protected; /* cgroups of protected applications, found at the last update */
-        size_t n_protected;
+        struct auth_protected protected; /* what rules leave alone, copied at the last update */
         uint64_t cgroup_ns;      /* the daemon's cgroup namespace (inode) */
         sd_event_source *rescan; /* after lost events */
         DIR *scan_dir;           /* a scan of /proc under way, a step a turn of the loop */
@@ -104,8 +104,6 @@ struct place_rules {
 void place_rules_init(struct place_rules *a);
 /* After start and each reload: follow the policy's rules, and scan /proc once. */
 void place_rules_update(struct place_rules *a);
-/* A protected application's cgroup or unit came or went: where rules must not take processes from. */
-void place_rules_protected_moved(void *userdata);
 /* The daemon stops: units get their own values back if restore is set. */
 void place_rules_stop(struct place_rules *a, bool restore);
 void place_rules_done(struct place_rules *a);

@@ -9,11 +9,8 @@
 #include "unit-front.h"
 #include "units.h"
 
-void protect_init(struct protect *p, sd_event *event, struct backend *backend, struct action_log *log,
-                  void (*moved)(void *userdata), void *moved_userdata) {
-        *p = (struct protect){
-                .event = event, .backend = backend, .log = log, .moved = moved, .moved_userdata = moved_userdata
-        };
+void protect_init(struct protect *p, sd_event *event, struct backend *backend, struct action_log *log) {
+        *p = (struct protect){ .event = event, .backend = backend, .log = log };
 }
 
 static void unwatch(struct protect *p) {
@@ -229,8 +226,6 @@ static int on_again(sd_event_source *s, void *userdata) {
 
         if (p->policy)
                 (void) protect_apply(p, p->policy);
-        if (p->moved)
-                p->moved(p->moved_userdata);
         return 0;
 }
 

@@ -61,17 +61,11 @@ struct protect {
         char **waiting_units;
         size_t n_waiting_units, allocated_waiting_units;
         bool watching_units;
-        /* Called after protection was applied again because a protected cgroup or unit came or went: where
-         * the protected applications run may have changed (rules must not take their processes). */
-        void (*moved)(void *userdata);
-        void *moved_userdata;
         char **fronts; /* protected units that are oneshot fronts (unit-front.h), as PID 1 answered */
         size_t n_fronts;
 };
 
-/* moved(moved_userdata): see struct protect (NULL: nobody is told). */
-void protect_init(struct protect *p, sd_event *event, struct backend *backend, struct action_log *log,
-                  void (*moved)(void *userdata), void *moved_userdata);
+void protect_init(struct protect *p, sd_event *event, struct backend *backend, struct action_log *log);
 void protect_done(struct protect *p);
 
 /* The size an "auto" entry has now; 0 forgets every auto size. */

@@ -240,9 +240,8 @@ const char *rules_excluded(const struct rules_exclusions *x, const struct rules_
                 return "it is a kernel thread";
         if (x->job_root && auth_path_under(p->cgroup, x->job_root))
                 return "it is in a job already";
-        for (size_t i = 0; i < x->n_protected; i++)
-                if (auth_path_under(p->cgroup, x->protected[i]))
-                        return "it belongs to a protected application";
+        if (auth_protected_holds(x->protected, p->cgroup, source, sizeof(source)))
+                return "it belongs to a protected application";
         if (x->units && unit_managed(x->units, p->cgroup))
                 return "its unit is placed by a units: rule, which has it already";
         if (c && !auth_class_allows(c, p->uid, p->user))

@@ -32,6 +32,8 @@
 
 #include "policy.h"
 
+struct auth_protected; /* auth.h */
+
 /* What is known of a process that executed a program. */
 struct rules_process {
         pid_t pid, tgid, ppid;
@@ -69,8 +71,7 @@ bool rules_match_unit(const struct pw_policy *policy, const char *unit, struct r
 struct rules_exclusions {
         pid_t self;
         const char *job_root;         /* the job tree: processes already in a job */
-        const char *const *protected; /* cgroups of protected applications */
-        size_t n_protected;
+        const struct auth_protected *protected; /* the protected applications, or NULL */
         /* The policy whose units: rules place system units (NULL where the backend places none): their
          * processes are theirs, not exe: or cmdline: rules'. */
         const struct pw_policy *units;

@@ -28,7 +28,8 @@ START_TEST(test_auth_path_under) {
 END_TEST
 
 static const char *const own_jobs[] = { "pagewarden.slice/backup/slot-2" };
-static const char *const protected[] = { "system.slice/postgresql.service" };
+static char *protected_cgroups[] = { (char *) "system.slice/postgresql.service" };
+static const struct auth_protected protected = { .cgroups = protected_cgroups, .n_cgroups = 1 };
 
 static struct proc_ids process(uid_t uid, pid_t pid, pid_t ppid, const char *cgroup) {
         return (struct proc_ids){ .uid = { uid, uid, uid, uid }, .ppid = ppid, .tgid = pid, .cgroup = (char *) cgroup };
@@ -53,8 +54,7 @@ START_TEST(test_auth_may_place) {
                                            .self = 77,
                                            .own_jobs = own_jobs,
                                            .n_own_jobs = 1,
-                                           .protected = protected,
-                                           .n_protected = 1 };
+                                           .protected = &protected };
         struct auth_caller root = alice, run = alice;
         struct proc_ids ids;
 
@@ -107,6 +107,52 @@ START_TEST(test_auth_may_place) {
 }
 END_TEST
 
+/* A protected unit is known by its name, wherever systemd runs it and before PID 1 says where. */
+START_TEST(test_auth_protected_unit_by_name) {
+        static char *units[] = { (char *) "postgresql@15-main.service", (char *) "app.scope" };
+        const struct auth_protected by_name = { .units = units, .n_units = 2 };
+        struct auth_caller root = { .self = 77, .protected = &by_name };
+        struct proc_ids ids = process(0, 900, 1, "system.slice/system-postgresql.slice/postgresql@15-main.service");
+
+        expect(&root, 900, &ids, "belongs to a protected application (postgresql@15-main.service)");
+        ids.cgroup = (char *) "custom.slice/postgresql@15-main.service/sub";
+        expect(&root, 900, &ids, "(postgresql@15-main.service)");
+        ids.cgroup = (char *) "app.scope";
+        expect(&root, 900, &ids, "(app.scope)");
+        /* A whole component only: a name that contains the unit's, or a prefix of it, is someone else. */
+        ids.cgroup = (char *) "system.slice/postgresql@15-main.service-backup.service";
+        expect(&root, 900, &ids, NULL);
+        ids.cgroup = (char *) "system.slice/postgresql@15-main.servic";
+        expect(&root, 900, &ids, NULL);
+        ids.cgroup = (char *) "system.slice/xapp.scope";
+        expect(&root, 900, &ids, NULL);
+        ids.cgroup = (char *) "";
+        expect(&root, 900, &ids, NULL);
+}
+END_TEST
+
+/* The copy a move keeps: both kinds of entry, the cgroup without the policy's leading '/'. */
+START_TEST(test_auth_protected_copy) {
+        struct pw_protect entries[] = { { .name = (char *) "db", .unit = (char *) "postgresql.service" },
+                                        { .name = (char *) "web", .cgroup = (char *) "/system.slice/nginx.service" } };
+        struct pw_policy policy = { .protects = entries, .n_protects = 2 };
+        struct auth_protected x;
+        char name[64];
+
+        ck_assert_int_eq(auth_protected_copy(&policy, &x), 0);
+        ck_assert_uint_eq(x.n_units, 1);
+        ck_assert_uint_eq(x.n_cgroups, 1);
+        ck_assert(auth_protected_holds(&x, "system.slice/nginx.service/worker", name, sizeof(name)));
+        ck_assert_str_eq(name, "/system.slice/nginx.service");
+        ck_assert(auth_protected_holds(&x, "system.slice/postgresql.service", name, sizeof(name)));
+        ck_assert_str_eq(name, "postgresql.service");
+        ck_assert(!auth_protected_holds(&x, "system.slice/nginx.service2", name, sizeof(name)));
+        ck_assert(!auth_protected_holds(NULL, "system.slice/nginx.service", name, sizeof(name)));
+        auth_protected_done(&x);
+        ck_assert_ptr_null(x.cgroups);
+}
+END_TEST
+
 Suite *auth_suite(void) {
         Suite *s = suite_create("auth");
         TCase *tc = tcase_create("rules");
@@ -114,6 +160,8 @@ Suite *auth_suite(void) {
         tcase_add_test(tc, test_auth_class_and_ownership);
         tcase_add_test(tc, test_auth_path_under);
         tcase_add_test(tc, test_auth_may_place);
+        tcase_add_test(tc, test_auth_protected_unit_by_name);
+        tcase_add_test(tc, test_auth_protected_copy);
         suite_add_tcase(s, tc);
         return s;
 }

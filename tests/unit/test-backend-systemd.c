@@ -707,6 +707,28 @@ START_TEST(test_systemd_unit_path_does_not_wait) {
 }
 END_TEST
 
+/* A protected unit's cgroup (status, the governor, observation) is asked in the same way: nothing waits for PID 1
+ * (the fake answers on this loop: a call that waited would time out), the listeners are told, then it is kept. */
+START_TEST(test_systemd_protect_path_does_not_wait) {
+        const struct pw_protect entry = { .name = (char *) "backup", .unit = (char *) "backup.service" };
+        struct pfixture p;
+        _cleanup_free_ char *path = NULL;
+
+        pfixture_start(&p);
+        told = 0;
+        ck_assert_int_eq(backend_units_watch(p.x.b, on_told, NULL), 0);
+        ck_assert_int_eq(backend_protect_path(p.x.b, &entry, &path), -EINPROGRESS);
+        ck_assert_int_eq(backend_protect_path(p.x.b, &entry, &path), -EINPROGRESS);
+        run_until_told(&p, 1);
+        ck_assert_int_eq(backend_protect_path(p.x.b, &entry, &path), 0);
+        ck_assert_str_eq(path, "system.slice/backup.service");
+        run_for(p.x.event, 50);
+        ck_assert_uint_eq(calls_of(&p.x.pid1, "GetUnit backup.service", NULL, 0), 1);
+        ck_assert_uint_eq(calls_of(&p.x.pid1, "Get " UNIT_PATH " ControlGroup", NULL, 0), 1);
+        pfixture_stop(&p);
+}
+END_TEST
+
 START_TEST(test_systemd_unit_path_not_loaded) {
         unit_path_later(true);
 }
@@ -728,6 +750,7 @@ Suite *backend_systemd_suite(void) {
         tcase_add_test(tc, test_systemd_protect_restart_keeps_the_originals);
         tcase_add_test(tc, test_systemd_protect_unit_not_running);
         tcase_add_test(tc, test_systemd_protect_unit_not_loaded);
+        tcase_add_test(tc, test_systemd_protect_path_does_not_wait);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -64,7 +64,7 @@ START_TEST(test_protect_unit_started_later) {
 
         ck_assert_int_ge(sd_event_new(&event), 0);
         ck_assert_int_eq(cgroup_engine_new(dir, "pagewarden.slice", false, &f.b.engine), 0);
-        protect_init(&p, event, &f.b, &log, NULL, NULL);
+        protect_init(&p, event, &f.b, &log);
 
         ck_assert_int_eq(protect_apply(&p, &policy), 0);
         ck_assert_uint_eq(f.applies, 1);
@@ -129,7 +129,7 @@ START_TEST(test_protect_logged_when_changed) {
         char *dir = tmpdir_new();
 
         ck_assert_int_eq(cgroup_engine_new(dir, "pagewarden.slice", false, &f.b.engine), 0);
-        protect_init(&p, NULL, &f.b, &log, NULL, NULL);
+        protect_init(&p, NULL, &f.b, &log);
 
         /* Nine applies (reloads, jobs starting) while the unit does not run: one warning. */
         for (int i = 0; i < 9; i++)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Placement by rule: which class a process or a unit matches, and what is never touched. */
+#include "auth.h"
 #include "common.h"
 #include "rules.h"
 
@@ -117,10 +118,9 @@ START_TEST(test_rules_units) {
 END_TEST
 
 START_TEST(test_rules_exclusions) {
-        static const char *const protected[] = { "system.slice/postgresql.service" };
-        const struct rules_exclusions x = {
-                .self = 77, .job_root = "pagewarden.slice", .protected = protected, .n_protected = 1
-        };
+        static char *cgroups[] = { (char *) "system.slice/postgresql.service" }, *units[] = { (char *) "redis.service" };
+        static const struct auth_protected protected = { .cgroups = cgroups, .n_cgroups = 1, .units = units, .n_units = 1 };
+        const struct rules_exclusions x = { .self = 77, .job_root = "pagewarden.slice", .protected = &protected };
         struct parse_result res;
         struct rules_process p;
         const struct pw_job_class *backup, *boxed;
@@ -142,6 +142,8 @@ START_TEST(test_rules_exclusions) {
         p.cgroup = "pagewarden.slice/backup/slot-1";
         ck_assert_str_eq(rules_excluded(&x, &p, backup), "it is in a job already");
         p.cgroup = "system.slice/postgresql.service";
+        ck_assert_str_eq(rules_excluded(&x, &p, backup), "it belongs to a protected application");
+        p.cgroup = "system.slice/redis.service"; /* a unit: entry, by its name */
         ck_assert_str_eq(rules_excluded(&x, &p, backup), "it belongs to a protected application");
         /* Containers: not by default; by a rule whose under: names them by path, yes: machine.slice as a
          * unit name is system.slice/machine.slice, not the host's machine.slice. */
