@@ -674,11 +674,14 @@ void place_rules_stop(struct place_rules *a, bool restore) {
 
 /* ---- following the policy ---- */
 
-/* What rules leave alone, copied from the policy at each update (nothing waits for PID 1: auth.h). */
+/* What rules leave alone, copied from the policy at each update (nothing waits for PID 1: auth.h).  Without it
+ * no exe: or cmdline: rule acts: they would not know what to leave alone. */
 static void protected_find(struct place_rules *a) {
         auth_protected_done(&a->protected);
-        if (auth_protected_copy(a->policy, &a->protected) < 0)
-                log_error("Rules: out of memory: no rule places a process until the next reload");
+        if (auth_protected_copy(a->policy, &a->protected) < 0) {
+                log_error("Rules: out of memory: no exe: or cmdline: rule places a process until the next reload");
+                a->need_exe = a->need_cmdline = false;
+        }
 }
 
 /* Exec permission events for the exe: rules' programs, where fanotify may be used. */
