@@ -409,8 +409,6 @@ static void wire(struct manager *m) {
                                          .appcost = &m->appcost,
                                          .class_actions = class_actions,
                                          .governor_beliefs = governor_beliefs });
-        /* A protected unit that did not run at the last reload (the usual order at boot) starts: rules must
-         * leave its processes alone from then on. */
         protect_init(&m->protect, m->event, m->backend, &m->log);
         m->govern = (struct govern){
                 .event = m->event,
