@@ -123,6 +123,13 @@ sleep 1
 expect_eq "after daemon-reload: memory.min of the service still in force" "$(cat $CACHE_CG/memory.min)" 268435456
 expect_eq "after daemon-reload: memory.min of system.slice still in force" "$(cat /sys/fs/cgroup/system.slice/memory.min)" 268435456
 expect_eq "after daemon-reload: memory.high of the class still in force" "$(cat $SLICE/memory.high)" 268435456
+# A move never takes a protected unit's process: the unit is known by its
+# name in the process's cgroup path, without asking PID 1 where it runs.
+cache_pid=$(systemctl show -P MainPID pw-cache.service)
+pagewardenctl move --job backup $cache_pid 2>/tmp/err
+expect_eq "moving the protected service's process is refused" "$?" 1
+check "and the refusal names the unit" grep -q "belongs to a protected application (pw-cache.service)" /tmp/err
+expect_eq "it stays in its unit" "$(sed -n 's/^0:://p' /proc/$cache_pid/cgroup)" /system.slice/pw-cache.service
 pressure
 after=$(keyed $CACHE_CG/memory.stat file)
 kept=$((after * 100 / before))
