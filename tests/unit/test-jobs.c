@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * jobs.c on a fake cgroup tree: a unit's job survives the moment its cgroup
- * is empty between two of its commands (ExecStart= done, ExecStartPost= not
- * yet forked), and ends when the cgroup stays empty or is removed; a
- * placement by a backend that takes its time (systemd) does not hold the
- * caller, and one that does not (cgroupfs) still answers on the next turn.
+ * The job registry (jobs.c, jobs-place.c, jobs-report.c) on a fake cgroup
+ * tree: a unit's job survives the moment its cgroup is empty between two of
+ * its commands (ExecStart= done, ExecStartPost= not yet forked), and ends
+ * when the cgroup stays empty or is removed; a placement by a backend that
+ * takes its time (systemd) does not hold the caller, and one that does not
+ * (cgroupfs) still answers on the next turn.
  */
 #include <sys/wait.h>
 #include <unistd.h>
