@@ -2,8 +2,8 @@
 #include <assert.h>
 #include <errno.h>
 #include <limits.h>
-#include <stdlib.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "auth.h"

@@ -549,8 +549,7 @@ static bool watch_open(struct govern *g, const struct pw_protect *pr, struct gov
         if (r == -EINPROGRESS)
                 g->asking = true;
         if (r < 0) {
-                log_debug("Governor: %s is not watched%s: %s", pr->name, r == -EINPROGRESS ? " yet" : "",
-                          strerror(-r));
+                log_debug("Governor: %s is not watched%s: %s", pr->name, r == -EINPROGRESS ? " yet" : "", strerror(-r));
                 return false;
         }
         w->name = strdup(pr->name);

@@ -385,10 +385,9 @@ static void consider(struct place_rules *a, pid_t pid, const char *exe, bool sca
         struct rules_match m;
         const char *why;
         char confined[256];
-        const struct rules_exclusions x = { .self = getpid(),
-                                            .job_root = a->backend->root,
-                                            .protected = &a->protected,
-                                            .units = units_policy(a) };
+        const struct rules_exclusions x = {
+                .self = getpid(), .job_root = a->backend->root, .protected = &a->protected, .units = units_policy(a)
+        };
 
         /* Every exec costs this much; only a program some rule names costs more. */
         if (jobs_placing(a->jobs, pid))

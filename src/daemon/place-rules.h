@@ -72,11 +72,11 @@ struct place_rules {
         struct procevents *events; /* while some class has exe: or cmdline: rules */
         struct execperm *perm;     /* while some class has exe: rules, where fanotify may be used */
         bool need_exe, need_cmdline;
-        bool scanning;    /* /proc is being scanned (not an exec event) */
+        bool scanning;                   /* /proc is being scanned (not an exec event) */
         struct auth_protected protected; /* what rules leave alone, copied at the last update */
-        uint64_t cgroup_ns;      /* the daemon's cgroup namespace (inode) */
-        sd_event_source *rescan; /* after lost events */
-        DIR *scan_dir;           /* a scan of /proc under way, a step a turn of the loop */
+        uint64_t cgroup_ns;              /* the daemon's cgroup namespace (inode) */
+        sd_event_source *rescan;         /* after lost events */
+        DIR *scan_dir;                   /* a scan of /proc under way, a step a turn of the loop */
         bool lost_while_scanning;
         sd_event_source *scan_source;
         uint64_t rescanned_usec; /* when the last one ran (CLOCK_MONOTONIC) */

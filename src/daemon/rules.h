@@ -70,7 +70,7 @@ bool rules_match_unit(const struct pw_policy *policy, const char *unit, struct r
 /* What is never touched, and what the daemon knows to decide it. */
 struct rules_exclusions {
         pid_t self;
-        const char *job_root;         /* the job tree: processes already in a job */
+        const char *job_root;                   /* the job tree: processes already in a job */
         const struct auth_protected *protected; /* the protected applications, or NULL */
         /* The policy whose units: rules place system units (NULL where the backend places none): their
          * processes are theirs, not exe: or cmdline: rules'. */

@@ -49,12 +49,9 @@ static void expect(const struct auth_caller *c, pid_t pid, const struct proc_ids
 }
 
 START_TEST(test_auth_may_place) {
-        const struct auth_caller alice = { .uid = 1000,
-                                           .pid = 500,
-                                           .self = 77,
-                                           .own_jobs = own_jobs,
-                                           .n_own_jobs = 1,
-                                           .protected = &protected };
+        const struct auth_caller alice = {
+                .uid = 1000, .pid = 500, .self = 77, .own_jobs = own_jobs, .n_own_jobs = 1, .protected = &protected
+        };
         struct auth_caller root = alice, run = alice;
         struct proc_ids ids;
 

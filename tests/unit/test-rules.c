@@ -118,8 +118,11 @@ START_TEST(test_rules_units) {
 END_TEST
 
 START_TEST(test_rules_exclusions) {
-        static char *cgroups[] = { (char *) "system.slice/postgresql.service" }, *units[] = { (char *) "redis.service" };
-        static const struct auth_protected protected = { .cgroups = cgroups, .n_cgroups = 1, .units = units, .n_units = 1 };
+        static char *cgroups[] = { (char *) "system.slice/postgresql.service" },
+                    *units[] = { (char *) "redis.service" };
+        static const struct auth_protected protected = {
+                .cgroups = cgroups, .n_cgroups = 1, .units = units, .n_units = 1
+        };
         const struct rules_exclusions x = { .self = 77, .job_root = "pagewarden.slice", .protected = &protected };
         struct parse_result res;
         struct rules_process p;
