@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The cgroupfs backend: the engine does the work, the worker the slow writes. */
+/* The cgroupfs backend: the engine does the work, the worker the slow writes; the backend owns the protection
+ * ledger (its data), whose cgroupfs I/O is the engine's. */
 #include "backend.h"
 #include "log.h"
 #include "units.h"
@@ -142,7 +143,17 @@ static int cgfs_scan(struct backend *b, struct cgroup_slot **ret, size_t *ret_n)
         return cgroup_scan(b->engine, ret, ret_n);
 }
 
-/* cgroup: entries through the engine's ledger; a unit: entry needs systemd (-EOPNOTSUPP). */
+static struct ledger *cgfs_ledger(struct backend *b) {
+        return b->data;
+}
+
+static void cgfs_free(struct backend *b) {
+        if (b->data)
+                ledger_done(cgfs_ledger(b));
+        free(b->data);
+}
+
+/* cgroup: entries through the backend's ledger; a unit: entry needs systemd (-EOPNOTSUPP). */
 static int cgfs_protect_set(struct backend *b, const struct backend_protect *req, size_t n,
                             struct cgroup_protect_result *res) {
         _cleanup_free_ struct ledger_request *lreq = calloc(n + 1, sizeof(*lreq));
@@ -151,7 +162,7 @@ static int cgfs_protect_set(struct backend *b, const struct backend_protect *req
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++)
                 lreq[i] = (struct ledger_request){ req[i].cgroup, req[i].min, req[i].low, req[i].swap_deny };
-        return cgroup_protect_set(b->engine, lreq, n, res);
+        return cgroup_protect_set(b->engine, cgfs_ledger(b), lreq, n, res);
 }
 
 static int cgfs_protect_path(struct backend *b, const struct backend_protect *p, char **ret_path) {
@@ -183,29 +194,40 @@ static const struct backend_ops cgroupfs_ops = {
         .scan = cgfs_scan,
         .protect_set = cgfs_protect_set,
         .protect_path = cgfs_protect_path,
+        .free = cgfs_free,
 };
 
-int backend_cgroupfs_new(struct cgroup_engine *engine, struct worker *worker, sd_event *event, struct backend **ret) {
+int backend_cgroupfs_new(struct cgroup_engine *engine, struct worker *worker, sd_event *event, const char *state_dir,
+                         struct backend **ret) {
         struct backend *b = calloc(1, sizeof(*b));
+        struct ledger *l = calloc(1, sizeof(*l));
+        int r;
 
-        if (!b)
+        if (!b || !l) {
+                free(b);
+                free(l);
                 return -ENOMEM;
+        }
         b->ops = &cgroupfs_ops;
-        b->engine = engine;
-        b->worker = worker;
         b->event = event;
         b->tasks_default = UINT64_MAX;
         b->root = strdup(cgroup_engine_root(engine));
         if (!b->root) {
                 free(b);
+                free(l);
                 return -ENOMEM;
         }
-        if (!cgroup_engine_features(engine)->user_xattr) {
+        b->data = l;
+        r = cgroup_protect_ledger_init(l, state_dir);
+        if (r >= 0 && !cgroup_engine_features(engine)->user_xattr)
                 /* Jobs are labelled with an xattr so that a restarted daemon finds them. */
-                free(b->root);
-                free(b);
-                return log_error_errno(EOPNOTSUPP, "cgroupfs has no user xattrs (Linux 5.7 or later is needed)");
+                r = log_error_errno(EOPNOTSUPP, "cgroupfs has no user xattrs (Linux 5.7 or later is needed)");
+        if (r < 0) {
+                backend_free(b); /* not engine and worker: on failure the caller still owns them */
+                return r;
         }
+        b->engine = engine;
+        b->worker = worker;
         *ret = b;
         return 0;
 }

@@ -16,8 +16,6 @@ static int engine_open(const struct backend_setup *s, bool manage, struct cgroup
         int r;
 
         r = cgroup_engine_new(s->mount, s->root, manage, &e);
-        if (r >= 0)
-                r = cgroup_protect_open(e, s->state_dir);
         if (r < 0)
                 return log_error_errno(r, "Cannot set up /%s below %s: %m", s->root, s->mount);
         r = worker_new(s->event, e, ret_worker);
@@ -80,7 +78,7 @@ int backend_open(const struct backend_setup *s, struct backend **ret) {
         r = engine_open(s, true, &engine, &worker);
         if (r < 0)
                 return r;
-        r = backend_cgroupfs_new(engine, worker, s->event, ret);
+        r = backend_cgroupfs_new(engine, worker, s->event, s->state_dir, ret);
         if (r < 0) {
                 worker_free(worker);
                 cgroup_engine_free(engine);

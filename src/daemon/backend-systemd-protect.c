@@ -364,7 +364,7 @@ int sysd_protect_set(struct backend *b, const struct backend_protect *req, size_
                 else if (k == -EINPROGRESS) /* its cgroup asked for: nothing is given back meanwhile */
                         units[i] = (struct ledger_request){ .pending = true };
         }
-        r = cgroup_protect_set(b->engine, direct, n, dres);
+        r = cgroup_protect_set(b->engine, &sysd_data(b)->cgroup_protection, direct, n, dres);
         k = ledger_apply(&sysd_data(b)->protection, units, n, &io, errs);
         r = r ?: k;
         for (size_t i = 0; i < n; i++) {

@@ -510,6 +510,7 @@ static void sysd_free(struct backend *b) {
         sd_bus_flush_close_unref(d->bus);
         free(d->waiters);
         ledger_done(&d->protection);
+        ledger_done(&d->cgroup_protection);
         sysd_units_done(b);
         free(d->prefix);
         free(d);
@@ -674,6 +675,8 @@ int backend_systemd_new(struct cgroup_engine *engine, struct worker *worker, sd_
         r = ledger_init(&d->protection, state_file,
                         "# pagewarden: original MemoryMin MemoryLow MemorySwapMax of units it changed",
                         sysd_protect_valid_key);
+        if (r >= 0)
+                r = cgroup_protect_ledger_init(&d->cgroup_protection, state_dir);
         if (r >= 0)
                 r = sysd_units_init(b, state_dir);
         if (r < 0)

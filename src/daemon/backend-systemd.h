@@ -27,7 +27,9 @@ struct unit_limits;
 struct systemd_data {
         sd_bus *bus;
         char *prefix;             /* "pagewarden" for ROOT pagewarden.slice */
-        struct ledger protection; /* keys: unit names */
+        struct ledger protection; /* keys: unit names (protect-units.state) */
+        /* cgroup: entries inside units' delegated trees, on cgroupfs (protect.state). */
+        struct ledger cgroup_protection;
         /* Placement of units by rule (backend-systemd-units.c). */
         char *units_state; /* where the units' own values are kept across restarts */
         struct unit_limits *saved;

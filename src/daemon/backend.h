@@ -17,7 +17,9 @@
  * capabilities (struct backend_caps), never by asking which one runs.
  *
  * A backend owns its engine (a cgroupfs engine that manages the tree, or
- * one that only reads it) and the worker thread for slow writes.
+ * one that only reads it), the worker thread for slow writes, and its
+ * protection ledgers (ledger.h: what it changed and the originals, kept in
+ * the state directory; on cgroupfs through the engine's I/O).
  *
  * The other modules call the backend_*() functions below, never the
  * operations themselves: an operation a backend does not have is NULL in
@@ -282,7 +284,9 @@ struct backend_protect backend_protect_of(const struct pw_protect *pr);
 int backend_protect_path(struct backend *b, const struct pw_protect *pr, char **ret_path);
 
 /* For backend_open: each takes over engine and worker on success. */
-int backend_cgroupfs_new(struct cgroup_engine *engine, struct worker *worker, sd_event *event, struct backend **ret);
+/* Each owns its protection ledger, kept in state_dir (NULL: in memory only). */
+int backend_cgroupfs_new(struct cgroup_engine *engine, struct worker *worker, sd_event *event, const char *state_dir,
+                         struct backend **ret);
 /* -ENOTCONN when systemd is not PID 1 or its bus does not answer. */
 int backend_systemd_new(struct cgroup_engine *engine, struct worker *worker, sd_event *event, const char *root,
                         const char *state_dir, struct backend **ret);

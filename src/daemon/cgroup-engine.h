@@ -26,7 +26,6 @@ struct cgroup_engine {
         char *mount, *root;
         struct cgroup_features features;
         unsigned idle_slots;
-        struct ledger protection; /* keys: paths relative to the mount */
         /* The classes' slots (acquired on the loop, released on the worker thread: under slots_lock). */
         pthread_mutex_t slots_lock;
         struct slot_index *slots;

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The cgroup engine's protection: the ledger (ledger.h) on cgroupfs files.
- * memory.min, memory.low and memory.swap.max of a protected cgroup and its
- * ancestors, each cgroup pinned by its inode number so that a cgroup
- * removed and made again under the same name is not taken for the one whose
- * original values the ledger keeps.
+ * The cgroup engine's protection I/O: the ledger's (ledger.h) nodes on
+ * cgroupfs files, for the backend that owns the ledger.  memory.min,
+ * memory.low and memory.swap.max of a protected cgroup and its ancestors,
+ * each cgroup pinned by its inode number so that a cgroup removed and made
+ * again under the same name is not taken for the one whose original values
+ * the ledger keeps.
  */
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -21,18 +22,14 @@ static bool valid_relative_path(const char *path) {
         return asprintf(&abs, "/%s", path) >= 0 && !policy_cgroup_path_problem(abs);
 }
 
-int cgroup_protect_open(struct cgroup_engine *e, const char *state_dir) {
+int cgroup_protect_ledger_init(struct ledger *l, const char *state_dir) {
         _cleanup_free_ char *file = NULL;
 
         if (state_dir && asprintf(&file, "%s/protect.state", state_dir) < 0)
                 return -ENOMEM;
-        return ledger_init(&e->protection, file,
+        return ledger_init(l, file,
                            "# pagewarden: original memory.min memory.low memory.swap.max of cgroups it changed",
                            valid_relative_path);
-}
-
-size_t cgroup_protect_saved(const struct cgroup_engine *e) {
-        return e->protection.n;
 }
 
 static const char *fs_key(const char *path) {
@@ -184,7 +181,7 @@ int cgroup_protect_read(struct cgroup_engine *e, const char *path, struct cgroup
         return 0;
 }
 
-int cgroup_protect_set(struct cgroup_engine *e, const struct ledger_request *req, size_t n,
+int cgroup_protect_set(struct cgroup_engine *e, struct ledger *l, const struct ledger_request *req, size_t n,
                        struct cgroup_protect_result *results) {
         const struct ledger_io io = { .key = fs_key, .read = fs_read, .write = fs_write, .userdata = e };
         _cleanup_free_ int *errs = calloc(n + 1, sizeof(int));
@@ -196,7 +193,7 @@ int cgroup_protect_set(struct cgroup_engine *e, const struct ledger_request *req
         for (size_t i = 0; i < n; i++)
                 if (req[i].path && policy_cgroup_path_problem(req[i].path))
                         return -EINVAL;
-        r = ledger_apply(&e->protection, req, n, &io, errs);
+        r = ledger_apply(l, req, n, &io, errs);
         for (size_t i = 0; r != -ENOMEM && r != -EINVAL && results && i < n; i++)
                 if (errs[i] < 0)
                         results[i] = (struct cgroup_protect_result){ .error = errs[i] };

@@ -501,7 +501,6 @@ int cgroup_engine_new(const char *mount, const char *root, bool manage, struct c
 struct cgroup_engine *cgroup_engine_free(struct cgroup_engine *e) {
         if (!e)
                 return NULL;
-        ledger_done(&e->protection);
         for (size_t i = 0; i < e->n_slots; i++) { /* cgroup-slots.c's indexes */
                 free(e->slots[i].cpath);
                 free(e->slots[i].state);

@@ -50,16 +50,13 @@ struct cgroup_engine;
  * mount: where cgroup2 is mounted; root: the job tree's root below it
  * (settings cgroup_root).  With manage, it creates the root and enables
  * memory, io and cpu along its path; without (systemd owns the tree), it
- * only reads, and writes what it is asked to.  Its protection ledger is in
- * memory until cgroup_protect_open() gives it a file.
+ * only reads, and writes what it is asked to.
  */
 int cgroup_engine_new(const char *mount, const char *root, bool manage, struct cgroup_engine **ret);
 struct cgroup_engine *cgroup_engine_free(struct cgroup_engine *e);
 static inline void cgroup_engine_freep(struct cgroup_engine **e) {
         cgroup_engine_free(*e);
 }
-/* The protection ledger's originals kept in state_dir/protect.state across restarts (read now). */
-int cgroup_protect_open(struct cgroup_engine *e, const char *state_dir);
 const struct cgroup_features *cgroup_engine_features(const struct cgroup_engine *e);
 const char *cgroup_engine_mount(const struct cgroup_engine *e);
 const char *cgroup_engine_root(const struct cgroup_engine *e);
@@ -190,16 +187,26 @@ struct cgroup_protect_result {
 };
 
 /*
- * Makes the protection in force exactly what req asks: memory.min/low on each
- * cgroup, raised on every ancestor to cover the sum of its protected children
- * (never lowered below what it had), memory.swap.max 0 for swap_deny.  Every
- * value it changes is remembered (and kept in state_dir) and restored when no
- * request needs it any more: cgroup_protect_set(e, NULL, 0, NULL) withdraws
- * everything.  req's paths are the policy's ("/system.slice/db.service"); a
- * request without one is not a cgroup's (its result: -EOPNOTSUPP).  results
- * (n entries, may be NULL) report each request.
+ * A ledger (ledger.h) of cgroups, its keys paths relative to the mount, its
+ * originals kept in state_dir/protect.state across restarts (read now;
+ * state_dir NULL: in memory only).  The backend that protects cgroups owns
+ * it; the engine only does its I/O.
  */
-int cgroup_protect_set(struct cgroup_engine *e, const struct ledger_request *req, size_t n,
+int cgroup_protect_ledger_init(struct ledger *l, const char *state_dir);
+/*
+ * Makes the protection in force through ledger l exactly what req asks:
+ * memory.min/low on each cgroup, raised on every ancestor to cover the sum
+ * of its protected children (never lowered below what it had),
+ * memory.swap.max 0 for swap_deny.  Every value it changes is remembered by
+ * l (and kept in its file) and restored when no request needs it any more:
+ * cgroup_protect_set(e, l, NULL, 0, NULL) withdraws everything.  req's paths
+ * are the policy's ("/system.slice/db.service"); a request without one is
+ * not a cgroup's (its result: -EOPNOTSUPP).  results (n entries, may be
+ * NULL) report each request.  Each cgroup is pinned by its inode number while
+ * its files are read and written, so that one removed and made again under
+ * the same name is not taken for the one whose originals l keeps.
+ */
+int cgroup_protect_set(struct cgroup_engine *e, struct ledger *l, const struct ledger_request *req, size_t n,
                        struct cgroup_protect_result *results);
 /* Ancestors' memory.min and memory.low, read once for many cgroup_protect_read() calls (180 applications
  * below one slice read the slice's values once, not 180 times).  Zero-initialised; valid while nothing
@@ -212,8 +219,6 @@ void cgroup_protect_cache_done(struct cgroup_protect_cache *c);
 /* What is in force on path: memory.min/low, and the smallest on its way to the root (cache: may be NULL). */
 int cgroup_protect_read(struct cgroup_engine *e, const char *path, struct cgroup_protect_cache *cache,
                         struct cgroup_protect_result *ret);
-/* Number of cgroups whose original values are remembered. */
-size_t cgroup_protect_saved(const struct cgroup_engine *e);
 
 /* ---- pressure ---- */
 

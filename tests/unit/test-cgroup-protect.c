@@ -18,6 +18,7 @@
 struct fixture {
         char *dir;
         struct cgroup_engine *e;
+        struct ledger l; /* a backend's: the engine only does its I/O */
 };
 
 static void service(const char *dir, const char *name, const char *min) {
@@ -38,9 +39,11 @@ static void fixture_init(struct fixture *f) {
         service(f->dir, "db.service", "1048576\n");
         service(f->dir, "cache.service", "0\n");
         ck_assert_int_eq(cgroup_engine_new(f->dir, "pagewarden.slice", false, &f->e), 0);
+        ck_assert_int_eq(cgroup_protect_ledger_init(&f->l, NULL), 0);
 }
 
 static void fixture_done(struct fixture *f) {
+        ledger_done(&f->l);
         cgroup_engine_free(f->e);
         tmpdir_cleanup(f->dir);
 }
@@ -72,7 +75,7 @@ START_TEST(test_protect_and_withdraw) {
         struct cgroup_protect_result res[4];
 
         fixture_init(&f);
-        ck_assert_int_eq(cgroup_protect_set(f.e, req, 4, res), 0);
+        ck_assert_int_eq(cgroup_protect_set(f.e, &f.l, req, 4, res), 0);
         ck_assert_int_eq(res[0].error, 0);
         ck_assert_uint_eq(res[0].min, 64 * M);
         ck_assert_int_eq(res[1].error, -EOPNOTSUPP);
@@ -86,17 +89,17 @@ START_TEST(test_protect_and_withdraw) {
          * once), or the kernel would not give them what they have: 64 + 32 + 16 MiB. */
         assert_value(&f, "system.slice/memory.min", "117440512");
         ck_assert_uint_eq(res[0].effective_min, 64 * M);
-        ck_assert_uint_eq(cgroup_protect_saved(f.e), 3);
+        ck_assert_uint_eq(f.l.n, 3);
         /* Asked again, the same: nothing to change, and the originals kept are still the first ones. */
-        ck_assert_int_eq(cgroup_protect_set(f.e, req, 4, NULL), 0);
+        ck_assert_int_eq(cgroup_protect_set(f.e, &f.l, req, 4, NULL), 0);
         assert_value(&f, "system.slice/memory.min", "117440512");
         /* Withdrawn: every file as it was. */
-        ck_assert_int_eq(cgroup_protect_set(f.e, NULL, 0, NULL), 0);
+        ck_assert_int_eq(cgroup_protect_set(f.e, &f.l, NULL, 0, NULL), 0);
         assert_value(&f, "system.slice/db.service/memory.min", "1048576");
         assert_value(&f, "system.slice/db.service/memory.swap.max", "max");
         assert_value(&f, "system.slice/cache.service/memory.low", "0");
         assert_value(&f, "system.slice/memory.min", "0");
-        ck_assert_uint_eq(cgroup_protect_saved(f.e), 0);
+        ck_assert_uint_eq(f.l.n, 0);
         fixture_done(&f);
 }
 END_TEST
@@ -107,7 +110,7 @@ START_TEST(test_made_again) {
         _cleanup_free_ char *gone = NULL, *svc = NULL;
 
         fixture_init(&f);
-        ck_assert_int_eq(cgroup_protect_set(f.e, req, 1, NULL), 0);
+        ck_assert_int_eq(cgroup_protect_set(f.e, &f.l, req, 1, NULL), 0);
         assert_value(&f, "system.slice/db.service/memory.min", "67108864");
         /* The service restarts: its cgroup is removed and made again, with the kernel's default. */
         svc = path_join(f.dir, "system.slice/db.service");
@@ -115,7 +118,7 @@ START_TEST(test_made_again) {
         ck_assert_int_eq(rename(svc, gone), 0);
         service(f.dir, "db.service", "0\n");
         /* Withdrawn: the old cgroup's original (1 MiB) is not the new one's to get. */
-        ck_assert_int_eq(cgroup_protect_set(f.e, NULL, 0, NULL), 0);
+        ck_assert_int_eq(cgroup_protect_set(f.e, &f.l, NULL, 0, NULL), 0);
         assert_value(&f, "system.slice/db.service/memory.min", "0");
         assert_value(&f, "system.slice/memory.min", "0");
         fixture_done(&f);
@@ -128,7 +131,7 @@ START_TEST(test_bad_path) {
         struct cgroup_protect_result res[1] = {};
 
         fixture_init(&f);
-        ck_assert_int_eq(cgroup_protect_set(f.e, req, 1, res), -EINVAL);
+        ck_assert_int_eq(cgroup_protect_set(f.e, &f.l, req, 1, res), -EINVAL);
         assert_value(&f, "system.slice/memory.min", "0");
         fixture_done(&f);
 }

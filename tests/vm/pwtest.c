@@ -121,7 +121,7 @@ static int cmd_run(struct cgroup_engine *e, const char *class, const char *name,
         return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-static int cmd_protect(struct cgroup_engine *e, const char *file) {
+static int cmd_protect(struct cgroup_engine *e, struct ledger *l, const char *file) {
         struct pw_policy p = {};
         struct ledger_request *req;
         struct cgroup_protect_result *res;
@@ -144,13 +144,13 @@ static int cmd_protect(struct cgroup_engine *e, const char *file) {
                         .swap_deny = pr->swap_deny,
                 };
         }
-        r = cgroup_protect_set(e, req, n, res);
+        r = cgroup_protect_set(e, l, req, n, res);
         for (size_t i = 0; i < n; i++)
                 printf("protect path=%s error=%d min=%" PRIu64 " low=%" PRIu64 " effective_min=%" PRIu64
                        " effective_low=%" PRIu64 "\n",
                        req[i].path + 1, res[i].error, res[i].min, res[i].low, res[i].effective_min,
                        res[i].effective_low);
-        printf("saved=%zu\n", cgroup_protect_saved(e));
+        printf("saved=%zu\n", l->n);
         free(req);
         free(res);
         policy_done(&p);
@@ -167,6 +167,7 @@ int main(int argc, char *argv[]) {
                 {},
         };
         _cleanup_(cgroup_engine_freep) struct cgroup_engine *e = NULL;
+        _cleanup_(ledger_done) struct ledger protection = {}; /* the engine's I/O, its originals: a backend's */
         _cleanup_free_ char *why = NULL;
         struct cgroup_mount m;
         const char *cmd;
@@ -199,7 +200,7 @@ int main(int argc, char *argv[]) {
         }
         r = cgroup_engine_new(m.path, arg_root, true, &e);
         if (r >= 0)
-                r = cgroup_protect_open(e, arg_state);
+                r = cgroup_protect_ledger_init(&protection, arg_state);
         if (r < 0) {
                 fprintf(stderr, "pwtest: engine: %s\n", strerror(-r));
                 return 1;
@@ -232,10 +233,10 @@ int main(int argc, char *argv[]) {
         if (streq(cmd, "run") && optind + 3 < argc && streq(argv[optind + 2], "--"))
                 return cmd_run(e, argv[optind], argv[optind + 1], argv + optind + 3);
         if (streq(cmd, "protect") && optind < argc)
-                return cmd_protect(e, argv[optind]);
+                return cmd_protect(e, &protection, argv[optind]);
         if (streq(cmd, "unprotect")) {
-                r = cgroup_protect_set(e, NULL, 0, NULL);
-                printf("saved=%zu\n", cgroup_protect_saved(e));
+                r = cgroup_protect_set(e, &protection, NULL, 0, NULL);
+                printf("saved=%zu\n", protection.n);
                 return r < 0 ? 1 : 0;
         }
         if (streq(cmd, "freeze") && optind + 1 < argc)
