@@ -1,10 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The cgroupfs backend: the engine does the work, the worker the slow writes; the backend owns the protection
- * ledger (its data), whose cgroupfs I/O is the engine's. */
+/* The cgroupfs backend: the engine does the work, the worker the slow writes, a second worker the writes of pids;
+ * the backend owns the protection ledger, whose cgroupfs I/O is the engine's. */
 #include "backend.h"
 #include "log.h"
 #include "units.h"
 #include "util.h"
+
+/* The backend's own (struct backend's data). */
+struct cgfs_data {
+        struct cgroup_engine *engine; /* the backend's, for the workers' completions */
+        struct ledger protection;
+        struct worker *placer; /* writes pids into jobs' cgroup.procs */
+        struct backend_placing *placings;
+        struct backend_attaching *attachings;
+};
 
 static char *cgfs_class_path(struct backend *b, const char *class) {
         char *p;
@@ -90,53 +99,127 @@ static int cgfs_thaw_all(struct backend *b) {
         return cgroup_thaw_all(b->engine);
 }
 
-static int cgfs_job_place(struct backend *b, const char *class, const struct pw_job_limits *limits,
-                          const struct cgroup_job_label *label, const pid_t *pids, size_t n, size_t *ret_moved,
-                          char **ret_path) {
-        _cleanup_free_ char *path = NULL;
-        size_t moved = 0;
-        int r = 0;
+/*
+ * Placement without the loop waiting: writing a pid into cgroup.procs waits
+ * for an RCU grace period (the kernel's cgroup migration lock; milliseconds
+ * natively, tens under emulation, at each move after a quiet moment), so the
+ * writes go to a worker of their own (not behind the other's reclaim), in
+ * order, and the result comes back on the loop.  The slot is taken and its
+ * limits written on the loop first: a job's cgroup is ready before any
+ * process is inside.  A placement cancelled (the daemon stops) is forgotten:
+ * its slot keeps its label, and the next start adopts it.
+ */
+struct backend_placing {
+        struct cgfs_data *d;
+        backend_placed_fn done;
+        void *userdata;
+        char *path;
+        bool cancelled;
+        struct backend_placing *next;
+};
 
-        r = cgroup_job_acquire(b->engine, class, label, &path, NULL);
+struct backend_attaching {
+        struct cgfs_data *d;
+        backend_attached_fn done;
+        void *userdata;
+        bool cancelled;
+        struct backend_attaching *next;
+};
+
+static struct cgfs_data *cgfs_data(struct backend *b) {
+        return b->data;
+}
+
+static void placing_free(struct backend_placing *p) {
+        for (struct backend_placing **pp = &p->d->placings; *pp; pp = &(*pp)->next)
+                if (*pp == p) {
+                        *pp = p->next;
+                        break;
+                }
+        free(p->path);
+        free(p);
+}
+
+static void attaching_free(struct backend_attaching *a) {
+        for (struct backend_attaching **pp = &a->d->attachings; *pp; pp = &(*pp)->next)
+                if (*pp == a) {
+                        *pp = a->next;
+                        break;
+                }
+        free(a);
+}
+
+static void placed_written(void *userdata, const struct worker_task *t) {
+        struct backend_placing *p = userdata;
+        struct cgroup_release rel;
+
+        if (t->moved == 0) /* nothing went in: the slot goes back (empty: quick) */
+                (void) cgroup_job_release(p->d->engine, p->path, &rel);
+        if (!p->cancelled)
+                p->done(p->userdata, t->moved > 0 ? 0 : t->r, t->moved > 0 ? p->path : NULL);
+        placing_free(p);
+}
+
+static int cgfs_job_place_async(struct backend *b, const char *class, const struct pw_job_limits *limits,
+                                const struct cgroup_job_label *label, pid_t pid, backend_placed_fn done, void *userdata,
+                                struct backend_placing **ret) {
+        struct cgfs_data *d = cgfs_data(b);
+        struct backend_placing *p = calloc(1, sizeof(*p));
+        struct cgroup_release rel;
+        int r;
+
+        if (!p)
+                return -ENOMEM;
+        *p = (struct backend_placing){ .d = d, .done = done, .userdata = userdata, .next = d->placings };
+        d->placings = p;
+        r = cgroup_job_acquire(b->engine, class, label, &p->path, NULL);
         if (r >= 0)
-                r = cgroup_job_set_limits(b->engine, path, limits); /* before any process is inside */
+                r = cgroup_job_set_limits(b->engine, p->path, limits); /* before any process is inside */
+        if (r >= 0)
+                r = worker_attach(d->placer, p->path, &pid, 1, placed_written, p);
         if (r < 0) {
-                struct cgroup_release rel;
-
-                if (path)
-                        (void) cgroup_job_release(b->engine, path, &rel);
+                if (p->path)
+                        (void) cgroup_job_release(b->engine, p->path, &rel);
+                placing_free(p);
                 return r;
         }
-        for (size_t i = 0; i < n; i++) {
-                r = cgroup_job_attach(b->engine, path, pids[i]);
-                if (r >= 0)
-                        moved++;
-        }
-        if (moved == 0) {
-                struct cgroup_release rel;
-
-                (void) cgroup_job_release(b->engine, path, &rel); /* empty: quick */
-                return r < 0 ? r : -ESRCH;
-        }
-        *ret_moved = moved;
-        *ret_path = TAKE_PTR(path);
+        *ret = p;
         return 0;
 }
 
-static int cgfs_job_attach(struct backend *b, const char *path, const pid_t *pids, size_t n, size_t *ret_moved) {
-        size_t moved = 0;
-        int r = 0;
+static void cgfs_job_place_cancel(struct backend *b, struct backend_placing *p) {
+        p->cancelled = true; /* freed when the worker is done with it, or with the backend */
+}
 
-        for (size_t i = 0; i < n; i++) {
-                int k = cgroup_job_attach(b->engine, path, pids[i]);
+static void attached_written(void *userdata, const struct worker_task *t) {
+        struct backend_attaching *a = userdata;
 
-                if (k >= 0)
-                        moved++;
-                else if (k != -ESRCH)
-                        r = r ?: k;
+        if (!a->cancelled)
+                a->done(a->userdata, t->r);
+        attaching_free(a);
+}
+
+static int cgfs_job_attach_async(struct backend *b, const char *path, const pid_t *pids, size_t n,
+                                 backend_attached_fn done, void *userdata, struct backend_attaching **ret) {
+        struct cgfs_data *d = cgfs_data(b);
+        struct backend_attaching *a = calloc(1, sizeof(*a));
+        int r;
+
+        if (!a)
+                return -ENOMEM;
+        *a = (struct backend_attaching){ .d = d, .done = done, .userdata = userdata, .next = d->attachings };
+        d->attachings = a;
+        r = worker_attach(d->placer, path, pids, n, attached_written, a);
+        if (r < 0) {
+                attaching_free(a);
+                return r;
         }
-        *ret_moved = moved;
-        return moved > 0 ? 0 : r;
+        *ret = a;
+        return 0;
+}
+
+static void cgfs_job_attach_cancel(struct backend *b, struct backend_attaching *a) {
+        a->cancelled = true;
 }
 
 static int cgfs_scan(struct backend *b, struct cgroup_slot **ret, size_t *ret_n) {
@@ -144,13 +227,21 @@ static int cgfs_scan(struct backend *b, struct cgroup_slot **ret, size_t *ret_n)
 }
 
 static struct ledger *cgfs_ledger(struct backend *b) {
-        return b->data;
+        return &cgfs_data(b)->protection;
 }
 
 static void cgfs_free(struct backend *b) {
-        if (b->data)
-                ledger_done(cgfs_ledger(b));
-        free(b->data);
+        struct cgfs_data *d = cgfs_data(b);
+
+        if (!d)
+                return;
+        d->placer = worker_free(d->placer); /* first: what it has not done yet is dropped */
+        while (d->placings)
+                placing_free(d->placings);
+        while (d->attachings)
+                attaching_free(d->attachings);
+        ledger_done(&d->protection);
+        free(d);
 }
 
 /* cgroup: entries through the backend's ledger; a unit: entry needs systemd (-EOPNOTSUPP). */
@@ -188,9 +279,11 @@ static const struct backend_ops cgroupfs_ops = {
         .class_freeze = cgfs_class_freeze,
         .thaw_all = cgfs_thaw_all,
         .class_remove = cgfs_class_remove,
-        .job_place = cgfs_job_place,
+        .job_place_async = cgfs_job_place_async,
+        .job_place_cancel = cgfs_job_place_cancel,
         .job_freeze = cgfs_job_freeze,
-        .job_attach = cgfs_job_attach,
+        .job_attach_async = cgfs_job_attach_async,
+        .job_attach_cancel = cgfs_job_attach_cancel,
         .scan = cgfs_scan,
         .protect_set = cgfs_protect_set,
         .protect_path = cgfs_protect_path,
@@ -199,35 +292,32 @@ static const struct backend_ops cgroupfs_ops = {
 
 int backend_cgroupfs_new(struct cgroup_engine *engine, struct worker *worker, sd_event *event, const char *state_dir,
                          struct backend **ret) {
-        struct backend *b = calloc(1, sizeof(*b));
-        struct ledger *l = calloc(1, sizeof(*l));
+        _cleanup_(backend_freep) struct backend *b = calloc(1, sizeof(*b));
+        struct cgfs_data *d = calloc(1, sizeof(*d));
         int r;
 
-        if (!b || !l) {
-                free(b);
-                free(l);
+        if (!b || !d) {
+                free(d);
                 return -ENOMEM;
         }
         b->ops = &cgroupfs_ops;
+        b->data = d;
         b->event = event;
         b->tasks_default = UINT64_MAX;
+        d->engine = engine;
         b->root = strdup(cgroup_engine_root(engine));
-        if (!b->root) {
-                free(b);
-                free(l);
+        if (!b->root)
                 return -ENOMEM;
-        }
-        b->data = l;
-        r = cgroup_protect_ledger_init(l, state_dir);
-        if (r >= 0 && !cgroup_engine_features(engine)->user_xattr)
+        if (!cgroup_engine_features(engine)->user_xattr)
                 /* Jobs are labelled with an xattr so that a restarted daemon finds them. */
-                r = log_error_errno(EOPNOTSUPP, "cgroupfs has no user xattrs (Linux 5.7 or later is needed)");
-        if (r < 0) {
-                backend_free(b); /* not engine and worker: on failure the caller still owns them */
-                return r;
-        }
+                return log_error_errno(EOPNOTSUPP, "cgroupfs has no user xattrs (Linux 5.7 or later is needed)");
+        r = cgroup_protect_ledger_init(&d->protection, state_dir);
+        if (r >= 0)
+                r = worker_new(event, engine, &d->placer);
+        if (r < 0)
+                return r; /* engine and worker stay the caller's */
         b->engine = engine;
         b->worker = worker;
-        *ret = b;
+        *ret = TAKE_PTR(b);
         return 0;
 }

@@ -81,12 +81,9 @@ struct backend_ops {
         /* A class that left the policy and has no job any more: its cgroup goes.
          * With units (backend_places_units()), NULL stops the slice above the classes. */
         int (*class_remove)(struct backend *b, const char *class);
-        /* A new job of class holding pids, with limits on its own cgroup; *ret_path is that cgroup. */
-        int (*job_place)(struct backend *b, const char *class, const struct pw_job_limits *limits,
-                         const struct cgroup_job_label *label, const pid_t *pids, size_t n, size_t *ret_moved,
-                         char **ret_path);
-        /* As job_place with one process, without waiting for anyone (PID 1): done() is called later, from the
-         * loop, unless the placement is cancelled first.  NULL where job_place does not wait (cgroupfs). */
+        /* A new job of class holding pid, with limits on its own cgroup, without the loop waiting (for PID 1, or
+         * for the kernel's cgroup migration lock, an RCU grace period): done(), with the job's cgroup, is called
+         * later, from the loop, unless the placement is cancelled first. */
         int (*job_place_async)(struct backend *b, const char *class, const struct pw_job_limits *limits,
                                const struct cgroup_job_label *label, pid_t pid, backend_placed_fn done, void *userdata,
                                struct backend_placing **ret);
@@ -98,10 +95,8 @@ struct backend_ops {
         int (*when_answered)(struct backend *b, void (*fn)(void *userdata), void *userdata);
         /* Freezes or thaws a job's own cgroup (path; unit: a unit placed by rule, else NULL). */
         int (*job_freeze)(struct backend *b, const char *path, const char *unit, bool frozen);
-        /* Moves more processes into a job's cgroup (path); *ret_moved of them moved.  NULL where that waits for
-         * another process to answer (systemd): job_attach_async. */
-        int (*job_attach)(struct backend *b, const char *path, const pid_t *pids, size_t n, size_t *ret_moved);
-        /* The same without waiting for anyone: done() is called later, from the loop, unless cancelled. */
+        /* Moves more processes into a job's cgroup (path), without the loop waiting: done() is called later,
+         * from the loop, unless cancelled. */
         int (*job_attach_async)(struct backend *b, const char *path, const pid_t *pids, size_t n,
                                 backend_attached_fn done, void *userdata, struct backend_attaching **ret);
         /* Forgets an attach under way: done() is not called. */
@@ -209,12 +204,6 @@ static inline int backend_thaw_all(struct backend *b) {
 static inline int backend_class_remove(struct backend *b, const char *class) {
         return BACKEND_CALL(b, class_remove, class);
 }
-/* The backend has job_place or job_place_async: -EOPNOTSUPP from one says to call the other. */
-static inline int backend_job_place(struct backend *b, const char *class, const struct pw_job_limits *limits,
-                                    const struct cgroup_job_label *label, const pid_t *pids, size_t n,
-                                    size_t *ret_moved, char **ret_path) {
-        return BACKEND_CALL(b, job_place, class, limits, label, pids, n, ret_moved, ret_path);
-}
 static inline int backend_job_place_async(struct backend *b, const char *class, const struct pw_job_limits *limits,
                                           const struct cgroup_job_label *label, pid_t pid, backend_placed_fn done,
                                           void *userdata, struct backend_placing **ret) {
@@ -226,11 +215,6 @@ static inline void backend_job_place_cancel(struct backend *b, struct backend_pl
 }
 static inline int backend_job_freeze(struct backend *b, const char *path, const char *unit, bool frozen) {
         return BACKEND_CALL(b, job_freeze, path, unit, frozen);
-}
-/* The backend has job_attach or job_attach_async: -EOPNOTSUPP from one says to call the other. */
-static inline int backend_job_attach(struct backend *b, const char *path, const pid_t *pids, size_t n,
-                                     size_t *ret_moved) {
-        return BACKEND_CALL(b, job_attach, path, pids, n, ret_moved);
 }
 static inline int backend_job_attach_async(struct backend *b, const char *path, const pid_t *pids, size_t n,
                                            backend_attached_fn done, void *userdata, struct backend_attaching **ret) {

@@ -16,7 +16,8 @@
 #define JOB_FIELDS(j, act) \
         (&(const struct log_fields){ .job = (j)->name, .job_id = (j)->id, .klass = (j)->class, .action = (act) })
 
-/* A placement under way: the backend may take its time (systemd starts a scope), the loop does not wait. */
+/* A placement under way: the backend takes its time (systemd starts a scope, the kernel moves the process), the
+ * loop does not wait. */
 struct job_placing {
         struct jobs *js;
         struct cgroup_job_label label;
@@ -26,9 +27,6 @@ struct job_placing {
         jobs_placed_fn fn; /* NULL: its caller went away, the job is still made */
         void *userdata;
         struct backend_placing *bp; /* the backend's, while it works */
-        sd_event_source *defer;     /* a backend that did not wait: the result, on the next turn */
-        int r;
-        char *path;
         struct job_placing *next;
 };
 
@@ -42,9 +40,6 @@ struct job_attaching {
         jobs_attached_fn fn; /* NULL: nobody waits */
         void *userdata;
         struct backend_attaching *ba; /* the backend's, while it works */
-        sd_event_source *defer;       /* a backend that did not wait: the result, on the next turn */
-        int r;
-        size_t moved;
         struct job_attaching *prev, *next;
 };
 

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The job registry's placements: a new job for a process, and more
- * processes into a job, neither waiting for PID 1 (the systemd backend
- * answers later, on the loop; cgroupfs's result comes on the next turn);
- * after every write of a pid, its check through the pidfd that holds the
- * process (jobs_recheck()).
+ * processes into a job, neither with the loop waiting (the systemd backend
+ * answers when PID 1 has, the cgroupfs backend when its worker has written
+ * the pids: each write waits in the kernel for an RCU grace period); after
+ * every write of a pid, its check through the pidfd that holds the process
+ * (jobs_recheck()).
  */
 #include <assert.h>
 #include <fcntl.h>
@@ -89,13 +90,6 @@ static void on_backend_attached(void *userdata, int r) {
         attaching_finish(at, r, moved);
 }
 
-static int on_attached_now(sd_event_source *s, void *userdata) {
-        struct job_attaching *at = userdata;
-
-        attaching_finish(at, at->r, at->moved);
-        return 0;
-}
-
 int jobs_attach_async(struct jobs *js, const struct job *j, const pid_t *pids, const int *pidfds, size_t n,
                       jobs_attached_fn fn, void *userdata) {
         struct job_attaching *at;
@@ -121,22 +115,6 @@ int jobs_attach_async(struct jobs *js, const struct job *j, const pid_t *pids, c
         /* No process to attach is -ESRCH, from either backend. */
         r = n == 0 ? -ESRCH
                    : backend_job_attach_async(js->backend, at->path, at->pids, n, on_backend_attached, at, &at->ba);
-        if (r == -EOPNOTSUPP) { /* a backend that attaches at once (cgroupfs) */
-                /* One by one: each write checked at once, before the next can be about a reused pid. */
-                for (size_t i = 0; i < n; i++) {
-                        size_t moved = 0;
-
-                        if (backend_job_attach(js->backend, at->path, &at->pids[i], 1, &moved) >= 0 && moved > 0 &&
-                            !jobs_recheck(js, at->path, at->pids[i], at->pidfds[i], proc_now_ticks()))
-                                at->moved++;
-                }
-                at->r = at->moved > 0 ? 0 : -ESRCH;
-                r = fn ? sd_event_add_defer(js->event, &at->defer, on_attached_now, at) : 0;
-                if (r >= 0 && !fn) {
-                        attaching_free(at);
-                        return 0;
-                }
-        }
         if (r < 0) {
                 attaching_free(at);
                 return r;
@@ -186,13 +164,6 @@ static void on_backend_placed(void *userdata, int r, const char *path) {
         placing_done(userdata, r, path);
 }
 
-static int on_placed_now(sd_event_source *s, void *userdata) {
-        struct job_placing *pl = userdata;
-
-        placing_done(pl, pl->r, pl->path);
-        return 0;
-}
-
 int jobs_place_async(struct jobs *js, const struct pw_job_class *c, const struct pw_job_limits *limits,
                      const char *name, uid_t uid, const char *by, pid_t pid, int pidfd, jobs_placed_fn fn,
                      void *userdata) {
@@ -218,18 +189,6 @@ int jobs_place_async(struct jobs *js, const struct pw_job_class *c, const struct
         snprintf(pl->class, sizeof(pl->class), "%s", c->name);
         r = backend_job_place_async(js->backend, c->name, limits ?: &c->per_job, &pl->label, pid, on_backend_placed, pl,
                                     &pl->bp);
-        if (r == -EOPNOTSUPP) { /* a backend that places at once (cgroupfs) */
-                size_t moved = 0;
-
-                pl->r = backend_job_place(js->backend, c->name, limits ?: &c->per_job, &pl->label, &pid, 1, &moved,
-                                          &pl->path);
-                r = sd_event_add_defer(js->event, &pl->defer, on_placed_now, pl);
-                if (r >= 0)
-                        (void) sd_event_source_set_priority(pl->defer, SD_EVENT_PRIORITY_IMPORTANT);
-                if (r < 0 && pl->r >= 0)
-                        log_warning("Job %" PRIu64 ": placed in /%s, but cannot go on: %s", pl->label.id, pl->path,
-                                    strerror(-r));
-        }
         if (r < 0) {
                 placing_free(pl);
                 return r;

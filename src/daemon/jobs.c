@@ -136,9 +136,7 @@ void jobs_forget(struct jobs *js, struct job *j) {
 }
 
 void placing_free(struct job_placing *pl) {
-        sd_event_source_disable_unref(pl->defer);
         closep(&pl->pidfd);
-        free(pl->path);
         free(pl);
 }
 
@@ -146,7 +144,6 @@ void attaching_free(struct job_attaching *at) {
         if (at->ba)
                 backend_job_attach_cancel(at->js->backend, at->ba);
         LIST_REMOVE(at->js->attachings, at);
-        sd_event_source_disable_unref(at->defer);
         for (size_t i = 0; i < at->n; i++)
                 closep(&at->pidfds[i]);
         free(at->pidfds);

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <time.h>
@@ -13,6 +14,7 @@ static void task_free(struct worker_task *t) {
         free(t->path);
         free(t->file);
         free(t->value);
+        free(t->pids);
         free(t);
 }
 
@@ -27,6 +29,20 @@ struct worker {
         int pipe[2];
         sd_event_source *source;
 };
+
+static void attach(struct worker *w, struct worker_task *t) {
+        int first = 0;
+
+        for (size_t i = 0; i < t->n_pids; i++) {
+                int r = cgroup_job_attach(w->engine, t->path, t->pids[i]);
+
+                if (r >= 0)
+                        t->moved++;
+                else if (first == 0 && r != -ESRCH)
+                        first = r;
+        }
+        t->r = t->moved > 0 ? 0 : first ?: -ESRCH;
+}
 
 static void *worker_main(void *arg) {
         struct worker *w = arg;
@@ -52,6 +68,8 @@ static void *worker_main(void *arg) {
                         t->r = cgroup_job_release(w->engine, t->path, &t->rel);
                 else if (t->kind == WORKER_CLOSE)
                         t->r = close(t->fd) < 0 ? -errno : 0;
+                else if (t->kind == WORKER_ATTACH)
+                        attach(w, t);
                 else
                         t->r = cgroup_write_file(w->engine, t->path, t->file, t->value);
                 t->end_usec = now_usec(CLOCK_MONOTONIC);
@@ -144,6 +162,29 @@ int worker_write(struct worker *w, const char *path, const char *file, const cha
         t->file = strdup(file);
         t->value = strdup(value);
         if (!t->path || !t->file || !t->value) {
+                task_free(t);
+                return -ENOMEM;
+        }
+        queue(w, t);
+        return 0;
+}
+
+int worker_attach(struct worker *w, const char *path, const pid_t *pids, size_t n, worker_done_fn done,
+                  void *userdata) {
+        struct worker_task *t = calloc(1, sizeof(*t));
+
+        assert(n > 0);
+        if (!t)
+                return -ENOMEM;
+        t->kind = WORKER_ATTACH;
+        t->done = done;
+        t->userdata = userdata;
+        t->path = strdup(path);
+        t->pids = calloc(n, sizeof(*pids));
+        if (t->pids)
+                memcpy(t->pids, pids, n * sizeof(*pids));
+        t->n_pids = n;
+        if (!t->path || !t->pids) {
                 task_free(t);
                 return -ENOMEM;
         }

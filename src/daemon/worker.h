@@ -4,10 +4,13 @@
 /*
  * A thread for the engine's blocking writes.  Writing memory.reclaim, or a
  * memory.high below a cgroup's usage, reclaims synchronously in the
- * writer's context and can take seconds under pressure: it must never stall
- * the event loop, which serves the control socket, the PSI triggers and the
+ * writer's context and can take seconds under pressure; writing a pid into
+ * cgroup.procs waits for an RCU grace period (the kernel's cgroup migration
+ * lock), milliseconds natively, tens under emulation: neither may stall the
+ * event loop, which serves the control socket, the PSI triggers and the
  * watchdog.  Finished tasks come back to the loop through a pipe, in order,
- * each to the callback its submitter gave.
+ * each to the callback its submitter gave.  A backend may run more than one
+ * (placements do not queue behind reclaim).
  *
  * Errors: negative errno when a task cannot be submitted (the caller does
  * it another way or reports it); a task's own failure goes to its callback.
@@ -27,12 +30,16 @@ enum worker_kind {
         WORKER_RELEASE, /* cgroup_job_release(path) */
         WORKER_WRITE,   /* cgroup_write_file(path, file, value) */
         WORKER_CLOSE,   /* close(fd): a PSI trigger's close waits for an RCU grace period */
+        WORKER_ATTACH,  /* cgroup_job_attach(path, pid) for each of pids, in order */
 };
 
 struct worker_task {
         enum worker_kind kind;
         uint64_t job_id; /* RELEASE */
         int fd;          /* CLOSE */
+        pid_t *pids;     /* ATTACH: n_pids of them; moved: how many were written (r: 0 if any, else the first
+                          * error, -ESRCH where none was there) */
+        size_t n_pids, moved;
         char *path, *file, *value;
         uint64_t wake_usec;            /* WRITE: when the reason for it woke the daemon (0: none) */
         uint64_t start_usec, end_usec; /* CLOCK_MONOTONIC, around the work */
@@ -50,6 +57,8 @@ int worker_new(sd_event *event, struct cgroup_engine *engine, struct worker **re
 int worker_release(struct worker *w, uint64_t job_id, const char *path, worker_done_fn done, void *userdata);
 int worker_write(struct worker *w, const char *path, const char *file, const char *value, uint64_t wake_usec,
                  worker_done_fn done, void *userdata);
+/* Writes each of pids (n > 0) into path's cgroup.procs on the thread. */
+int worker_attach(struct worker *w, const char *path, const pid_t *pids, size_t n, worker_done_fn done, void *userdata);
 /* Closes fd on the thread (it is the worker's from now, even on error: then closed here). */
 int worker_close(struct worker *w, int fd, worker_done_fn done, void *userdata);
 /* Stops the thread after its current task; queued tasks are dropped (the

@@ -125,12 +125,56 @@ START_TEST(test_worker_each_task_its_callback) {
 }
 END_TEST
 
+struct attached {
+        int n, r;
+        size_t moved;
+};
+
+static void on_attached(void *userdata, const struct worker_task *t) {
+        struct attached *a = userdata;
+
+        a->n++;
+        a->r = t->r;
+        a->moved = t->moved;
+}
+
+/* Pids written into a job's cgroup.procs on the thread (each write waits for an RCU grace period in the kernel),
+ * in order, each task to its own callback with what it moved; a cgroup that is not there is its error, not "no
+ * such process".  (A write that moves needs a kernel: libcgroup writes below the real mount; the VM scenarios.) */
+START_TEST(test_worker_attach) {
+        _cleanup_(sd_event_unrefp) sd_event *event = NULL;
+        struct cgroup_engine *engine = NULL;
+        struct worker *w = NULL;
+        struct attached first = {}, second = {};
+        const pid_t pids[] = { 4242, 4243 };
+        char *dir = tmpdir_new();
+
+        ck_assert_int_ge(sd_event_new(&event), 0);
+        ck_assert_int_eq(cgroup_engine_new(dir, "pagewarden.slice", false, &engine), 0);
+        ck_assert_int_eq(worker_new(event, engine, &w), 0);
+        ck_assert_int_eq(worker_attach(w, "pagewarden.slice/no-such/slot-1", pids, 2, on_attached, &first), 0);
+        ck_assert_int_eq(worker_attach(w, "pagewarden.slice/no-such/slot-2", pids, 1, on_attached, &second), 0);
+        for (int i = 0; i < 100 && (first.n == 0 || second.n == 0); i++)
+                ck_assert_int_ge(sd_event_run(event, 20 * 1000), 0);
+        ck_assert_int_eq(first.n, 1);
+        ck_assert_uint_eq(first.moved, 0);
+        ck_assert_int_lt(first.r, 0);
+        ck_assert_int_ne(first.r, -ESRCH);
+        ck_assert_int_eq(second.n, 1);
+        ck_assert_int_eq(second.r, first.r);
+        w = worker_free(w);
+        cgroup_engine_free(engine);
+        tmpdir_cleanup(dir);
+}
+END_TEST
+
 Suite *worker_suite(void) {
         Suite *s = suite_create("worker");
         TCase *tc = tcase_create("free");
 
         tcase_add_test(tc, test_worker_free_with_results_unread);
         tcase_add_test(tc, test_worker_close);
+        tcase_add_test(tc, test_worker_attach);
         tcase_add_test(tc, test_worker_each_task_its_callback);
         suite_add_tcase(s, tc);
         return s;
