@@ -102,6 +102,8 @@ sleep 10
 dying=$(keyed $S/cgroup.stat nr_dying_descendants)
 diag "nr_dying_descendants below pagewarden.slice 10 s after the last job: $dying; live descendants: $(keyed $S/cgroup.stat nr_descendants)"
 diag "daemon RSS after: $(rss)"
+# Each new longest dispatch the daemon logged, with the line it logged before: what held the loop.
+grep -B1 "Event loop: one dispatch took" /tmp/daemon.log | grep -v "^--" | while read -r line; do diag "daemon: $line"; done
 kill -TERM $DAEMON
 wait $DAEMON
 done_testing
