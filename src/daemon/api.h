@@ -29,6 +29,7 @@
 #include "protect.h"
 
 struct move;
+struct status_text;
 
 struct api {
         sd_event *event;
@@ -47,7 +48,9 @@ struct api {
         /* Loads the configuration again (manager_reload()): 0, or -EINVAL with the diagnostics in *ret_errors. */
         int (*reload)(void *userdata, char **ret_errors);
         void *reload_userdata;
-        struct control *control;  /* the socket the answers go to: control_new() sets it */
-        struct move *moves;       /* move requests worked on in slices (place-request.c) */
-        sd_event_source *figures; /* the jobs' figures read again in the background (status.c) */
+        struct control *control;       /* the socket the answers go to: control_new() sets it */
+        struct move *moves;            /* move requests worked on in slices (place-request.c) */
+        sd_event_source *figures;      /* the jobs' figures read again in the background (status.c) */
+        struct status_text *jobs_text; /* status and list of many jobs, written in slices (status.c) */
+        uint64_t status_gens;          /* how many such texts were begun */
 };

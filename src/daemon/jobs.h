@@ -71,6 +71,7 @@ struct job {
                 bool frozen;
                 struct cgroup_job_state s;
         } figures;
+        uint64_t status_gen;                 /* the last of status's sliced texts that has it (status.c) */
         struct app_snapshot *apps;           /* the protected applications at its start (appcost_snapshot) */
         struct job_governor_counts governor; /* the governor's on its class so far, at its start */
         struct job *next;

@@ -258,10 +258,16 @@ static json_object *handle_freeze(struct api *api, uint64_t client, const struct
         return job_answer(api, j);
 }
 
+/* A status or list of many jobs, answered once its jobs are written (status.c). */
+static void status_reply(struct api *api, uint64_t client, json_object *resp) {
+        (void) control_reply(api->control, client, resp ?: control_error("out of memory"));
+}
+
 json_object *requests_handle(void *userdata, uint64_t client, const struct ucred *peer, const struct pw_request *req) {
         struct api *api = userdata;
         json_object *o;
         struct job *j;
+        int r;
 
         log_debug("Control: %s from pid %d uid %u", pw_command_to_string(req->command), (int) peer->pid,
                   (unsigned) peer->uid);
@@ -271,9 +277,11 @@ json_object *requests_handle(void *userdata, uint64_t client, const struct ucred
                 json_object_object_add(o, "version", json_object_new_string(PACKAGE_VERSION));
                 return o;
         case PW_CMD_STATUS:
-                return status_json(api);
         case PW_CMD_LIST:
-                return status_list_json(api, req->all);
+                r = status_answer(api, req->command == PW_CMD_LIST, req->all, status_reply, client, &o);
+                if (r < 0)
+                        return control_error("out of memory");
+                return r > 0 ? CONTROL_LATER : o;
         case PW_CMD_SHOW: {
                 json_object *ended;
 

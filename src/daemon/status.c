@@ -147,6 +147,9 @@ static json_object *user_json(uid_t uid, struct user_names *names) {
         return names->v[i].name[0] ? json_object_new_string(names->v[i].name) : NULL;
 }
 
+struct status_text;
+static void text_free(struct status_text *t);
+
 /* ---- a job's figures (status.h) ---- */
 
 static void figures_read(struct api *api, struct job *j) {
@@ -204,6 +207,8 @@ static void figures_prepare(struct api *api) {
 
 void status_done(struct api *api) {
         api->figures = sd_event_source_disable_unref(api->figures);
+        text_free(api->jobs_text); /* its waiters are not answered: the daemon stops */
+        api->jobs_text = NULL;
 }
 
 static json_object *job_json(struct api *api, const struct job *j, struct user_names *names) {
@@ -494,12 +499,12 @@ static json_object *jobs_json(struct api *api) {
         return jobs;
 }
 
-json_object *status_list_json(struct api *api, bool all) {
+/* list, around its jobs array (jobs: taken). */
+static json_object *list_with(struct api *api, bool all, json_object *jobs) {
         json_object *o = json_object_new_object();
 
         json_object_object_add(o, "ok", json_object_new_boolean(true));
-        figures_prepare(api);
-        json_object_object_add(o, "jobs", jobs_json(api));
+        json_object_object_add(o, "jobs", jobs);
         if (all) { /* newest first, as the running ones */
                 json_object *ended = json_object_new_array();
 
@@ -510,7 +515,13 @@ json_object *status_list_json(struct api *api, bool all) {
         return o;
 }
 
-json_object *status_json(struct api *api) {
+json_object *status_list_json(struct api *api, bool all) {
+        figures_prepare(api);
+        return list_with(api, all, jobs_json(api));
+}
+
+/* status, around its jobs array (jobs: taken). */
+static json_object *status_with(struct api *api, json_object *jobs) {
         json_object *o = json_object_new_object(), *classes = json_object_new_array(), *prot = json_object_new_array();
         struct cgroup_protect_cache cache = {};
 
@@ -531,12 +542,11 @@ json_object *status_json(struct api *api) {
                 if (!listed)
                         json_object_array_add(classes, class_json(api, j->class, NULL));
         }
-        figures_prepare(api);
         for (size_t i = 0; i < api->policy->n_protects; i++)
                 json_object_array_add(prot, protect_json(api, &api->policy->protects[i], &cache));
         cgroup_protect_cache_done(&cache);
         json_object_object_add(o, "classes", classes);
-        json_object_object_add(o, "jobs", jobs_json(api));
+        json_object_object_add(o, "jobs", jobs);
         json_object_object_add(o, "protected", prot);
         json_object_object_add(o, "governor", govern_json(api->govern));
         json_object_object_add(o, "actions", action_log_json(api->log));
@@ -545,4 +555,158 @@ json_object *status_json(struct api *api) {
         json_object_object_add(o, "observation", observe_status(api->observe));
         json_object_object_add(o, "unplaced", unplaced_json(api));
         return o;
+}
+
+json_object *status_json(struct api *api) {
+        figures_prepare(api);
+        return status_with(api, jobs_json(api));
+}
+
+/* ---- status and list of many jobs: their text in slices ---- */
+
+/*
+ * With more than STATUS_SLICED_JOBS jobs, writing the jobs' text would hold
+ * the loop (2,000 jobs: 300 ms under emulation, one dispatch): status and
+ * list are answered later.  The jobs are written in slices of
+ * STATUS_SLICE_USEC, each a turn of the loop, in the list's order: a job that
+ * ends before its turn is left out, one that starts meanwhile is in the next
+ * answer (each job written is marked with the text's generation).  Requests
+ * that come meanwhile wait for the same text; then each gets its answer, its
+ * other parts made then.
+ */
+struct status_waiter {
+        bool list, all;
+        status_reply_fn fn;
+        uint64_t client;
+};
+
+struct status_text {
+        struct api *api;
+        uint64_t gen;
+        uint64_t below_id;   /* the jobs there when it began */
+        struct printbuf *pb; /* "[", then the jobs' objects as json-c writes them plain, comma-separated */
+        bool any;
+        struct user_names names;
+        sd_event_source *slice;
+        struct status_waiter *waiters;
+        size_t n_waiters, allocated_waiters;
+};
+
+static void text_free(struct status_text *t) {
+        if (!t)
+                return;
+        sd_event_source_disable_unref(t->slice);
+        if (t->pb)
+                printbuf_free(t->pb);
+        free(t->waiters);
+        free(t);
+}
+
+/* The jobs array whose text is written already: plain (the control socket's); in another format, parsed and
+ * written again (tests only). */
+static int text_to_json_string(json_object *jso, struct printbuf *pb, int level, int flags) {
+        const char *text = json_object_get_userdata(jso);
+        json_object *parsed;
+        int r;
+
+        if (flags == JSON_C_TO_STRING_PLAIN)
+                return printbuf_memappend(pb, text, (int) strlen(text));
+        parsed = json_tokener_parse(text);
+        if (!parsed)
+                return -1;
+        r = json_object_get_type(parsed) == json_type_array ? 0 : -1;
+        if (r == 0) {
+                const char *again = json_object_to_json_string_ext(parsed, flags);
+
+                if (again)
+                        append_at_level(pb, again, level, flags);
+                else
+                        r = -1;
+        }
+        json_object_put(parsed);
+        return r < 0 ? -1 : 0;
+}
+
+static json_object *text_array(const struct status_text *t) {
+        json_object *jobs = json_object_new_array();
+        char *copy = NULL;
+
+        if (!jobs || asprintf(&copy, "%s]", t->pb->buf) < 0) {
+                json_object_put(jobs);
+                return NULL;
+        }
+        json_object_set_serializer(jobs, text_to_json_string, copy, json_object_free_userdata);
+        return jobs;
+}
+
+/* Every waiter gets its answer (NULL: out of memory), then the text goes. */
+static void text_finish(struct status_text *t) {
+        struct api *api = t->api;
+
+        api->jobs_text = NULL; /* a waiter's reply may come back with a new request */
+        for (size_t i = 0; i < t->n_waiters; i++) {
+                const struct status_waiter *w = &t->waiters[i];
+                json_object *jobs = t->pb ? text_array(t) : NULL;
+
+                w->fn(api, w->client, !jobs ? NULL : w->list ? list_with(api, w->all, jobs) : status_with(api, jobs));
+        }
+        text_free(t);
+}
+
+static int on_text_slice(sd_event_source *s, void *userdata) {
+        struct status_text *t = userdata;
+        uint64_t start = now_usec(CLOCK_MONOTONIC);
+
+        for (struct job *j = t->api->jobs->list; j; j = j->next) {
+                json_object *o;
+                const char *text;
+
+                if (j->status_gen == t->gen || j->id >= t->below_id)
+                        continue;
+                o = job_json(t->api, j, &t->names);
+                text = o ? json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN) : NULL;
+                if (!text || (t->any && printbuf_strappend(t->pb, ",") < 0) ||
+                    printbuf_memappend(t->pb, text, (int) strlen(text)) < 0) {
+                        json_object_put(o);
+                        printbuf_free(t->pb);
+                        t->pb = NULL; /* out of memory: each waiter is told */
+                        text_finish(t);
+                        return 0;
+                }
+                json_object_put(o);
+                t->any = true;
+                j->status_gen = t->gen;
+                if (now_usec(CLOCK_MONOTONIC) - start >= STATUS_SLICE_USEC)
+                        return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT); /* the rest at the next turn */
+        }
+        text_finish(t);
+        return 0;
+}
+
+int status_answer(struct api *api, bool list, bool all, status_reply_fn fn, uint64_t client, json_object **ret) {
+        struct status_text *t = api->jobs_text;
+
+        if (api->jobs->n <= STATUS_SLICED_JOBS && !t) {
+                *ret = list ? status_list_json(api, all) : status_json(api);
+                return 0;
+        }
+        if (!t) {
+                t = calloc(1, sizeof(*t));
+                if (!t)
+                        return -ENOMEM;
+                *t = (struct status_text){ .api = api, .gen = ++api->status_gens, .below_id = api->jobs->next_id };
+                t->pb = printbuf_new();
+                if (!t->pb || printbuf_strappend(t->pb, "[") < 0 ||
+                    sd_event_add_defer(api->event, &t->slice, on_text_slice, api->jobs_text = t) < 0) {
+                        api->jobs_text = NULL;
+                        text_free(t);
+                        return -ENOMEM;
+                }
+                (void) sd_event_source_set_description(t->slice, "status-jobs");
+                figures_prepare(api);
+        }
+        if (GROW(t->waiters, t->allocated_waiters, t->n_waiters + 1) < 0)
+                return -ENOMEM;
+        t->waiters[t->n_waiters++] = (struct status_waiter){ .list = list, .all = all, .fn = fn, .client = client };
+        return 1;
 }

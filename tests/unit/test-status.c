@@ -232,6 +232,126 @@ START_TEST(test_status_jobs_in_every_format) {
 }
 END_TEST
 
+#define SLICED_JOBS (STATUS_SLICED_JOBS * 3)
+
+static void sliced_jobs(const char *dir) {
+        static const char *const class[] = { "memory.high=268435456\n", "cgroup.events=populated 1\nfrozen 0\n", NULL };
+
+        fake_cgroup_files(dir, "pagewarden.slice/backup", class);
+        for (unsigned i = 1; i <= SLICED_JOBS; i++) {
+                _cleanup_free_ char *slot = NULL, *label = NULL;
+
+                ck_assert_int_ge(asprintf(&slot, "pagewarden.slice/backup/slot-%u", i), 0);
+                ck_assert_int_ge(asprintf(&label, "id=%u uid=0 started=1714644300250000 name=j%u by=run", i, i), 0);
+                fake_job_slot(dir, slot, label);
+        }
+}
+
+/* The answers a test's "client" got, by client id. */
+static json_object *replies[4];
+static void on_reply(struct api *api, uint64_t client, json_object *resp) {
+        ck_assert_uint_lt(client, ELEMENTSOF(replies));
+        ck_assert_ptr_null(replies[client]);
+        replies[client] = json_as_sent(resp);
+}
+
+/* The ids of an answer's jobs, in order, as text ("3 2 1"). */
+static char *ids_of(json_object *answer) {
+        json_object *jobs = json_object_object_get(answer, "jobs");
+        char *text = strdup("");
+
+        for (size_t i = 0; i < json_object_array_length(jobs); i++) {
+                char *more = NULL;
+
+                ck_assert_int_ge(asprintf(&more, "%s%s%" PRIu64, text, i ? " " : "",
+                                          json_object_get_uint64(
+                                                  json_object_object_get(json_object_array_get_idx(jobs, i), "id"))),
+                                 0);
+                free(text);
+                text = more;
+        }
+        return text;
+}
+
+/*
+ * Past STATUS_SLICED_JOBS jobs, status and list are answered later, their jobs written in slices on the loop: a
+ * request that comes meanwhile waits for the same text (one text made), each gets its own kind of answer, the
+ * jobs in the list's order as an answer made at once has them; a job that ended before its turn is left out.
+ */
+START_TEST(test_status_many_jobs_in_slices) {
+        struct fake_daemon d;
+        json_object *now = NULL, *ignored = NULL;
+        _cleanup_free_ char *want = NULL, *got = NULL, *got_list = NULL;
+        struct job *gone;
+
+        fake_daemon_start(&d, "jobs:\n  backup:\n    memory: {high: 256M}\n", sliced_jobs);
+        ck_assert_uint_eq(d.jobs.n, SLICED_JOBS);
+        memset(replies, 0, sizeof(replies));
+        ck_assert_int_eq(status_answer(&d.api, false, false, on_reply, 1, &ignored), 1);
+        ck_assert_int_eq(status_answer(&d.api, true, false, on_reply, 2, &ignored), 1);
+        ck_assert_ptr_null(ignored);
+        ck_assert_uint_eq(d.api.status_gens, 1);
+        gone = jobs_find_id(&d.jobs, 5);
+        ck_assert_ptr_nonnull(gone);
+        jobs_forget(&d.jobs, gone);
+        for (int i = 0; i < 1000 && (!replies[1] || !replies[2]); i++)
+                ck_assert_int_ge(sd_event_run(d.event, 0), 0);
+        ck_assert_ptr_nonnull(replies[1]);
+        ck_assert_ptr_nonnull(replies[2]);
+        ck_assert_ptr_nonnull(json_object_object_get(replies[1], "classes")); /* a status */
+        ck_assert_ptr_null(json_object_object_get(replies[2], "classes"));    /* a list */
+        now = json_as_sent(status_json(&d.api));
+        want = ids_of(now);
+        got = ids_of(replies[1]);
+        got_list = ids_of(replies[2]);
+        ck_assert_str_eq(got, want);
+        ck_assert_str_eq(got_list, want);
+        ck_assert_uint_eq(json_object_array_length(json_object_object_get(replies[1], "jobs")), SLICED_JOBS - 1);
+        ck_assert_ptr_null(strstr(got, " 5 "));
+        /* Done: the next request begins a text of its own. */
+        ck_assert_int_eq(status_answer(&d.api, false, false, on_reply, 3, &ignored), 1);
+        ck_assert_uint_eq(d.api.status_gens, 2);
+        for (int i = 0; i < 1000 && !replies[3]; i++)
+                ck_assert_int_ge(sd_event_run(d.event, 0), 0);
+        ck_assert_ptr_nonnull(replies[3]);
+        for (size_t i = 0; i < ELEMENTSOF(replies); i++)
+                json_object_put(replies[i]);
+        json_object_put(now);
+        fake_daemon_stop(&d);
+}
+END_TEST
+
+/* A sliced answer as it is (not as sent): in another of json-c's formats its jobs are what json-c writes of them. */
+static char *pretty;
+static void on_reply_pretty(struct api *api, uint64_t client, json_object *resp) {
+        json_object *parsed;
+
+        ck_assert_ptr_nonnull(resp);
+        pretty = strdup(json_object_to_json_string_ext(resp, JSON_C_TO_STRING_PRETTY));
+        parsed = json_tokener_parse(pretty);
+        ck_assert_ptr_nonnull(parsed);
+        ck_assert_uint_eq(json_object_array_length(json_object_object_get(parsed, "jobs")), SLICED_JOBS);
+        ck_assert_msg(streq(pretty, json_object_to_json_string_ext(parsed, JSON_C_TO_STRING_PRETTY)),
+                      "not as json-c writes it");
+        json_object_put(parsed);
+        json_object_put(resp);
+}
+
+START_TEST(test_status_sliced_text_in_another_format) {
+        struct fake_daemon d;
+        json_object *ignored = NULL;
+
+        fake_daemon_start(&d, "jobs:\n  backup:\n    memory: {high: 256M}\n", sliced_jobs);
+        pretty = NULL;
+        ck_assert_int_eq(status_answer(&d.api, true, false, on_reply_pretty, 0, &ignored), 1);
+        for (int i = 0; i < 1000 && !pretty; i++)
+                ck_assert_int_ge(sd_event_run(d.event, 0), 0);
+        ck_assert_ptr_nonnull(pretty);
+        free(pretty);
+        fake_daemon_stop(&d);
+}
+END_TEST
+
 Suite *status_suite(void) {
         Suite *s = suite_create("status");
         TCase *tc = tcase_create("golden");
@@ -239,6 +359,8 @@ Suite *status_suite(void) {
         tcase_add_test(tc, test_status_golden);
         tcase_add_test(tc, test_status_jobs_in_every_format);
         tcase_add_test(tc, test_status_many_jobs_figures_in_the_background);
+        tcase_add_test(tc, test_status_many_jobs_in_slices);
+        tcase_add_test(tc, test_status_sliced_text_in_another_format);
         suite_add_tcase(s, tc);
         return s;
 }
