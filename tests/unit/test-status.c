@@ -135,17 +135,22 @@ END_TEST
 
 #define MANY_JOBS (STATUS_READ_ALL_JOBS + 8)
 
-static void many_jobs(const char *dir) {
+/* n jobs of class backup, ids 1 to n, in slots 1 to n. */
+static void jobs_tree(const char *dir, unsigned n) {
         static const char *const class[] = { "memory.high=268435456\n", "cgroup.events=populated 1\nfrozen 0\n", NULL };
 
         fake_cgroup_files(dir, "pagewarden.slice/backup", class);
-        for (unsigned i = 1; i <= MANY_JOBS; i++) {
+        for (unsigned i = 1; i <= n; i++) {
                 _cleanup_free_ char *slot = NULL, *label = NULL;
 
                 ck_assert_int_ge(asprintf(&slot, "pagewarden.slice/backup/slot-%u", i), 0);
                 ck_assert_int_ge(asprintf(&label, "id=%u uid=0 started=1714644300250000 name=j%u by=run", i, i), 0);
                 fake_job_slot(dir, slot, label);
         }
+}
+
+static void many_jobs(const char *dir) {
+        jobs_tree(dir, MANY_JOBS);
 }
 
 /* The figure fields of the job with this id in a status answer. */
@@ -235,16 +240,7 @@ END_TEST
 #define SLICED_JOBS (STATUS_SLICED_JOBS * 3)
 
 static void sliced_jobs(const char *dir) {
-        static const char *const class[] = { "memory.high=268435456\n", "cgroup.events=populated 1\nfrozen 0\n", NULL };
-
-        fake_cgroup_files(dir, "pagewarden.slice/backup", class);
-        for (unsigned i = 1; i <= SLICED_JOBS; i++) {
-                _cleanup_free_ char *slot = NULL, *label = NULL;
-
-                ck_assert_int_ge(asprintf(&slot, "pagewarden.slice/backup/slot-%u", i), 0);
-                ck_assert_int_ge(asprintf(&label, "id=%u uid=0 started=1714644300250000 name=j%u by=run", i, i), 0);
-                fake_job_slot(dir, slot, label);
-        }
+        jobs_tree(dir, SLICED_JOBS);
 }
 
 /* The answers a test's "client" got, by client id. */
