@@ -520,9 +520,9 @@ json_object *status_list_json(struct api *api, bool all) {
         return list_with(api, all, jobs_json(api));
 }
 
-/* status, around its jobs array (jobs: taken). */
-static json_object *status_with(struct api *api, json_object *jobs) {
-        json_object *o = json_object_new_object(), *classes = json_object_new_array(), *prot = json_object_new_array();
+/* status, around its jobs array and its protected applications' (both taken; prot NULL: made now). */
+static json_object *status_with(struct api *api, json_object *jobs, json_object *prot) {
+        json_object *o = json_object_new_object(), *classes = json_object_new_array();
         struct cgroup_protect_cache cache = {};
 
         json_object_object_add(o, "ok", json_object_new_boolean(true));
@@ -542,9 +542,12 @@ static json_object *status_with(struct api *api, json_object *jobs) {
                 if (!listed)
                         json_object_array_add(classes, class_json(api, j->class, NULL));
         }
-        for (size_t i = 0; i < api->policy->n_protects; i++)
-                json_object_array_add(prot, protect_json(api, &api->policy->protects[i], &cache));
-        cgroup_protect_cache_done(&cache);
+        if (!prot) {
+                prot = json_object_new_array();
+                for (size_t i = 0; i < api->policy->n_protects; i++)
+                        json_object_array_add(prot, protect_json(api, &api->policy->protects[i], &cache));
+                cgroup_protect_cache_done(&cache);
+        }
         json_object_object_add(o, "classes", classes);
         json_object_object_add(o, "jobs", jobs);
         json_object_object_add(o, "protected", prot);
@@ -559,20 +562,22 @@ static json_object *status_with(struct api *api, json_object *jobs) {
 
 json_object *status_json(struct api *api) {
         figures_prepare(api);
-        return status_with(api, jobs_json(api));
+        return status_with(api, jobs_json(api), NULL);
 }
 
 /* ---- status and list of many jobs: their text in slices ---- */
 
 /*
- * With more than STATUS_SLICED_JOBS jobs, writing the jobs' text would hold
- * the loop (2,000 jobs: 300 ms under emulation, one dispatch): status and
- * list are answered later.  The jobs are written in slices of
- * STATUS_SLICE_USEC, each a turn of the loop, in the list's order: a job that
- * ends before its turn is left out, one that starts meanwhile is in the next
- * answer (each job written is marked with the text's generation).  Requests
- * that come meanwhile wait for the same text; then each gets its answer, its
- * other parts made then.
+ * With more than STATUS_SLICED_JOBS jobs, or (status) more than
+ * STATUS_SLICED_PROTECTED protected applications, writing the answer would
+ * hold the loop (2,000 jobs, or 180 protected applications, each ~300 ms
+ * under emulation, one dispatch): status and list are answered later.  The
+ * protected applications (for a status) and the jobs are written in slices
+ * of STATUS_SLICE_USEC, each a turn of the loop; the jobs in the list's
+ * order: a job that ends before its turn is left out, one that starts
+ * meanwhile is in the next answer (each job written is marked with the
+ * text's generation).  Requests that come meanwhile wait for the same text;
+ * then each gets its answer, its other parts (small) made then.
  */
 struct status_waiter {
         bool list, all;
@@ -587,6 +592,11 @@ struct status_text {
         struct printbuf *pb; /* "[", then the jobs' objects as json-c writes them plain, comma-separated */
         bool any;
         struct user_names names;
+        /* The protected applications, the same way, once a status waits (a list has none). */
+        bool want_protected;
+        struct printbuf *prot;
+        size_t next_protect;
+        struct cgroup_protect_cache cache;
         sd_event_source *slice;
         struct status_waiter *waiters;
         size_t n_waiters, allocated_waiters;
@@ -598,6 +608,9 @@ static void text_free(struct status_text *t) {
         sd_event_source_disable_unref(t->slice);
         if (t->pb)
                 printbuf_free(t->pb);
+        if (t->prot)
+                printbuf_free(t->prot);
+        cgroup_protect_cache_done(&t->cache);
         free(t->waiters);
         free(t);
 }
@@ -627,16 +640,17 @@ static int text_to_json_string(json_object *jso, struct printbuf *pb, int level,
         return r < 0 ? -1 : 0;
 }
 
-static json_object *text_array(const struct status_text *t) {
-        json_object *jobs = json_object_new_array();
+/* An array whose text is pb's, closed. */
+static json_object *text_array(const struct printbuf *pb) {
+        json_object *a = json_object_new_array();
         char *copy = NULL;
 
-        if (!jobs || asprintf(&copy, "%s]", t->pb->buf) < 0) {
-                json_object_put(jobs);
+        if (!a || asprintf(&copy, "%s]", pb->buf) < 0) {
+                json_object_put(a);
                 return NULL;
         }
-        json_object_set_serializer(jobs, text_to_json_string, copy, json_object_free_userdata);
-        return jobs;
+        json_object_set_serializer(a, text_to_json_string, copy, json_object_free_userdata);
+        return a;
 }
 
 /* Every waiter gets its answer (NULL: out of memory), then the text goes. */
@@ -646,35 +660,60 @@ static void text_finish(struct status_text *t) {
         api->jobs_text = NULL; /* a waiter's reply may come back with a new request */
         for (size_t i = 0; i < t->n_waiters; i++) {
                 const struct status_waiter *w = &t->waiters[i];
-                json_object *jobs = t->pb ? text_array(t) : NULL;
+                json_object *jobs = t->pb ? text_array(t->pb) : NULL, *prot = NULL, *resp = NULL;
 
-                w->fn(api, w->client, !jobs ? NULL : w->list ? list_with(api, w->all, jobs) : status_with(api, jobs));
+                if (jobs && w->list)
+                        resp = list_with(api, w->all, jobs);
+                else if (jobs && t->prot && (prot = text_array(t->prot)))
+                        resp = status_with(api, jobs, prot);
+                else
+                        json_object_put(jobs);
+                w->fn(api, w->client, resp);
         }
         text_free(t);
 }
 
+/* Appends an object's plain text to pb, a comma first unless it is the first (*any); false if out of memory. */
+static bool text_add(struct printbuf *pb, bool *any, json_object *o) {
+        const char *text = o ? json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN) : NULL;
+        bool ok = text && (!*any || printbuf_strappend(pb, ",") >= 0) &&
+                  printbuf_memappend(pb, text, (int) strlen(text)) >= 0;
+
+        json_object_put(o);
+        *any = *any || ok;
+        return ok;
+}
+
+static void text_failed(struct status_text *t) {
+        printbuf_free(t->pb);
+        t->pb = NULL; /* out of memory: each waiter is told */
+        text_finish(t);
+}
+
 static int on_text_slice(sd_event_source *s, void *userdata) {
         struct status_text *t = userdata;
+        const struct pw_policy *policy = t->api->policy; /* a reload may change it between slices: by index */
         uint64_t start = now_usec(CLOCK_MONOTONIC);
+        bool prot_any = t->next_protect > 0;
 
-        for (struct job *j = t->api->jobs->list; j; j = j->next) {
-                json_object *o;
-                const char *text;
-
-                if (j->status_gen == t->gen || j->id >= t->below_id)
-                        continue;
-                o = job_json(t->api, j, &t->names);
-                text = o ? json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN) : NULL;
-                if (!text || (t->any && printbuf_strappend(t->pb, ",") < 0) ||
-                    printbuf_memappend(t->pb, text, (int) strlen(text)) < 0) {
-                        json_object_put(o);
-                        printbuf_free(t->pb);
-                        t->pb = NULL; /* out of memory: each waiter is told */
-                        text_finish(t);
+        for (; t->want_protected && t->next_protect < policy->n_protects; t->next_protect++) {
+                if (!text_add(t->prot, &prot_any,
+                              protect_json(t->api, &policy->protects[t->next_protect], &t->cache))) {
+                        text_failed(t);
                         return 0;
                 }
-                json_object_put(o);
-                t->any = true;
+                if (now_usec(CLOCK_MONOTONIC) - start >= STATUS_SLICE_USEC) {
+                        t->next_protect++;
+                        return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT); /* the rest at the next turn */
+                }
+        }
+        for (struct job *j = t->api->jobs->list; j; j = j->next) {
+                if (j->status_gen == t->gen || j->id >= t->below_id)
+                        continue;
+                if (!text_add(t->pb, &t->any, job_json(t->api, j, &t->names))) {
+                        text_failed(t);
+                        return 0;
+                }
                 j->status_gen = t->gen;
                 if (now_usec(CLOCK_MONOTONIC) - start >= STATUS_SLICE_USEC)
                         return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT); /* the rest at the next turn */
@@ -686,7 +725,7 @@ static int on_text_slice(sd_event_source *s, void *userdata) {
 int status_answer(struct api *api, bool list, bool all, status_reply_fn fn, uint64_t client, json_object **ret) {
         struct status_text *t = api->jobs_text;
 
-        if (api->jobs->n <= STATUS_SLICED_JOBS && !t) {
+        if (!t && api->jobs->n <= STATUS_SLICED_JOBS && (list || api->policy->n_protects <= STATUS_SLICED_PROTECTED)) {
                 *ret = list ? status_list_json(api, all) : status_json(api);
                 return 0;
         }
@@ -696,7 +735,8 @@ int status_answer(struct api *api, bool list, bool all, status_reply_fn fn, uint
                         return -ENOMEM;
                 *t = (struct status_text){ .api = api, .gen = ++api->status_gens, .below_id = api->jobs->next_id };
                 t->pb = printbuf_new();
-                if (!t->pb || printbuf_strappend(t->pb, "[") < 0 ||
+                t->prot = printbuf_new();
+                if (!t->pb || !t->prot || printbuf_strappend(t->pb, "[") < 0 || printbuf_strappend(t->prot, "[") < 0 ||
                     sd_event_add_defer(api->event, &t->slice, on_text_slice, api->jobs_text = t) < 0) {
                         api->jobs_text = NULL;
                         text_free(t);
@@ -708,5 +748,9 @@ int status_answer(struct api *api, bool list, bool all, status_reply_fn fn, uint
         if (GROW(t->waiters, t->allocated_waiters, t->n_waiters + 1) < 0)
                 return -ENOMEM;
         t->waiters[t->n_waiters++] = (struct status_waiter){ .list = list, .all = all, .fn = fn, .client = client };
+        if (!list && !t->want_protected) {
+                t->want_protected = true;
+                (void) sd_event_source_set_enabled(t->slice, SD_EVENT_ONESHOT); /* the jobs may be written already */
+        }
         return 1;
 }

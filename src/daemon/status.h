@@ -27,8 +27,10 @@
 #define STATUS_READ_ALL_JOBS 32
 #define STATUS_FIGURES_FRESH_USEC (UINT64_C(5) * 1000000)
 #define STATUS_SLICE_USEC (UINT64_C(5) * 1000)
-/* Past this many jobs, status and list are answered later, their jobs written in slices (status_answer()). */
+/* Past this many jobs, status and list are answered later, their jobs written in slices (status_answer()); so is
+ * status past this many protected applications (each is several files read). */
 #define STATUS_SLICED_JOBS 64
+#define STATUS_SLICED_PROTECTED 16
 
 json_object *status_json(struct api *api);
 /* One job, its figures read now. */
@@ -38,10 +40,11 @@ json_object *status_list_json(struct api *api, bool all);
 /*
  * status (list false) or list (with all, the ended jobs too), as the
  * control socket answers them: while there are at most STATUS_SLICED_JOBS
- * jobs, made now into *ret (0); with more, 1, and fn(api, client, answer)
- * later from the loop, once the jobs' text is written in slices of
- * STATUS_SLICE_USEC (the answer NULL: out of memory); requests that come
- * meanwhile wait for the same text.  -ENOMEM.
+ * jobs (and, for status, STATUS_SLICED_PROTECTED protected applications),
+ * made now into *ret (0); with more, 1, and fn(api, client, answer) later
+ * from the loop, once the jobs' (and protected applications') text is
+ * written in slices of STATUS_SLICE_USEC (the answer NULL: out of memory);
+ * requests that come meanwhile wait for the same text.  -ENOMEM.
  */
 typedef void (*status_reply_fn)(struct api *api, uint64_t client, json_object *resp);
 int status_answer(struct api *api, bool list, bool all, status_reply_fn fn, uint64_t client, json_object **ret);

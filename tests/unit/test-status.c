@@ -239,6 +239,10 @@ END_TEST
 
 #define SLICED_JOBS (STATUS_SLICED_JOBS * 3)
 
+static void no_jobs(const char *dir) {
+        jobs_tree(dir, 0);
+}
+
 static void sliced_jobs(const char *dir) {
         jobs_tree(dir, SLICED_JOBS);
 }
@@ -317,6 +321,61 @@ START_TEST(test_status_many_jobs_in_slices) {
 }
 END_TEST
 
+/* The names of an answer's protected applications, in order, as text. */
+static char *names_of(json_object *answer) {
+        json_object *prot = json_object_object_get(answer, "protected");
+        char *text = strdup("");
+
+        for (size_t i = 0; i < json_object_array_length(prot); i++) {
+                char *more = NULL;
+
+                ck_assert_int_ge(asprintf(&more, "%s%s%s", text, i ? " " : "",
+                                          json_object_get_string(
+                                                  json_object_object_get(json_object_array_get_idx(prot, i), "name"))),
+                                 0);
+                free(text);
+                text = more;
+        }
+        return text;
+}
+
+/* Past STATUS_SLICED_PROTECTED protected applications a status is sliced too (each is several files read), with
+ * few jobs; a list, which has none, is not. */
+START_TEST(test_status_many_protected_in_slices) {
+        struct fake_daemon d;
+        json_object *now = NULL, *listed = NULL;
+        _cleanup_free_ char *policy = strdup("protect:\n"), *want = NULL, *got = NULL;
+
+        for (unsigned i = 0; i < STATUS_SLICED_PROTECTED * 2; i++) {
+                char *more = NULL;
+
+                ck_assert_int_ge(asprintf(&more, "%s  app%u:\n    cgroup: /apps/app%u\n    memory: {min: 1M}\n", policy,
+                                          i, i),
+                                 0);
+                free(policy);
+                policy = more;
+        }
+        fake_daemon_start(&d, policy, no_jobs);
+        memset(replies, 0, sizeof(replies));
+        ck_assert_int_eq(status_answer(&d.api, true, false, on_reply, 0, &listed), 0);
+        ck_assert_ptr_nonnull(listed);
+        ck_assert_int_eq(status_answer(&d.api, false, false, on_reply, 1, &now), 1);
+        for (int i = 0; i < 1000 && !replies[1]; i++)
+                ck_assert_int_ge(sd_event_run(d.event, 0), 0);
+        ck_assert_ptr_nonnull(replies[1]);
+        now = json_as_sent(status_json(&d.api));
+        want = names_of(now);
+        got = names_of(replies[1]);
+        ck_assert_str_eq(got, want);
+        ck_assert_uint_eq(json_object_array_length(json_object_object_get(replies[1], "protected")),
+                          STATUS_SLICED_PROTECTED * 2);
+        json_object_put(replies[1]);
+        json_object_put(now);
+        json_object_put(listed);
+        fake_daemon_stop(&d);
+}
+END_TEST
+
 /* A sliced answer as it is (not as sent): in another of json-c's formats its jobs are what json-c writes of them. */
 static char *pretty;
 static void on_reply_pretty(struct api *api, uint64_t client, json_object *resp) {
@@ -357,6 +416,7 @@ Suite *status_suite(void) {
         tcase_add_test(tc, test_status_many_jobs_figures_in_the_background);
         tcase_add_test(tc, test_status_many_jobs_in_slices);
         tcase_add_test(tc, test_status_sliced_text_in_another_format);
+        tcase_add_test(tc, test_status_many_protected_in_slices);
         suite_add_tcase(s, tc);
         return s;
 }
