@@ -255,17 +255,17 @@ static void on_reply(struct api *api, uint64_t client, json_object *resp) {
         replies[client] = json_as_sent(resp);
 }
 
-/* The ids of an answer's jobs, in order, as text ("3 2 1"). */
-static char *ids_of(json_object *answer) {
-        json_object *jobs = json_object_object_get(answer, "jobs");
+/* One field of each element of an answer's array, in order, as text ("3 2 1"). */
+static char *fields_of(json_object *answer, const char *array, const char *key) {
+        json_object *a = json_object_object_get(answer, array);
         char *text = strdup("");
 
-        for (size_t i = 0; i < json_object_array_length(jobs); i++) {
+        for (size_t i = 0; i < json_object_array_length(a); i++) {
                 char *more = NULL;
 
-                ck_assert_int_ge(asprintf(&more, "%s%s%" PRIu64, text, i ? " " : "",
-                                          json_object_get_uint64(
-                                                  json_object_object_get(json_object_array_get_idx(jobs, i), "id"))),
+                ck_assert_int_ge(asprintf(&more, "%s%s%s", text, i ? " " : "",
+                                          json_object_get_string(
+                                                  json_object_object_get(json_object_array_get_idx(a, i), key))),
                                  0);
                 free(text);
                 text = more;
@@ -301,9 +301,9 @@ START_TEST(test_status_many_jobs_in_slices) {
         ck_assert_ptr_nonnull(json_object_object_get(replies[1], "classes")); /* a status */
         ck_assert_ptr_null(json_object_object_get(replies[2], "classes"));    /* a list */
         now = json_as_sent(status_json(&d.api));
-        want = ids_of(now);
-        got = ids_of(replies[1]);
-        got_list = ids_of(replies[2]);
+        want = fields_of(now, "jobs", "id");
+        got = fields_of(replies[1], "jobs", "id");
+        got_list = fields_of(replies[2], "jobs", "id");
         ck_assert_str_eq(got, want);
         ck_assert_str_eq(got_list, want);
         ck_assert_uint_eq(json_object_array_length(json_object_object_get(replies[1], "jobs")), SLICED_JOBS - 1);
@@ -320,24 +320,6 @@ START_TEST(test_status_many_jobs_in_slices) {
         fake_daemon_stop(&d);
 }
 END_TEST
-
-/* The names of an answer's protected applications, in order, as text. */
-static char *names_of(json_object *answer) {
-        json_object *prot = json_object_object_get(answer, "protected");
-        char *text = strdup("");
-
-        for (size_t i = 0; i < json_object_array_length(prot); i++) {
-                char *more = NULL;
-
-                ck_assert_int_ge(asprintf(&more, "%s%s%s", text, i ? " " : "",
-                                          json_object_get_string(
-                                                  json_object_object_get(json_object_array_get_idx(prot, i), "name"))),
-                                 0);
-                free(text);
-                text = more;
-        }
-        return text;
-}
 
 /* Past STATUS_SLICED_PROTECTED protected applications a status is sliced too (each is several files read), with
  * few jobs; a list, which has none, is not. */
@@ -364,8 +346,8 @@ START_TEST(test_status_many_protected_in_slices) {
                 ck_assert_int_ge(sd_event_run(d.event, 0), 0);
         ck_assert_ptr_nonnull(replies[1]);
         now = json_as_sent(status_json(&d.api));
-        want = names_of(now);
-        got = names_of(replies[1]);
+        want = fields_of(now, "protected", "name");
+        got = fields_of(replies[1], "protected", "name");
         ck_assert_str_eq(got, want);
         ck_assert_uint_eq(json_object_array_length(json_object_object_get(replies[1], "protected")),
                           STATUS_SLICED_PROTECTED * 2);
