@@ -211,6 +211,29 @@ static void unit_sample(struct jobs *js, struct job *j) {
         cgroup_job_counters(js->backend->engine, j->path, &c);
         if (!c.have_io && !c.have_events && !c.have_psi && !c.have_peak)
                 return; /* gone, or nothing counted */
+        /* A read that races systemd's removal of the cgroup may find some files and not others: what it missed
+         * stays as the last read had it (seen in rules-systemd@6.1: io.stat read, memory.peak gone). */
+        if (j->have_last && !c.have_io && j->last.have_io) {
+                c.have_io = true;
+                c.io_read = j->last.io_read;
+                c.io_written = j->last.io_written;
+        }
+        if (j->have_last && !c.have_events && j->last.have_events) {
+                c.have_events = true;
+                c.high = j->last.high;
+                c.max = j->last.max;
+                c.oom_kill = j->last.oom_kill;
+        }
+        if (j->have_last && !c.have_psi && j->last.have_psi) {
+                c.have_psi = true;
+                c.memory_stall_usec = j->last.memory_stall_usec;
+                c.io_stall_usec = j->last.io_stall_usec;
+        }
+        if (j->have_last && !c.have_peak && j->last.have_peak) {
+                c.have_peak = true;
+                c.memory_peak = j->last.memory_peak;
+                c.memory_file = j->last.memory_file;
+        }
         j->last = c;
         j->last_usec = now_usec(CLOCK_REALTIME);
         j->have_last = true;
