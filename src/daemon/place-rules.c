@@ -355,10 +355,17 @@ static void place(struct place_rules *a, struct candidate *c, int pidfd, const s
         rules_job_name(p->exe, p->cmdline, pp->name, sizeof(pp->name));
         if (rules_describe(m, pp->by, sizeof(pp->by)) < 0)
                 snprintf(pp->by, sizeof(pp->by), "rule %s (%s:%u)", m->kind, m->class->source, m->rule->line);
-        r = jobs_place_async(a->jobs, m->class, NULL, pp->name, p->uid, pp->by, c->pid, pidfd, on_placed, pp);
+        /* Ended already (killed while its exec was held, say): nothing to place, and no job that would end at
+         * once (the pidfd holds the process that matched). */
+        r = pidfd >= 0 && !proc_pidfd_alive(pidfd)
+                    ? -ESRCH
+                    : jobs_place_async(a->jobs, m->class, NULL, pp->name, p->uid, pp->by, c->pid, pidfd, on_placed, pp);
         if (r < 0) {
-                action_log_add(a->log, LOG_LEVEL_WARNING, "Cannot place process %d (%s) by %s: %s", (int) c->pid,
-                               pp->name, pp->by, strerror(-r));
+                if (r == -ESRCH)
+                        log_debug("Rules: process %d (%s) ended before it could be placed", (int) c->pid, pp->name);
+                else
+                        action_log_add(a->log, LOG_LEVEL_WARNING, "Cannot place process %d (%s) by %s: %s",
+                                       (int) c->pid, pp->name, pp->by, strerror(-r));
                 free(pp->cgroup);
                 free(pp);
                 return;
