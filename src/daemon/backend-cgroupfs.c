@@ -8,7 +8,6 @@
 
 /* The backend's own (struct backend's data). */
 struct cgfs_data {
-        struct cgroup_engine *engine; /* the backend's, for the workers' completions */
         struct ledger protection;
         struct worker *placer; /* writes pids into jobs' cgroup.procs */
         struct backend_placing *placings;
@@ -110,7 +109,7 @@ static int cgfs_thaw_all(struct backend *b) {
  * its slot keeps its label, and the next start adopts it.
  */
 struct backend_placing {
-        struct cgfs_data *d;
+        struct backend *b;
         backend_placed_fn done;
         void *userdata;
         char *path;
@@ -119,7 +118,7 @@ struct backend_placing {
 };
 
 struct backend_attaching {
-        struct cgfs_data *d;
+        struct backend *b;
         backend_attached_fn done;
         void *userdata;
         bool cancelled;
@@ -131,7 +130,7 @@ static struct cgfs_data *cgfs_data(struct backend *b) {
 }
 
 static void placing_free(struct backend_placing *p) {
-        for (struct backend_placing **pp = &p->d->placings; *pp; pp = &(*pp)->next)
+        for (struct backend_placing **pp = &cgfs_data(p->b)->placings; *pp; pp = &(*pp)->next)
                 if (*pp == p) {
                         *pp = p->next;
                         break;
@@ -141,7 +140,7 @@ static void placing_free(struct backend_placing *p) {
 }
 
 static void attaching_free(struct backend_attaching *a) {
-        for (struct backend_attaching **pp = &a->d->attachings; *pp; pp = &(*pp)->next)
+        for (struct backend_attaching **pp = &cgfs_data(a->b)->attachings; *pp; pp = &(*pp)->next)
                 if (*pp == a) {
                         *pp = a->next;
                         break;
@@ -154,7 +153,7 @@ static void placed_written(void *userdata, const struct worker_task *t) {
         struct cgroup_release rel;
 
         if (t->moved == 0) /* nothing went in: the slot goes back (empty: quick) */
-                (void) cgroup_job_release(p->d->engine, p->path, &rel);
+                (void) cgroup_job_release(p->b->engine, p->path, &rel);
         if (!p->cancelled)
                 p->done(p->userdata, t->moved > 0 ? 0 : t->r, t->moved > 0 ? p->path : NULL);
         placing_free(p);
@@ -170,7 +169,7 @@ static int cgfs_job_place_async(struct backend *b, const char *class, const stru
 
         if (!p)
                 return -ENOMEM;
-        *p = (struct backend_placing){ .d = d, .done = done, .userdata = userdata, .next = d->placings };
+        *p = (struct backend_placing){ .b = b, .done = done, .userdata = userdata, .next = d->placings };
         d->placings = p;
         r = cgroup_job_acquire(b->engine, class, label, &p->path, NULL);
         if (r >= 0)
@@ -207,7 +206,7 @@ static int cgfs_job_attach_async(struct backend *b, const char *path, const pid_
 
         if (!a)
                 return -ENOMEM;
-        *a = (struct backend_attaching){ .d = d, .done = done, .userdata = userdata, .next = d->attachings };
+        *a = (struct backend_attaching){ .b = b, .done = done, .userdata = userdata, .next = d->attachings };
         d->attachings = a;
         r = worker_attach(d->placer, path, pids, n, attached_written, a);
         if (r < 0) {
@@ -304,7 +303,6 @@ int backend_cgroupfs_new(struct cgroup_engine *engine, struct worker *worker, sd
         b->data = d;
         b->event = event;
         b->tasks_default = UINT64_MAX;
-        d->engine = engine;
         b->root = strdup(cgroup_engine_root(engine));
         if (!b->root)
                 return -ENOMEM;
