@@ -172,8 +172,8 @@ static int cgfs_job_place_async(struct backend *b, const char *class, const stru
         *p = (struct backend_placing){ .b = b, .done = done, .userdata = userdata, .next = d->placings };
         d->placings = p;
         r = cgroup_job_acquire(b->engine, class, label, &p->path, NULL);
-        if (r >= 0)
-                r = cgroup_job_set_limits(b->engine, p->path, limits); /* before any process is inside */
+        if (r >= 0) /* before any process is inside */
+                r = cgroup_job_set_limits(b->engine, p->path, r > 0, limits);
         if (r >= 0)
                 r = worker_attach(d->placer, p->path, &pid, 1, placed_written, p);
         if (r < 0) {

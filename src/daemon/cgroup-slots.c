@@ -252,6 +252,7 @@ int cgroup_job_acquire(struct cgroup_engine *e, const char *class, const struct 
         /* io too: its io.stat is what the job read and wrote, for its report and top */
         const char *controllers[2] = { "memory", "io" };
         char value[512];
+        bool idle = false;
         int r;
 
         if (!cpath || policy_name_problem(label->name))
@@ -265,7 +266,7 @@ int cgroup_job_acquire(struct cgroup_engine *e, const char *class, const struct 
          * XATTR_CREATE fails), or the slot may have gone: the class is scanned again. */
         for (unsigned attempt = 0;;) {
                 unsigned num;
-                bool idle, populated;
+                bool populated;
 
                 spath = mfree(spath);
                 dir = mfree(dir);
@@ -296,8 +297,8 @@ int cgroup_job_acquire(struct cgroup_engine *e, const char *class, const struct 
                         return r;
         }
         /* A slot whose last job was frozen by an operator (pagewardenctl freeze) and then killed: the next
-         * job must not start frozen. */
-        if (e->features.freeze)
+         * job must not start frozen.  (A new cgroup is not.) */
+        if (e->features.freeze && idle)
                 (void) cgroup_write_file(e, spath, "cgroup.freeze", "0");
         if (ret_fd) {
                 *ret_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -309,20 +310,25 @@ int cgroup_job_acquire(struct cgroup_engine *e, const char *class, const struct 
                 }
         }
         *ret_path = TAKE_PTR(spath);
-        return 0;
+        return !idle;
 }
 
-int cgroup_job_set_limits(struct cgroup_engine *e, const char *path, const struct pw_job_limits *l) {
+/* A value for a slot: a new one has the kernel's defaults ("max"), which need no write. */
+static int slot_write(struct cgroup_engine *e, const char *path, bool fresh, const char *file, uint64_t v) {
+        return fresh && v == UNITS_MAX ? 0 : engine_write_u64(e, path, file, v);
+}
+
+int cgroup_job_set_limits(struct cgroup_engine *e, const char *path, bool fresh, const struct pw_job_limits *l) {
         int r;
 
         /* max first, so that a lower high never meets an old lower max. */
-        r = engine_write_u64(e, path, "memory.max", UNITS_MAX);
+        r = slot_write(e, path, fresh, "memory.max", UNITS_MAX);
         if (r >= 0)
-                r = engine_write_u64(e, path, "memory.high", l->memory_high);
+                r = slot_write(e, path, fresh, "memory.high", l->memory_high);
         if (r >= 0)
-                r = engine_write_u64(e, path, "memory.max", l->memory_max);
+                r = slot_write(e, path, fresh, "memory.max", l->memory_max);
         if (r >= 0 && e->features.swap)
-                r = engine_write_u64(e, path, "memory.swap.max", l->memory_swap_max);
+                r = slot_write(e, path, fresh, "memory.swap.max", l->memory_swap_max);
         return r;
 }
 

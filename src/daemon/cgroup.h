@@ -114,12 +114,14 @@ struct cgroup_job_label {
 /*
  * Takes an idle slot of class (or creates one), labels it, and returns its
  * path (relative to the mount) and an O_DIRECTORY fd for clone3's
- * CLONE_INTO_CGROUP.  ret_fd may be NULL.
+ * CLONE_INTO_CGROUP.  ret_fd may be NULL.  1: the slot was made now (it has
+ * the kernel's defaults), 0: an idle one was taken.
  */
 int cgroup_job_acquire(struct cgroup_engine *e, const char *class, const struct cgroup_job_label *label,
                        char **ret_path, int *ret_fd);
-/* The limits of the job on its own slot (every value written, so that a reused slot forgets its last job's). */
-int cgroup_job_set_limits(struct cgroup_engine *e, const char *path, const struct pw_job_limits *limits);
+/* The limits of the job on its own slot: every value written on a reused slot, so that it forgets its last job's;
+ * on a fresh one (acquire's 1) only those that are not the kernel's default "max". */
+int cgroup_job_set_limits(struct cgroup_engine *e, const char *path, bool fresh, const struct pw_job_limits *limits);
 /* Moves a running process into the slot. */
 int cgroup_job_attach(struct cgroup_engine *e, const char *path, pid_t pid);
 

@@ -142,13 +142,13 @@ START_TEST(test_slots_acquire_idle) {
         ck_assert_int_eq(cgroup_engine_new(dir, "pagewarden.slice", false, &e), 0);
 
         ck_assert_int_eq(cgroup_job_acquire(e, "backup", &l, &path, &fd), -EOPNOTSUPP); /* no user xattrs */
-        e->features.user_xattr = true; /* and not freeze: that write goes through libcgroup, to the real mount */
+        e->features.user_xattr = true;
         snprintf(l.name, sizeof(l.name), "no good");
         ck_assert_int_eq(cgroup_job_acquire(e, "backup", &l, &path, &fd), -EINVAL);
         ck_assert_int_eq(cgroup_job_acquire(e, "../etc", &l, &path, &fd), -EINVAL);
         snprintf(l.name, sizeof(l.name), "copy");
 
-        ck_assert_int_eq(cgroup_job_acquire(e, "backup", &l, &path, &fd), 0);
+        ck_assert_int_eq(cgroup_job_acquire(e, "backup", &l, &path, &fd), 0); /* 0: an idle slot, taken */
         ck_assert_str_eq(path, "pagewarden.slice/backup/slot-3");
         ck_assert_int_ge(fd, 0);
         ck_assert_int_eq(fstat(fd, &a), 0);
@@ -173,8 +173,8 @@ START_TEST(test_slots_acquire_idle) {
         free(write_file(dir, "pagewarden.slice/backup/cgroup.subtree_control", "cpu memory io\n"));
         l.id = 43;
         path = mfree(path);
-        ck_assert_int_eq(cgroup_job_acquire(e, "backup", &l, &path, NULL), 0);
-        ck_assert_str_eq(path, "pagewarden.slice/backup/slot-0"); /* the lowest free number */
+        ck_assert_int_eq(cgroup_job_acquire(e, "backup", &l, &path, NULL), 1); /* 1: made now */
+        ck_assert_str_eq(path, "pagewarden.slice/backup/slot-0");              /* the lowest free number */
         abs = mfree(abs);
         ck_assert_int_ge(asprintf(&abs, "%s/%s", dir, path), 0);
         ck_assert_int_eq(stat(abs, &b), 0);
@@ -193,7 +193,7 @@ static char *acquire(struct cgroup_engine *e, uint64_t id) {
         char *path = NULL;
 
         snprintf(l.name, sizeof(l.name), "j%" PRIu64, id);
-        ck_assert_int_eq(cgroup_job_acquire(e, "backup", &l, &path, NULL), 0);
+        ck_assert_int_ge(cgroup_job_acquire(e, "backup", &l, &path, NULL), 0);
         return path;
 }
 
@@ -245,6 +245,51 @@ START_TEST(test_slots_index) {
 }
 END_TEST
 
+/* The contents of dir/name ("" for an empty file). */
+static char *contents(const char *dir, const char *name) {
+        _cleanup_free_ char *p = NULL;
+        char *text = NULL;
+
+        ck_assert_int_ge(asprintf(&p, "%s/%s", dir, name), 0);
+        ck_assert_int_eq(read_full_file(p, 4096, &text, NULL), 0);
+        return text;
+}
+
+/* A slot made now gets only the limits that are not the kernel's default "max" (nothing else to undo); a reused one
+ * every value, so that it forgets its last job's.  The writes go straight to the engine's mount. */
+START_TEST(test_slots_set_limits) {
+        _cleanup_(cgroup_engine_freep) struct cgroup_engine *e = NULL;
+        const struct pw_job_limits l = { .memory_high = 64 << 20,
+                                         .memory_max = UNITS_MAX,
+                                         .memory_swap_max = UNITS_MAX };
+        const char *slot = "pagewarden.slice/backup/slot-9";
+        char *dir = tmpdir_new(), *t;
+
+        free(write_file(dir, "pagewarden.slice/backup/slot-9/memory.high", ""));
+        free(write_file(dir, "pagewarden.slice/backup/slot-9/memory.max", ""));
+        free(write_file(dir, "pagewarden.slice/backup/slot-9/memory.swap.max", ""));
+        ck_assert_int_eq(cgroup_engine_new(dir, "pagewarden.slice", false, &e), 0);
+        e->features.swap = true;
+
+        ck_assert_int_eq(cgroup_job_set_limits(e, slot, true, &l), 0);
+        ck_assert_str_eq(t = contents(dir, "pagewarden.slice/backup/slot-9/memory.high"), "67108864");
+        free(t);
+        ck_assert_str_eq(t = contents(dir, "pagewarden.slice/backup/slot-9/memory.max"), "");
+        free(t);
+        ck_assert_str_eq(t = contents(dir, "pagewarden.slice/backup/slot-9/memory.swap.max"), "");
+        free(t);
+
+        ck_assert_int_eq(cgroup_job_set_limits(e, slot, false, &l), 0);
+        ck_assert_str_eq(t = contents(dir, "pagewarden.slice/backup/slot-9/memory.max"), "max");
+        free(t);
+        ck_assert_str_eq(t = contents(dir, "pagewarden.slice/backup/slot-9/memory.swap.max"), "max");
+        free(t);
+        /* A slot that went meanwhile: the error, not a file made in its place. */
+        ck_assert_int_eq(cgroup_job_set_limits(e, "pagewarden.slice/backup/slot-10", false, &l), -ENOENT);
+        tmpdir_cleanup(dir);
+}
+END_TEST
+
 Suite *cgroup_slots_suite(void) {
         Suite *s = suite_create("cgroup-slots");
         TCase *tc = tcase_create("tree");
@@ -253,6 +298,7 @@ Suite *cgroup_slots_suite(void) {
         tcase_add_test(tc, test_slots_scan_bad_label);
         tcase_add_test(tc, test_slots_acquire_idle);
         tcase_add_test(tc, test_slots_index);
+        tcase_add_test(tc, test_slots_set_limits);
         suite_add_tcase(s, tc);
         return s;
 }

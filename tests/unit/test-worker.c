@@ -140,7 +140,8 @@ static void on_attached(void *userdata, const struct worker_task *t) {
 
 /* Pids written into a job's cgroup.procs on the thread (each write waits for an RCU grace period in the kernel),
  * in order, each task to its own callback with what it moved; a cgroup that is not there is its error, not "no
- * such process".  (A write that moves needs a kernel: libcgroup writes below the real mount; the VM scenarios.) */
+ * such process".  (A write that moves needs a kernel: here the engine's mount is a directory with no such cgroup;
+ * the VM scenarios move.) */
 START_TEST(test_worker_attach) {
         _cleanup_(sd_event_unrefp) sd_event *event = NULL;
         struct cgroup_engine *engine = NULL;
