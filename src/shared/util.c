@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <assert.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -163,13 +164,64 @@ void mountinfo_unescape(char *s) {
         *w = '\0';
 }
 
+/* The last answers, each for USER_NAME_TTL_USEC: a move asks twice (the class's users, its answer), the end of a
+ * job once, and each is a read of /etc/passwd (or a question to NSS's other sources) under the event loop.  A
+ * rename takes effect within the TTL; "no such user" is not kept. */
+#define USER_NAMES_KEPT 16
+#define USER_NAME_TTL_USEC (UINT64_C(10) * 1000000)
+
+static struct {
+        uid_t uid;
+        uint64_t at; /* CLOCK_MONOTONIC; 0: empty */
+        char name[64];
+} user_names[USER_NAMES_KEPT];
+static pthread_mutex_t user_names_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static bool user_name_kept(uid_t uid, uint64_t now, char *buf, size_t len) {
+        bool found = false;
+
+        pthread_mutex_lock(&user_names_lock);
+        for (size_t i = 0; i < USER_NAMES_KEPT && !found; i++)
+                if (user_names[i].at && user_names[i].uid == uid && now - user_names[i].at < USER_NAME_TTL_USEC &&
+                    strlen(user_names[i].name) < len) {
+                        strcpy(buf, user_names[i].name);
+                        found = true;
+                }
+        pthread_mutex_unlock(&user_names_lock);
+        return found;
+}
+
+static void user_name_keep(uid_t uid, uint64_t now, const char *name) {
+        size_t slot = 0;
+
+        if (strlen(name) >= sizeof(user_names[0].name))
+                return;
+        pthread_mutex_lock(&user_names_lock);
+        for (size_t i = 0; i < USER_NAMES_KEPT; i++) {
+                if (user_names[i].uid == uid || !user_names[i].at) {
+                        slot = i;
+                        break;
+                }
+                if (user_names[i].at < user_names[slot].at)
+                        slot = i; /* the oldest goes */
+        }
+        user_names[slot].uid = uid;
+        user_names[slot].at = now;
+        strcpy(user_names[slot].name, name);
+        pthread_mutex_unlock(&user_names_lock);
+}
+
 const char *user_name_of(uid_t uid, char *buf, size_t len) {
         struct passwd pw, *res = NULL;
+        uint64_t now = now_usec(CLOCK_MONOTONIC) ?: 1;
         char tmp[4096];
 
         if (len)
                 buf[0] = '\0';
+        if (len && user_name_kept(uid, now, buf, len))
+                return buf;
         if (getpwuid_r(uid, &pw, tmp, sizeof(tmp), &res) != 0 || !res || strlen(res->pw_name) >= len)
                 return NULL;
+        user_name_keep(uid, now, res->pw_name);
         return strcpy(buf, res->pw_name);
 }

@@ -170,5 +170,6 @@ char *path_join(const char *a, const char *b);
 /* Writes all len bytes of buf to fd (a short write or EINTR: the rest again); 0 or a negative errno. */
 int fd_write_all(int fd, const char *buf, size_t len);
 int write_file_atomic(const char *path, const char *text);
-/* uid's user name (getpwuid_r) in buf, which it returns; NULL (buf "") if it has none or it does not fit. */
+/* uid's user name (getpwuid_r, kept 10 s) in buf, which it returns; NULL (buf "") if it has none or it does not
+ * fit. */
 const char *user_name_of(uid_t uid, char *buf, size_t len);
