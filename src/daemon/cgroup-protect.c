@@ -73,26 +73,42 @@ static int read_u64_at(int dir, const char *file, uint64_t *ret) {
 
 /* Writes v unless the file has it already (a write of the same value is not free: reclaim may run).  O_TRUNC as
  * a shell's '>' has it: cgroupfs ignores it, and a plain file (the unit tests' tree) then holds v alone. */
-static int write_u64_at(int dir, const char *file, uint64_t v) {
+static int write_u64_at(int dir, const char *file, uint64_t v, uint64_t *ret_now) {
         _cleanup_close_ int fd = -1;
+        long page = sysconf(_SC_PAGESIZE);
         uint64_t cur;
         char buf[32];
         int r;
 
         r = read_u64_at(dir, file, &cur);
-        if (r < 0 || cur == v)
+        if (r < 0)
                 return r;
+        *ret_now = cur;
+        if (cur == v)
+                return 0;
         fd = openat(dir, file, O_WRONLY | O_TRUNC | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
         cgv_format_limit(v, buf, sizeof(buf));
-        return write(fd, buf, strlen(buf)) < 0 ? -errno : 0;
+        if (write(fd, buf, strlen(buf)) < 0)
+                return -errno;
+        /* The kernel keeps whole pages (page_counter_memparse rounds down). */
+        *ret_now = v == UNITS_MAX || page <= 0 ? v : v - v % (uint64_t) page;
+        return 0;
 }
+
+/* The ledger's reads and writes go through the engine; what they leave in force is kept for the results. */
+struct fs_io {
+        struct cgroup_engine *e;
+        struct cgroup_protect_cache *cache;
+};
+
+static void cache_put(struct cgroup_protect_cache *c, const char *path, uint64_t min, uint64_t low);
 
 static int fs_read(void *userdata, const char *path, uint64_t id, bool swap, struct ledger_values *ret,
                    uint64_t *ret_id) {
-        struct cgroup_engine *e = userdata;
-        _cleanup_close_ int dir = pin_node(e, path, id, ret_id);
+        struct fs_io *io = userdata;
+        _cleanup_close_ int dir = pin_node(io->e, path, id, ret_id);
         int r;
 
         *ret = (struct ledger_values){};
@@ -101,7 +117,9 @@ static int fs_read(void *userdata, const char *path, uint64_t id, bool swap, str
         r = read_u64_at(dir, "memory.min", &ret->min);
         if (r >= 0)
                 r = read_u64_at(dir, "memory.low", &ret->low);
-        if (r >= 0 && swap && e->features.swap) {
+        if (r >= 0)
+                cache_put(io->cache, fs_key(path), ret->min, ret->low);
+        if (r >= 0 && swap && io->e->features.swap) {
                 r = read_u64_at(dir, "memory.swap.max", &ret->swap_max);
                 ret->has_swap = r >= 0;
         }
@@ -109,17 +127,20 @@ static int fs_read(void *userdata, const char *path, uint64_t id, bool swap, str
 }
 
 static int fs_write(void *userdata, const char *path, uint64_t id, const struct ledger_values *v) {
-        struct cgroup_engine *e = userdata;
-        _cleanup_close_ int dir = pin_node(e, path, id, NULL);
+        struct fs_io *io = userdata;
+        _cleanup_close_ int dir = pin_node(io->e, path, id, NULL);
+        uint64_t min, low, swap;
         int r;
 
         if (dir < 0)
                 return dir;
-        r = write_u64_at(dir, "memory.min", v->min);
+        r = write_u64_at(dir, "memory.min", v->min, &min);
         if (r >= 0)
-                r = write_u64_at(dir, "memory.low", v->low);
-        if (r >= 0 && v->has_swap && e->features.swap)
-                r = write_u64_at(dir, "memory.swap.max", v->swap_max);
+                r = write_u64_at(dir, "memory.low", v->low, &low);
+        if (r >= 0)
+                cache_put(io->cache, fs_key(path), min, low);
+        if (r >= 0 && v->has_swap && io->e->features.swap)
+                r = write_u64_at(dir, "memory.swap.max", v->swap_max, &swap);
         return r;
 }
 
@@ -134,6 +155,20 @@ void cgroup_protect_cache_done(struct cgroup_protect_cache *c) {
                 free(c->v[i].path);
         free(c->v);
         *c = (struct cgroup_protect_cache){};
+}
+
+/* Keeps (or updates) what is in force on path, as read or written just now. */
+static void cache_put(struct cgroup_protect_cache *c, const char *path, uint64_t min, uint64_t low) {
+        struct cgroup_protect_cached v = { .have_min = true, .have_low = true, .min = min, .low = low };
+
+        for (size_t i = 0; c && i < c->n; i++)
+                if (streq(c->v[i].path, path)) {
+                        v.path = c->v[i].path;
+                        c->v[i] = v;
+                        return;
+                }
+        if (c && GROW(c->v, c->allocated, c->n + 1) >= 0 && (v.path = strdup(path)))
+                c->v[c->n++] = v;
 }
 
 /* An ancestor's values, from the cache or read (and kept) now. */
@@ -160,10 +195,15 @@ int cgroup_protect_read(struct cgroup_engine *e, const char *path, struct cgroup
         *res = (struct cgroup_protect_result){ .effective_min = UNITS_MAX, .effective_low = UNITS_MAX };
         if (!p)
                 return -ENOMEM;
-        if (cgroup_read_u64(e, path, "memory.min", &res->min) < 0 ||
-            cgroup_read_u64(e, path, "memory.low", &res->low) < 0) {
-                *res = (struct cgroup_protect_result){ .error = -ENOENT };
-                return -ENOENT;
+        {
+                struct cgroup_protect_cached own = ancestor(e, path, cache); /* its own, as for an ancestor */
+
+                if (!own.have_min || !own.have_low) {
+                        *res = (struct cgroup_protect_result){ .error = -ENOENT };
+                        return -ENOENT;
+                }
+                res->min = own.min;
+                res->low = own.low;
         }
         /* A cgroup is protected only as far as each ancestor is. */
         res->effective_min = res->min;
@@ -183,9 +223,10 @@ int cgroup_protect_read(struct cgroup_engine *e, const char *path, struct cgroup
 
 int cgroup_protect_set(struct cgroup_engine *e, struct ledger *l, const struct ledger_request *req, size_t n,
                        struct cgroup_protect_result *results) {
-        const struct ledger_io io = { .key = fs_key, .read = fs_read, .write = fs_write, .userdata = e };
-        _cleanup_free_ int *errs = calloc(n + 1, sizeof(int));
         struct cgroup_protect_cache cache = {};
+        struct fs_io fs = { .e = e, .cache = &cache };
+        const struct ledger_io io = { .key = fs_key, .read = fs_read, .write = fs_write, .userdata = &fs };
+        _cleanup_free_ int *errs = calloc(n + 1, sizeof(int));
         int r;
 
         if (!errs)

@@ -210,9 +210,10 @@ int cgroup_protect_ledger_init(struct ledger *l, const char *state_dir);
  */
 int cgroup_protect_set(struct cgroup_engine *e, struct ledger *l, const struct ledger_request *req, size_t n,
                        struct cgroup_protect_result *results);
-/* Ancestors' memory.min and memory.low, read once for many cgroup_protect_read() calls (180 applications
- * below one slice read the slice's values once, not 180 times).  Zero-initialised; valid while nothing
- * writes them: for one pass over the applications. */
+/* Cgroups' memory.min and memory.low, read once for many cgroup_protect_read() calls (180 applications
+ * below one slice read the slice's values once, not 180 times; cgroup_protect_set's results take what its own
+ * reads and writes left in force, with no read after).  Zero-initialised; valid while nothing else writes them:
+ * for one pass over the applications. */
 struct cgroup_protect_cache {
         struct cgroup_protect_cached *v;
         size_t n, allocated;
