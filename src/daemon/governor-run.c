@@ -497,6 +497,72 @@ static int arm(struct govern *g, const char *path, const char *resource, const c
                                      g, fd, src);
 }
 
+/* The watch (in this run's or the parked ones) whose trigger k the worker arms under token. */
+static struct govern_watch *arming_watch(struct govern *g, uint64_t token, int *ret_k, bool *ret_parked) {
+        for (size_t i = 0; i < g->n_watches + g->n_parked; i++) {
+                struct govern_watch *w = i < g->n_watches ? &g->watches[i] : &g->parked[i - g->n_watches];
+
+                for (int k = 0; k < 2; k++)
+                        if (w->arming[k] == token) {
+                                *ret_k = k;
+                                *ret_parked = i >= g->n_watches;
+                                return w;
+                        }
+        }
+        return NULL;
+}
+
+/* A trigger the worker armed: watched if its watch is still there (off while the governor sleeps), else closed
+ * off the loop (a reload or the governor's stop dropped the watch meanwhile). */
+static void on_armed(void *userdata, const struct worker_task *t) {
+        struct govern *g = userdata;
+        struct govern_watch *w;
+        bool parked = false;
+        int k = 0, r = t->r;
+
+        w = arming_watch(g, t->token, &k, &parked);
+        if (w)
+                w->arming[k] = 0;
+        if (r >= 0 && w) {
+                r = pressure_trigger_watch(g->event, t->fd, on_trigger, g, &w->src[k]);
+                if (r >= 0) {
+                        w->fd[k] = t->fd;
+                        if (!g->active || parked)
+                                (void) pressure_trigger_enable(w->fd[k], w->src[k], false);
+                        return;
+                }
+        }
+        if (t->fd >= 0)
+                (void) worker_close(g->backend->worker, t->fd, NULL, NULL);
+        if (r < 0 && w)
+                log_warning_errno(r,
+                                  "Governor: no PSI trigger on %s (/%s) %s.pressure: %m; its memory counters are "
+                                  "still read",
+                                  w->name, w->path, k == 0 ? "memory" : "io");
+}
+
+/* Arms w's two triggers: by the worker when there is one (the loop does not wait for the kernel), else here. */
+static void watch_arm(struct govern *g, struct govern_watch *w) {
+        const char *resources[2] = { "memory", "io" };
+        uint64_t window = g->settings->pressure.window_usec;
+        uint64_t stall = window * g->settings->pressure.threshold / UNITS_PERCENT_FULL;
+        int r = 0;
+
+        for (int k = 0; k < 2 && r >= 0; k++) {
+                if (g->backend->worker) {
+                        w->arming[k] = ++g->arm_token;
+                        r = pressure_trigger_arm(g->backend->worker, w->path, resources[k], "some", stall, window,
+                                                 w->arming[k], on_armed, g);
+                        if (r < 0)
+                                w->arming[k] = 0;
+                } else
+                        r = arm(g, w->path, resources[k], "some", &w->fd[k], &w->src[k]);
+        }
+        if (r < 0)
+                log_warning_errno(r, "Governor: no PSI trigger on %s (/%s): %m; its memory counters are still read",
+                                  w->name, w->path);
+}
+
 static void watch_close(struct govern_watch *w) {
         pressure_trigger_close(&w->fd[0], &w->src[0]);
         pressure_trigger_close(&w->fd[1], &w->src[1]);
@@ -522,8 +588,10 @@ static bool watch_unpark(struct govern *g, struct govern_watch *w) {
 
                 if (!p->name || !streq(p->name, w->name) || !streq(p->path, w->path))
                         continue;
+                /* (One the worker still arms is taken as it will be: on when it comes, as this run's.) */
                 for (int k = 0; k < 2; k++)
-                        alive = alive && p->fd[k] >= 0 && pressure_trigger_enable(p->fd[k], p->src[k], true);
+                        alive = alive &&
+                                (p->arming[k] || (p->fd[k] >= 0 && pressure_trigger_enable(p->fd[k], p->src[k], true)));
                 if (!alive) { /* the cgroup went while the governor slept: new triggers */
                         watch_release(g, p);
                         return false;
@@ -531,8 +599,10 @@ static bool watch_unpark(struct govern *g, struct govern_watch *w) {
                 for (int k = 0; k < 2; k++) {
                         w->fd[k] = p->fd[k];
                         w->src[k] = p->src[k];
+                        w->arming[k] = p->arming[k];
                         p->fd[k] = -1;
                         p->src[k] = NULL;
+                        p->arming[k] = 0;
                 }
                 watch_close(p); /* its strings; its triggers are w's now */
                 return true;
@@ -558,14 +628,8 @@ static bool watch_open(struct govern *g, const struct pw_protect *pr, struct gov
                 return false;
         }
         w->auto_size = pr->min.mode == PW_PROTECT_AUTO || pr->low.mode == PW_PROTECT_AUTO;
-        if (!g->mount->psi || watch_unpark(g, w))
-                return true;
-        r = arm(g, w->path, "memory", "some", &w->fd[0], &w->src[0]);
-        if (r >= 0)
-                r = arm(g, w->path, "io", "some", &w->fd[1], &w->src[1]);
-        if (r < 0)
-                log_warning_errno(r, "Governor: no PSI trigger on %s (/%s): %m; its memory counters are still read",
-                                  w->name, w->path);
+        if (g->mount->psi && !watch_unpark(g, w))
+                watch_arm(g, w);
         return true;
 }
 

@@ -52,6 +52,7 @@ struct govern_watch {
         uint64_t applied;         /* the "auto" size last set (est.gets when it was applied) */
         int fd[2];                /* PSI triggers: memory.pressure, io.pressure */
         sd_event_source *src[2];
+        uint64_t arming[2]; /* the worker's token while it arms that trigger (0: none) */
         bool sampled;
         struct governor_sample last;
         uint64_t last_usec; /* when last was read (CLOCK_MONOTONIC) */
@@ -105,7 +106,8 @@ struct govern {
          * takes those whose application and cgroup are the same, and closes the others off the loop. */
         struct govern_watch *parked;
         size_t n_parked;
-        int sys_fd; /* the machine's memory "full" trigger */
+        uint64_t arm_token; /* the last token given to a trigger the worker arms */
+        int sys_fd;         /* the machine's memory "full" trigger */
         sd_event_source *sys_src;
         bool triggered; /* a trigger fired since the last step */
         char why[160];

@@ -8,6 +8,19 @@
 #include "util.h"
 #include "worker.h"
 
+static void trigger_spec(const char *kind, uint64_t stall_usec, uint64_t window_usec, char *buf, size_t len) {
+        snprintf(buf, len, "%s %" PRIu64 " %" PRIu64, kind, stall_usec ?: 1, window_usec);
+}
+
+int pressure_trigger_watch(sd_event *event, int fd, sd_event_io_handler_t handler, void *userdata,
+                           sd_event_source **ret_source) {
+        int r = sd_event_add_io(event, ret_source, fd, EPOLLPRI, handler, userdata);
+
+        if (r >= 0)
+                (void) sd_event_source_set_description(*ret_source, "psi-trigger");
+        return r;
+}
+
 int pressure_trigger_open(sd_event *event, struct cgroup_engine *e, const char *path, const char *resource,
                           const char *kind, uint64_t stall_usec, uint64_t window_usec, sd_event_io_handler_t handler,
                           void *userdata, int *ret_fd, sd_event_source **ret_source) {
@@ -16,16 +29,25 @@ int pressure_trigger_open(sd_event *event, struct cgroup_engine *e, const char *
         int r;
 
         assert(event && e && resource && kind && ret_fd && ret_source);
-        snprintf(spec, sizeof(spec), "%s %" PRIu64 " %" PRIu64, kind, stall_usec ?: 1, window_usec);
+        trigger_spec(kind, stall_usec, window_usec, spec, sizeof(spec));
         r = cgroup_psi_trigger(e, path, resource, spec, &fd);
         if (r < 0)
                 return r;
-        r = sd_event_add_io(event, ret_source, fd, EPOLLPRI, handler, userdata);
+        r = pressure_trigger_watch(event, fd, handler, userdata, ret_source);
         if (r < 0)
                 return r;
-        (void) sd_event_source_set_description(*ret_source, "psi-trigger");
         *ret_fd = TAKE_FD(fd);
         return 0;
+}
+
+int pressure_trigger_arm(struct worker *w, const char *path, const char *resource, const char *kind,
+                         uint64_t stall_usec, uint64_t window_usec, uint64_t token, worker_done_fn done,
+                         void *userdata) {
+        char spec[64];
+
+        assert(w && path && resource && kind && done);
+        trigger_spec(kind, stall_usec, window_usec, spec, sizeof(spec));
+        return worker_arm(w, path, resource, spec, token, done, userdata);
 }
 
 void pressure_trigger_close(int *fd, sd_event_source **source) {

@@ -16,8 +16,7 @@
 
 #include "cgroup.h"
 #include "governor.h"
-
-struct worker;
+#include "worker.h"
 
 /*
  * Arms a trigger on path's resource file ("memory" or "io": path/memory.pressure),
@@ -28,6 +27,13 @@ struct worker;
 int pressure_trigger_open(sd_event *event, struct cgroup_engine *e, const char *path, const char *resource,
                           const char *kind, uint64_t stall_usec, uint64_t window_usec, sd_event_io_handler_t handler,
                           void *userdata, int *ret_fd, sd_event_source **ret_source);
+/* The same armed by the worker w (the loop does not wait for the kernel: see worker_arm); done gets the trigger
+ * (t->fd, the callback's) and token, and watches it with pressure_trigger_watch. */
+int pressure_trigger_arm(struct worker *w, const char *path, const char *resource, const char *kind,
+                         uint64_t stall_usec, uint64_t window_usec, uint64_t token, worker_done_fn done,
+                         void *userdata);
+int pressure_trigger_watch(sd_event *event, int fd, sd_event_io_handler_t handler, void *userdata,
+                           sd_event_source **ret_source);
 void pressure_trigger_close(int *fd, sd_event_source **source);
 /* The same, the close on the worker's thread: closing a trigger waits in the kernel (psi_trigger_destroy's
  * synchronize_rcu: 12 ms natively, far more under emulation), which the loop must not. */

@@ -11,6 +11,8 @@
 static void task_free(struct worker_task *t) {
         if (!t)
                 return;
+        if (t->kind == WORKER_ARM && t->fd >= 0)
+                close(t->fd); /* nobody took the trigger */
         free(t->path);
         free(t->file);
         free(t->value);
@@ -70,6 +72,8 @@ static void *worker_main(void *arg) {
                         t->r = close(t->fd) < 0 ? -errno : 0;
                 else if (t->kind == WORKER_ATTACH)
                         attach(w, t);
+                else if (t->kind == WORKER_ARM)
+                        t->r = cgroup_psi_trigger(w->engine, t->path, t->file, t->value, &t->fd);
                 else
                         t->r = cgroup_write_file(w->engine, t->path, t->file, t->value);
                 t->end_usec = now_usec(CLOCK_MONOTONIC);
@@ -84,8 +88,11 @@ static int on_result(sd_event_source *s, int fd, uint32_t revents, void *userdat
         ssize_t n;
 
         while ((n = read(fd, &t, sizeof(t))) == (ssize_t) sizeof(t)) {
-                if (t->done)
+                if (t->done) {
                         t->done(t->userdata, t);
+                        if (t->kind == WORKER_ARM)
+                                t->fd = -1; /* the callback's */
+                }
                 task_free(t);
         }
         if (n < 0 && errno != EAGAIN && errno != EINTR)
@@ -185,6 +192,28 @@ int worker_attach(struct worker *w, const char *path, const pid_t *pids, size_t 
                 memcpy(t->pids, pids, n * sizeof(*pids));
         t->n_pids = n;
         if (!t->path || !t->pids) {
+                task_free(t);
+                return -ENOMEM;
+        }
+        queue(w, t);
+        return 0;
+}
+
+int worker_arm(struct worker *w, const char *path, const char *resource, const char *spec, uint64_t token,
+               worker_done_fn done, void *userdata) {
+        struct worker_task *t = calloc(1, sizeof(*t));
+
+        if (!t)
+                return -ENOMEM;
+        t->kind = WORKER_ARM;
+        t->fd = -1;
+        t->token = token;
+        t->done = done;
+        t->userdata = userdata;
+        t->path = strdup(path);
+        t->file = strdup(resource);
+        t->value = strdup(spec);
+        if (!t->path || !t->file || !t->value) {
                 task_free(t);
                 return -ENOMEM;
         }

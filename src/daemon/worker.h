@@ -31,12 +31,14 @@ enum worker_kind {
         WORKER_WRITE,   /* cgroup_write_file(path, file, value) */
         WORKER_CLOSE,   /* close(fd): a PSI trigger's close waits for an RCU grace period */
         WORKER_ATTACH,  /* cgroup_job_attach(path, pid) for each of pids, in order */
+        WORKER_ARM,     /* cgroup_psi_trigger(path, file, value): fd, the trigger, is the callback's */
 };
 
 struct worker_task {
         enum worker_kind kind;
         uint64_t job_id; /* RELEASE */
-        int fd;          /* CLOSE */
+        int fd;          /* CLOSE; ARM: the trigger armed (-1: none) */
+        uint64_t token;  /* ARM: the submitter's, to know what the trigger is for */
         pid_t *pids;     /* ATTACH: n_pids of them; moved: how many were written (r: 0 if any, else the first
                           * error, -ESRCH where none was there) */
         size_t n_pids, moved;
@@ -59,6 +61,11 @@ int worker_write(struct worker *w, const char *path, const char *file, const cha
                  worker_done_fn done, void *userdata);
 /* Writes each of pids (n > 0) into path's cgroup.procs on the thread. */
 int worker_attach(struct worker *w, const char *path, const pid_t *pids, size_t n, worker_done_fn done, void *userdata);
+/* Arms a PSI trigger on the thread: opens path's RESOURCE.pressure (resource "memory", "io") and writes spec into
+ * it.  The first trigger on a cgroup makes the kernel start a thread for it (6.1's psimon), and waits for it.  DONE
+ * owns t->fd (a trigger, or -1 with t->r the error); closed here if there is no DONE or the worker stops first. */
+int worker_arm(struct worker *w, const char *path, const char *resource, const char *spec, uint64_t token,
+               worker_done_fn done, void *userdata);
 /* Closes fd on the thread (it is the worker's from now, even on error: then closed here). */
 int worker_close(struct worker *w, int fd, worker_done_fn done, void *userdata);
 /* Stops the thread after its current task; queued tasks are dropped (the

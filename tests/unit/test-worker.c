@@ -2,6 +2,7 @@
 /* The worker thread: what it finished while the loop no longer ran is freed with it (LeakSanitizer checks);
  * a file descriptor handed to it is closed there, and the loop hears of it; each task's own callback hears of
  * that task, in order. */
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <time.h>
@@ -169,6 +170,77 @@ START_TEST(test_worker_attach) {
 }
 END_TEST
 
+struct armed {
+        int n, r, fd;
+        uint64_t token;
+};
+
+static void on_armed(void *userdata, const struct worker_task *t) {
+        struct armed *a = userdata;
+
+        a->n++;
+        a->r = t->r;
+        a->fd = t->fd; /* the callback's */
+        a->token = t->token;
+}
+
+static unsigned open_fds(void) {
+        DIR *d = opendir("/proc/self/fd");
+        unsigned n = 0;
+
+        ck_assert_ptr_nonnull(d);
+        while (readdir(d))
+                n++;
+        closedir(d);
+        return n;
+}
+
+/* A PSI trigger armed on the thread (the first on a cgroup waits for the kernel to start its thread): the callback
+ * gets the trigger and its token, or the error and no descriptor; one nobody took is closed. */
+START_TEST(test_worker_arm) {
+        _cleanup_(sd_event_unrefp) sd_event *event = NULL;
+        struct cgroup_engine *engine = NULL;
+        struct worker *w = NULL;
+        struct armed a = { .fd = -1 }, gone = { .fd = -1 };
+        char *dir = tmpdir_new(), *text = NULL, *file;
+        unsigned before;
+
+        free(write_file(dir, "apps/db/memory.pressure", ""));
+        ck_assert_int_ge(sd_event_new(&event), 0);
+        ck_assert_int_eq(cgroup_engine_new(dir, "pagewarden.slice", false, &engine), 0);
+        ck_assert_int_eq(worker_new(event, engine, &w), 0);
+        ck_assert_int_eq(worker_arm(w, "apps/db", "memory", "some 150000 1000000", 7, on_armed, &a), 0);
+        ck_assert_int_eq(worker_arm(w, "apps/gone", "io", "some 150000 1000000", 8, on_armed, &gone), 0);
+        for (int i = 0; i < 100 && (a.n == 0 || gone.n == 0); i++)
+                ck_assert_int_ge(sd_event_run(event, 20 * 1000), 0);
+        ck_assert_int_eq(a.n, 1);
+        ck_assert_int_eq(a.r, 0);
+        ck_assert_int_ge(a.fd, 0);
+        ck_assert_uint_eq(a.token, 7);
+        ck_assert_int_ge(asprintf(&file, "%s/apps/db/memory.pressure", dir), 0);
+        ck_assert_int_eq(read_full_file(file, 4096, &text, NULL), 0);
+        ck_assert_str_eq(text, "some 150000 1000000"); /* and its NUL, as the kernel takes it */
+        free(text);
+        free(file);
+        close(a.fd);
+        ck_assert_int_eq(gone.n, 1);
+        ck_assert_int_eq(gone.r, -ENOENT);
+        ck_assert_int_eq(gone.fd, -1);
+        ck_assert_uint_eq(gone.token, 8);
+
+        /* Armed, but the loop never hears of it: the worker closes it when it stops. */
+        before = open_fds();
+        ck_assert_int_eq(worker_arm(w, "apps/db", "memory", "some 150000 1000000", 9, on_armed, &a), 0);
+        nanosleep(&(struct timespec){ .tv_nsec = 200 * 1000 * 1000 }, NULL);
+        ck_assert_uint_eq(open_fds(), before + 1);
+        w = worker_free(w);
+        ck_assert_uint_eq(a.n, 1);
+        ck_assert_uint_eq(open_fds(), before - 2); /* the worker's pipe, and the trigger */
+        cgroup_engine_free(engine);
+        tmpdir_cleanup(dir);
+}
+END_TEST
+
 Suite *worker_suite(void) {
         Suite *s = suite_create("worker");
         TCase *tc = tcase_create("free");
@@ -176,6 +248,7 @@ Suite *worker_suite(void) {
         tcase_add_test(tc, test_worker_free_with_results_unread);
         tcase_add_test(tc, test_worker_close);
         tcase_add_test(tc, test_worker_attach);
+        tcase_add_test(tc, test_worker_arm);
         tcase_add_test(tc, test_worker_each_task_its_callback);
         suite_add_tcase(s, tc);
         return s;
