@@ -591,7 +591,8 @@ static bool watch_unpark(struct govern *g, struct govern_watch *w) {
                 /* (One the worker still arms is taken as it will be: on when it comes, as this run's.) */
                 for (int k = 0; k < 2; k++)
                         alive = alive &&
-                                (p->arming[k] || (p->fd[k] >= 0 && pressure_trigger_enable(p->fd[k], p->src[k], true)));
+                                (p->arming[k] ||
+                                 (p->fd[k] >= 0 && (g->pausing || pressure_trigger_enable(p->fd[k], p->src[k], true))));
                 if (!alive) { /* the cgroup went while the governor slept: new triggers */
                         watch_release(g, p);
                         return false;
@@ -699,8 +700,9 @@ static void govern_start(struct govern *g) {
         g->sampled_usec = 0;
         log_info("Governor: watching %zu protected application%s while %u job%s run%s", g->n_watches,
                  g->n_watches == 1 ? "" : "s", g->jobs->n, g->jobs->n == 1 ? "" : "s", g->jobs->n == 1 ? "s" : "");
-        /* The first sample sets the baselines and the "auto" protection. */
-        govern_run(g, 0);
+        /* The first sample sets the baselines and the "auto" protection (after a reload: at the tick). */
+        if (!g->pausing)
+                govern_run(g, 0);
 }
 
 /* A class the governor changed gets the policy's limits again, thawed. */
@@ -745,6 +747,14 @@ static void tally_add(struct govern *g, const struct governor_class *c) {
         t->counts.undone += c->n_unhelpful;
 }
 
+/* The triggers of the watches w, and the machine's, off (the governor sleeps; they stay open for its next run). */
+static void park_off(struct govern_watch *w, size_t n, struct govern *g) {
+        pressure_trigger_enable(g->sys_fd, g->sys_src, false);
+        for (size_t i = 0; i < n; i++)
+                for (int k = 0; k < 2; k++)
+                        pressure_trigger_enable(w[i].fd[k], w[i].src[k], false);
+}
+
 void govern_stop(struct govern *g) {
         bool had_auto = false;
 
@@ -763,10 +773,8 @@ void govern_stop(struct govern *g) {
                         watch_release(g, &g->watches[i]);
                 g->watches = mfree(g->watches);
         } else {
-                pressure_trigger_enable(g->sys_fd, g->sys_src, false);
-                for (size_t i = 0; i < g->n_watches; i++)
-                        for (int k = 0; k < 2; k++)
-                                pressure_trigger_enable(g->watches[i].fd[k], g->watches[i].src[k], false);
+                if (!g->pausing)
+                        park_off(g->watches, g->n_watches, g);
                 g->parked = TAKE_PTR(g->watches);
                 g->n_parked = g->n_watches;
         }
@@ -785,6 +793,18 @@ void govern_stop(struct govern *g) {
         if (had_auto && !g->stopping)
                 (void) protect_apply(g->protect, g->policy);
         log_info("Governor: idle (no job runs or nothing is protected): no timer, its triggers off");
+}
+
+void govern_pause(struct govern *g) {
+        g->pausing = true;
+        govern_stop(g);
+}
+
+void govern_resume(struct govern *g) {
+        govern_update(g);
+        if (!g->active) /* it sleeps after all: what stayed on goes off */
+                park_off(g->parked, g->n_parked, g);
+        g->pausing = false;
 }
 
 void govern_update(struct govern *g) {

@@ -90,6 +90,7 @@ struct govern {
         struct action_log *log;
 
         bool stopping; /* no activation any more */
+        bool pausing;  /* between govern_pause and govern_resume */
         bool active;
         uint64_t sampled_usec; /* when this run's last tick read the applications; 0: not yet */
         struct governor gov;
@@ -142,6 +143,11 @@ void govern_done(struct govern *g);
 void govern_update(struct govern *g);
 /* Stops it: every class back to the policy's limits, thawed. */
 void govern_stop(struct govern *g);
+/* Around a reload, whose new policy the governor's state cannot point into: stopped, then started again as
+ * govern_update would.  The triggers of the applications it watches before and after stay on throughout (not
+ * off and on again: three system calls each), and the first sample is the next tick's. */
+void govern_pause(struct govern *g);
+void govern_resume(struct govern *g);
 /* A memory.high write the worker did for the governor (userdata: the governor): its latency, a failure. */
 void govern_write_done(void *userdata, const struct worker_task *t);
 json_object *govern_json(const struct govern *g);
