@@ -31,6 +31,10 @@
 struct move;
 struct status_text;
 
+/* A reload is over: 0, in force as far as the backend's writes go; -EINVAL, the new configuration is invalid
+ * (errors: its diagnostics as text) and the running one stays; -ESHUTDOWN, the daemon stopped first. */
+typedef void (*api_reloaded_fn)(void *userdata, int r, const char *errors);
+
 struct api {
         sd_event *event;
         struct backend *backend;
@@ -45,8 +49,9 @@ struct api {
         const struct loop_stats *loop;
         uint64_t started_usec; /* the daemon's start, CLOCK_REALTIME */
         const bool *stopping;  /* no new work: the daemon stops */
-        /* Loads the configuration again (manager_reload()): 0, or -EINVAL with the diagnostics in *ret_errors. */
-        int (*reload)(void *userdata, char **ret_errors);
+        /* Loads the configuration again (manager_reload()), its files off the loop: done is called once it is
+         * over (perhaps before reload returns 0; never if it returns a negative errno). */
+        int (*reload)(void *userdata, api_reloaded_fn done, void *done_userdata);
         void *reload_userdata;
         struct control *control;       /* the socket the answers go to: control_new() sets it */
         struct move *moves;            /* move requests worked on in slices (place-request.c) */

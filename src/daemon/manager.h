@@ -53,6 +53,12 @@ struct manager {
         uint64_t started_usec;  /* CLOCK_REALTIME */
         struct loop_stats loop; /* how long the loop's dispatches took */
         sd_event_source *trim;  /* the heap given back to the kernel after jobs ended */
+        /* Reloads: the files are read by the loader's thread (manager.c). */
+        struct worker *loader;
+        struct reload_round *reloading;       /* the round being read */
+        struct reload_waiter *reload_waiters; /* who asked since it began: the next round's */
+        size_t n_reload_waiters;
+        bool reload_again; /* a reload was asked since it began */
         bool stopping;
 };
 
@@ -70,6 +76,7 @@ int manager_start(struct manager *m);
 /* Runs the event loop until SIGTERM or SIGINT; then stops cleanly. */
 int manager_run(struct manager *m);
 
-/* Loads the configuration again; the running one stays when the new one is invalid.
- * On -EINVAL, *ret_errors (if given) holds the diagnostics as text. */
-int manager_reload(struct manager *m, char **ret_errors);
+/* Loads the configuration again, its files read off the loop; the running one stays when the new one is invalid.
+ * done (may be NULL) is told once it is over (api_reloaded_fn; before this returns only when no thread could be
+ * had); a negative errno: no reload, and done is not told (-ESHUTDOWN: the daemon stops). */
+int manager_reload(struct manager *m, api_reloaded_fn done, void *userdata);

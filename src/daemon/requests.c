@@ -64,21 +64,51 @@ static json_object *reloaded(struct api *api) {
         return o;
 }
 
-/* A reload whose writes systemd has not all answered yet: the answer waits, the loop does not. */
+/* A reload: its files are read off the loop, and "reloaded" means in force, once the backend's writes are answered;
+ * the answer waits, the loop does not.  An answer ready before handle_reload returns is its return value. */
 struct reload_answer {
         struct api *api;
         uint64_t client;
+        bool waiting;     /* handle_reload returned: the answer goes through control_reply */
+        json_object *now; /* the answer, while handle_reload has not returned */
 };
+
+static void reload_reply(struct reload_answer *a, json_object *o) {
+        if (!a->waiting) {
+                a->now = o;
+                return;
+        }
+        (void) control_reply(a->api->control, a->client, o);
+        free(a);
+}
 
 static void on_reload_answered(void *userdata) {
         struct reload_answer *a = userdata;
 
-        (void) control_reply(a->api->control, a->client, reloaded(a->api));
-        free(a);
+        reload_reply(a, reloaded(a->api));
+}
+
+static void on_reloaded(void *userdata, int r, const char *errors) {
+        struct reload_answer *a = userdata;
+        json_object *o;
+
+        if (r == -ESHUTDOWN) {
+                reload_reply(a, control_error("the daemon is stopping"));
+                return;
+        }
+        if (r < 0) {
+                o = control_error("the new policy is invalid; the running policy stays in force");
+                if (errors)
+                        json_object_object_add(o, "diagnostics", json_object_new_string(errors));
+                reload_reply(a, o);
+                return;
+        }
+        if (backend_when_answered(a->api->backend, on_reload_answered, a) > 0)
+                return;
+        reload_reply(a, reloaded(a->api));
 }
 
 static json_object *handle_reload(struct api *api, uint64_t client, const struct ucred *peer) {
-        _cleanup_free_ char *errors = NULL;
         struct reload_answer *a;
         json_object *o;
         int r;
@@ -87,23 +117,22 @@ static json_object *handle_reload(struct api *api, uint64_t client, const struct
                 return control_error("only root may reload the policy");
         if (*api->stopping)
                 return control_error("the daemon is stopping");
-        r = api->reload(api->reload_userdata, &errors);
+        a = malloc(sizeof(*a));
+        if (!a)
+                return control_error("out of memory");
+        *a = (struct reload_answer){ .api = api, .client = client };
+        r = api->reload(api->reload_userdata, on_reloaded, a);
         if (r < 0) {
-                o = control_error("the new policy is invalid; the running policy stays in force");
-                if (errors)
-                        json_object_object_add(o, "diagnostics", json_object_new_string(errors));
+                free(a);
+                return control_error("cannot reload: %s", strerror(-r));
+        }
+        if (a->now) {
+                o = a->now;
+                free(a);
                 return o;
         }
-        /* "reloaded" means in force: once the backend's writes are answered. */
-        a = malloc(sizeof(*a));
-        if (a) {
-                *a = (struct reload_answer){ .api = api, .client = client };
-                r = backend_when_answered(api->backend, on_reload_answered, a);
-                if (r > 0)
-                        return CONTROL_LATER;
-                free(a);
-        }
-        return reloaded(api);
+        a->waiting = true;
+        return CONTROL_LATER;
 }
 
 /* ---- stop, kill, freeze, thaw: root, or the job's own user ---- */

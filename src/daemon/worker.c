@@ -13,6 +13,8 @@ static void task_free(struct worker_task *t) {
                 return;
         if (t->kind == WORKER_ARM && t->fd >= 0)
                 close(t->fd); /* nobody took the trigger */
+        if (t->kind == WORKER_CALL && t->arg && t->dispose)
+                t->dispose(t->arg); /* nobody took it */
         free(t->path);
         free(t->file);
         free(t->value);
@@ -74,6 +76,8 @@ static void *worker_main(void *arg) {
                         attach(w, t);
                 else if (t->kind == WORKER_ARM)
                         t->r = cgroup_psi_trigger(w->engine, t->path, t->file, t->value, &t->fd);
+                else if (t->kind == WORKER_CALL)
+                        t->call(t->arg);
                 else
                         t->r = cgroup_write_file(w->engine, t->path, t->file, t->value);
                 t->end_usec = now_usec(CLOCK_MONOTONIC);
@@ -92,6 +96,7 @@ static int on_result(sd_event_source *s, int fd, uint32_t revents, void *userdat
                         t->done(t->userdata, t);
                         if (t->kind == WORKER_ARM)
                                 t->fd = -1; /* the callback's */
+                        t->arg = NULL;      /* likewise */
                 }
                 task_free(t);
         }
@@ -217,6 +222,23 @@ int worker_arm(struct worker *w, const char *path, const char *resource, const c
                 task_free(t);
                 return -ENOMEM;
         }
+        queue(w, t);
+        return 0;
+}
+
+int worker_call(struct worker *w, void (*call)(void *arg), void *arg, void (*dispose)(void *arg), worker_done_fn done,
+                void *userdata) {
+        struct worker_task *t = calloc(1, sizeof(*t));
+
+        assert(call && done);
+        if (!t)
+                return -ENOMEM;
+        t->kind = WORKER_CALL;
+        t->call = call;
+        t->arg = arg;
+        t->dispose = dispose;
+        t->done = done;
+        t->userdata = userdata;
         queue(w, t);
         return 0;
 }

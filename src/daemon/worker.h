@@ -32,6 +32,7 @@ enum worker_kind {
         WORKER_CLOSE,   /* close(fd): a PSI trigger's close waits for an RCU grace period */
         WORKER_ATTACH,  /* cgroup_job_attach(path, pid) for each of pids, in order */
         WORKER_ARM,     /* cgroup_psi_trigger(path, file, value): fd, the trigger, is the callback's */
+        WORKER_CALL,    /* call(arg): work that is not the engine's (a reload's files read and parsed) */
 };
 
 struct worker_task {
@@ -47,6 +48,9 @@ struct worker_task {
         uint64_t start_usec, end_usec; /* CLOCK_MONOTONIC, around the work */
         int r;
         struct cgroup_release rel;
+        void (*call)(void *arg);    /* CALL: run on the thread, then done on the loop */
+        void (*dispose)(void *arg); /* CALL: frees arg when the loop never hears of it (the worker stopped) */
+        void *arg;
         worker_done_fn done; /* NULL: nobody waits for it */
         void *userdata;
         struct worker_task *next;
@@ -66,6 +70,10 @@ int worker_attach(struct worker *w, const char *path, const pid_t *pids, size_t 
  * owns t->fd (a trigger, or -1 with t->r the error); closed here if there is no DONE or the worker stops first. */
 int worker_arm(struct worker *w, const char *path, const char *resource, const char *spec, uint64_t token,
                worker_done_fn done, void *userdata);
+/* Runs call(arg) on the thread; done (not NULL) then has arg (t->arg), and owns it.  A task dropped by
+ * worker_free() is given to dispose(arg) instead. */
+int worker_call(struct worker *w, void (*call)(void *arg), void *arg, void (*dispose)(void *arg), worker_done_fn done,
+                void *userdata);
 /* Closes fd on the thread (it is the worker's from now, even on error: then closed here). */
 int worker_close(struct worker *w, int fd, worker_done_fn done, void *userdata);
 /* Stops the thread after its current task; queued tasks are dropped (the

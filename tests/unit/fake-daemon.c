@@ -73,8 +73,9 @@ void fake_job_slot(const char *dir, const char *slot, const char *label) {
                       "setxattr %s: %m (the unit tests need user xattrs on /tmp, as cgroupfs has them)", path);
 }
 
-static int reload_refused(void *userdata, char **ret_errors) {
-        return -EINVAL;
+static int reload_refused(void *userdata, api_reloaded_fn done, void *done_userdata) {
+        done(done_userdata, -EINVAL, NULL);
+        return 0;
 }
 
 void fake_daemon_start(struct fake_daemon *d, const char *policy, void (*tree)(const char *dir)) {

@@ -142,15 +142,25 @@ START_TEST(test_job_verbs_own_user) {
 }
 END_TEST
 
-static int reload_counted(void *userdata, char **ret_errors) {
+static int reload_counted(void *userdata, api_reloaded_fn done, void *done_userdata) {
         reloads++;
+        done(done_userdata, 0, NULL);
         return 0;
 }
 
-static int reload_invalid(void *userdata, char **ret_errors) {
+static int reload_invalid(void *userdata, api_reloaded_fn done, void *done_userdata) {
         reloads++;
-        *ret_errors = strdup("pagewarden.yaml:3:7: error: unknown key 'hihg'");
-        return -EINVAL;
+        done(done_userdata, -EINVAL, "pagewarden.yaml:3:7: error: unknown key 'hihg'");
+        return 0;
+}
+
+static int reload_stopped(void *userdata, api_reloaded_fn done, void *done_userdata) {
+        done(done_userdata, -ESHUTDOWN, NULL);
+        return 0;
+}
+
+static int reload_impossible(void *userdata, api_reloaded_fn done, void *done_userdata) {
+        return -ENOMEM;
 }
 
 START_TEST(test_reload) {
@@ -178,6 +188,11 @@ START_TEST(test_reload) {
         ck_assert_str_eq(json_object_get_string(v), "pagewarden.yaml:3:7: error: unknown key 'hihg'");
         assert_error(o, "the new policy is invalid; the running policy stays in force");
         ck_assert_uint_eq(reloads, 2);
+        /* The daemon stopped while the files were read; no round could begin. */
+        d.api.reload = reload_stopped;
+        assert_error(ask(0, PW_CMD_RELOAD, NULL), "the daemon is stopping");
+        d.api.reload = reload_impossible;
+        assert_error(ask(0, PW_CMD_RELOAD, NULL), "cannot reload: Cannot allocate memory");
 }
 END_TEST
 
