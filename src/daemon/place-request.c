@@ -94,7 +94,7 @@ static json_object *placed(struct api *api, struct job *j, const pid_t *moved, s
         json_object *o = json_object_new_object();
 
         json_object_object_add(o, "ok", json_object_new_boolean(true));
-        json_object_object_add(o, "job", status_job_json(api, j));
+        json_object_object_add(o, "job", status_job_placed_json(api, j));
         if (moved) {
                 json_object *a = json_object_new_array();
 

@@ -254,6 +254,10 @@ json_object *status_job_json(struct api *api, struct job *j) {
         return job_json(api, j, NULL);
 }
 
+json_object *status_job_placed_json(struct api *api, const struct job *j) {
+        return job_json(api, j, NULL);
+}
+
 static json_object *protect_size_json(const struct pw_protect_size *ps) {
         switch (ps->mode) {
         case PW_PROTECT_AUTO:

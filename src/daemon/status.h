@@ -35,6 +35,9 @@
 json_object *status_json(struct api *api);
 /* One job, its figures read now. */
 json_object *status_job_json(struct api *api, struct job *j);
+/* A job just placed, as the answer to run and move has it: its figures are not read (eight files: a quarter of a
+ * move's system calls), and null unless something read them already. */
+json_object *status_job_placed_json(struct api *api, const struct job *j);
 /* list: the running jobs; with all, the ended ones too (their reports, newest first). */
 json_object *status_list_json(struct api *api, bool all);
 /*
