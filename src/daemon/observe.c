@@ -61,6 +61,8 @@ static void strv_free(char **v, size_t n) {
 
 /* ---- the episodes ---- */
 
+static void round_cancel(struct observe *o);
+
 static void episode_close(struct observe *o) {
         json_object *e = TAKE_PTR(o->open);
 
@@ -98,6 +100,7 @@ int observe_init(struct observe *o, sd_event *event, struct cgroup_engine *engin
 
 void observe_done(struct observe *o) {
         o->timer = sd_event_source_disable_unref(o->timer);
+        round_cancel(o);
         episode_close(o);
         if (o->have_history)
                 history_done(&o->episodes);
@@ -282,27 +285,68 @@ static void programs(struct observe *o, const char *path, struct evidence_suspec
 
 /* ---- one window ---- */
 
-static size_t sample_apps(struct observe *o, const struct walk *w, struct observe_sample *now,
-                          struct evidence_harm *harms, size_t *ret_harmed) {
-        size_t n = 0, harmed = 0;
+/* A window under way: the applications are read in slices (five files each: with 180 of them, one window held the
+ * loop 100-120 ms under emulation), then the tree is walked and the window ends, on the loop's later turns. */
+struct observe_round {
+        struct walk w;
+        struct observe_sample *samples;
+        struct evidence_harm *harms;
+        size_t next; /* the next application to read */
+        size_t n_samples, n_harms;
+        uint64_t now; /* seconds since the epoch, when it began */
+};
 
-        for (size_t i = 0; i < w->n_apps; i++) {
-                struct observe_sample *prev = NULL;
+static void round_free(struct observe_round *r) {
+        if (!r)
+                return;
+        cgroups_free(r->w.found, r->w.n_found);
+        apps_free(r->w.apps, r->w.n_apps);
+        strv_free(r->w.skip, r->w.n_skip);
+        free(r->samples);
+        free(r->harms);
+        free(r);
+}
 
-                if (pressure_sample_read(o->engine, w->apps[i].path, &now[n].s) < 0)
-                        continue;
-                snprintf(now[n].name, sizeof(now[n].name), "%s", w->apps[i].name);
-                for (size_t k = 0; k < o->n_apps && !prev; k++)
-                        if (streq(o->apps[k].name, now[n].name))
-                                prev = &o->apps[k];
-                if (prev && evidence_harmed(&prev->s, &now[n].s, page_size(), &harms[harmed])) {
-                        snprintf(harms[harmed].name, sizeof(harms[harmed].name), "%s", now[n].name);
-                        harmed++;
-                }
-                n++;
+static struct observe_round *round_begin(struct observe *o) {
+        struct observe_round *r = calloc(1, sizeof(*r));
+
+        if (!r || o->scope(o->userdata, &r->w.apps, &r->w.n_apps, &r->w.skip, &r->w.n_skip) < 0) {
+                free(r);
+                log_error("Observation: out of memory");
+                return NULL;
         }
-        *ret_harmed = harmed;
-        return n;
+        r->now = now_usec(CLOCK_REALTIME) / 1000000;
+        r->samples = calloc(r->w.n_apps ?: 1, sizeof(*r->samples));
+        r->harms = calloc(r->w.n_apps ?: 1, sizeof(*r->harms));
+        if (!r->samples || !r->harms) {
+                round_free(r);
+                log_error("Observation: out of memory");
+                return NULL;
+        }
+        return r;
+}
+
+/* Reads the applications from the next one on, until all are read (true) or the monotonic clock passes until. */
+static bool round_sample(struct observe *o, struct observe_round *r, uint64_t until) {
+        for (; r->next < r->w.n_apps; r->next++) {
+                struct observe_sample *now = &r->samples[r->n_samples], *prev = NULL;
+                const struct observe_app *a = &r->w.apps[r->next];
+
+                if (r->next > 0 && now_usec(CLOCK_MONOTONIC) >= until)
+                        return false;
+                if (pressure_sample_read(o->engine, a->path, &now->s) < 0)
+                        continue;
+                snprintf(now->name, sizeof(now->name), "%s", a->name);
+                for (size_t k = 0; k < o->n_apps && !prev; k++)
+                        if (streq(o->apps[k].name, now->name))
+                                prev = &o->apps[k];
+                if (prev && evidence_harmed(&prev->s, &now->s, page_size(), &r->harms[r->n_harms])) {
+                        snprintf(r->harms[r->n_harms].name, sizeof(r->harms[r->n_harms].name), "%s", now->name);
+                        r->n_harms++;
+                }
+                r->n_samples++;
+        }
+        return true;
 }
 
 /* What each cgroup did in this window; a cgroup that was not there at the last window is new, and counts
@@ -385,63 +429,86 @@ static void suspects(struct observe *o, const struct walk *w, const struct evide
         }
 }
 
-void observe_window(struct observe *o) {
-        uint64_t cpu = thread_cpu_usec(), now = now_usec(CLOCK_REALTIME) / 1000000;
-        _cleanup_free_ struct observe_sample *samples = NULL;
-        _cleanup_free_ struct evidence_harm *harms = NULL;
-        struct walk w = {};
-        size_t n_samples, n_harms = 0;
+/* The tree walked and the window ended: its harms named, the counters kept for the next.  r is freed. */
+static void round_end(struct observe *o, struct observe_round *r) {
+        struct walk *w = &r->w;
         int root;
 
-        if (o->scope(o->userdata, &w.apps, &w.n_apps, &w.skip, &w.n_skip) < 0) {
-                log_error("Observation: out of memory");
-                return;
-        }
-        samples = calloc(w.n_apps ?: 1, sizeof(*samples));
-        harms = calloc(w.n_apps ?: 1, sizeof(*harms));
-        if (!samples || !harms) {
-                log_error("Observation: out of memory");
-                goto out;
-        }
-        n_samples = sample_apps(o, &w, samples, harms, &n_harms);
         root = open(cgroup_engine_mount(o->engine), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (root >= 0)
-                (void) walk(o, &w, root, "", 1);
-        if (w.n_found > 1) /* none found: found is NULL, which qsort() may not be given */
-                qsort(w.found, w.n_found, sizeof(*w.found), by_path);
+                (void) walk(o, w, root, "", 1);
+        if (w->n_found > 1) /* none found: found is NULL, which qsort() may not be given */
+                qsort(w->found, w->n_found, sizeof(*w->found), by_path);
         /* The first window (at start, or when observation is switched on) only takes the counters. */
         if (o->last_realtime > 0)
-                windows(o, &w);
+                windows(o, w);
 
-        if (n_harms > 0 && o->last_realtime > 0) {
+        if (r->n_harms > 0 && o->last_realtime > 0) {
                 o->harmful++;
                 o->calm = 0;
-                suspects(o, &w, harms, n_harms, o->last_realtime, now);
+                suspects(o, w, r->harms, r->n_harms, o->last_realtime, r->now);
         } else if (o->open && ++o->calm >= OBSERVE_EPISODE_GAP)
                 episode_close(o);
 
         free(o->apps);
-        o->apps = TAKE_PTR(samples);
-        o->n_apps = n_samples;
+        o->apps = TAKE_PTR(r->samples);
+        o->n_apps = r->n_samples;
         cgroups_free(o->cgroups, o->n_cgroups);
-        o->cgroups = TAKE_PTR(w.found);
-        o->n_cgroups = w.n_found;
-        w.n_found = 0;
-        o->last_harmful = n_harms > 0 && o->last_realtime > 0;
+        o->cgroups = TAKE_PTR(w->found);
+        o->n_cgroups = w->n_found;
+        w->n_found = 0;
+        o->last_harmful = r->n_harms > 0 && o->last_realtime > 0;
         o->prev_realtime = o->last_realtime;
-        o->last_realtime = now;
+        o->last_realtime = r->now;
         o->windows++;
-out:
-        cgroups_free(w.found, w.n_found);
-        apps_free(w.apps, w.n_apps);
-        strv_free(w.skip, w.n_skip);
+        round_free(r);
+}
+
+void observe_window(struct observe *o) {
+        uint64_t cpu = thread_cpu_usec();
+        struct observe_round *r = round_begin(o);
+
+        if (r) {
+                (void) round_sample(o, r, UINT64_MAX);
+                round_end(o, r);
+        }
         o->cpu_usec += counter_since(thread_cpu_usec(), cpu);
+}
+
+/* A window's next slice: at most OBSERVE_SLICE_USEC of reading, then the loop's other work. */
+static int on_step(sd_event_source *s, void *userdata) {
+        struct observe *o = userdata;
+        uint64_t cpu = thread_cpu_usec();
+
+        if (o->round && round_sample(o, o->round, now_usec(CLOCK_MONOTONIC) + OBSERVE_SLICE_USEC)) {
+                round_end(o, TAKE_PTR(o->round));
+                (void) sd_event_source_set_enabled(s, SD_EVENT_OFF);
+        }
+        o->cpu_usec += counter_since(thread_cpu_usec(), cpu);
+        return 0;
+}
+
+static void round_cancel(struct observe *o) {
+        round_free(TAKE_PTR(o->round));
+        o->step = sd_event_source_disable_unref(o->step);
 }
 
 static int on_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         struct observe *o = userdata;
+        uint64_t cpu = thread_cpu_usec();
 
-        observe_window(o);
+        /* The last window's slices still run (a loop held far longer than a period): this one is skipped. */
+        if (!o->round && (o->round = round_begin(o))) {
+                if (!o->step && sd_event_add_defer(o->event, &o->step, on_step, o) >= 0)
+                        (void) sd_event_source_set_description(o->step, "observe-step");
+                if (o->step)
+                        (void) sd_event_source_set_enabled(o->step, SD_EVENT_ONESHOT);
+                else { /* out of memory: the window at once */
+                        (void) round_sample(o, o->round, UINT64_MAX);
+                        round_end(o, TAKE_PTR(o->round));
+                }
+        }
+        o->cpu_usec += counter_since(thread_cpu_usec(), cpu);
         (void) sd_event_source_set_time_relative(s, o->period_usec);
         (void) sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
         return 0;
@@ -455,6 +522,7 @@ void observe_update(struct observe *o, bool on, uint64_t max_age_sec) {
         if (!on) {
                 /* Nothing protected: nothing to observe, and the counters would be stale at the next start. */
                 o->timer = sd_event_source_disable_unref(o->timer);
+                round_cancel(o);
                 episode_close(o);
                 o->last_realtime = 0;
                 return;

@@ -35,6 +35,8 @@
 #define OBSERVE_CGROUPS 1024  /* looked at per window, at most */
 #define OBSERVE_DEPTH 8       /* levels below the mount */
 #define OBSERVE_PROCESSES 64  /* of one suspect, read for its programs */
+/* A window reads the applications in slices of this much time, a turn of the loop each. */
+#define OBSERVE_SLICE_USEC (UINT64_C(5) * 1000)
 
 /* A protected application where it runs now. */
 struct observe_app {
@@ -52,6 +54,7 @@ typedef int (*observe_scope_fn)(void *userdata, struct observe_app **ret_apps, s
                                 size_t *ret_n_skip);
 
 struct observe_cgroup; /* one cgroup's counters at the last window */
+struct observe_round;  /* a window under way */
 struct observe_sample; /* one application's */
 
 struct observe {
@@ -77,6 +80,8 @@ struct observe {
         bool last_harmful;      /* the last window harmed an application: its streaming is in the episode */
 
         sd_event_source *timer;
+        struct observe_round *round; /* the window under way (its slices: step) */
+        sd_event_source *step;
         /* For status and the benchmarks */
         uint64_t windows, harmful, cpu_usec;
         bool truncated_said;
@@ -89,7 +94,7 @@ int observe_init(struct observe *o, sd_event *event, struct cgroup_engine *engin
 void observe_done(struct observe *o);
 /* Observes while on (something is protected), not otherwise; max_age_sec: how long episodes are kept. */
 void observe_update(struct observe *o, bool on, uint64_t max_age_sec);
-/* One window now (the timer calls it; the tests too). */
+/* One window now, whole (the tests; the timer's windows are read in slices of OBSERVE_SLICE_USEC). */
 void observe_window(struct observe *o);
 /* The episodes kept, oldest first, and the one going on: a new array. */
 json_object *observe_episodes(const struct observe *o);

@@ -340,6 +340,42 @@ START_TEST(test_observe_nothing_else) {
 }
 END_TEST
 
+/* The timer's windows read the applications in slices, a turn of the loop each, and end as a whole window does; a
+ * window under way when observation stops is dropped (LeakSanitizer checks). */
+START_TEST(test_observe_timer) {
+        _cleanup_(sd_event_unrefp) sd_event *event = NULL;
+        struct fake f = { .dir = tmpdir_new() };
+        struct cgroup_engine *engine = NULL;
+        struct observe o = { .period_usec = 20 * 1000 };
+        uint64_t windows;
+
+        stat_file(&f, "system.slice/db.service", 100 * MIB, 0);
+        ck_assert_int_ge(sd_event_new(&event), 0);
+        ck_assert_int_eq(cgroup_engine_new(f.dir, "pagewarden.slice", false, &engine), 0);
+        ck_assert_int_eq(observe_init(&o, event, engine, fake_scope, &f, NULL, 86400), 0);
+        observe_update(&o, true, 86400); /* the first window, at once */
+        ck_assert_uint_eq(o.windows, 1);
+        stat_file(&f, "system.slice/db.service", 100 * MIB, 4096);
+        for (int i = 0; i < 100 && o.windows < 2; i++)
+                ck_assert_int_ge(sd_event_run(event, 50 * 1000), 0);
+        ck_assert_uint_eq(o.windows, 2);
+        ck_assert_uint_eq(o.harmful, 1);
+        ck_assert_ptr_null(o.round);
+
+        /* One dispatch at a time, until a window has begun and not ended. */
+        windows = o.windows;
+        for (int i = 0; i < 100 && !o.round; i++)
+                ck_assert_int_ge(sd_event_run(event, 50 * 1000), 0);
+        ck_assert_ptr_nonnull(o.round);
+        observe_update(&o, false, 86400);
+        ck_assert_ptr_null(o.round);
+        ck_assert_uint_eq(o.windows, windows);
+        observe_done(&o);
+        cgroup_engine_free(engine);
+        tmpdir_cleanup(f.dir);
+}
+END_TEST
+
 START_TEST(test_observe_window) {
         struct fake f = { .dir = tmpdir_new(), .with_job = true };
         struct cgroup_engine *engine = NULL;
@@ -510,6 +546,7 @@ Suite *evidence_suite(void) {
         tcase_add_test(tc, test_evidence_episode);
         tcase_add_test(tc, test_rules_program_path);
         tcase_add_test(tc, test_observe_window);
+        tcase_add_test(tc, test_observe_timer);
         tcase_add_test(tc, test_observe_nothing_else);
         tcase_add_test(tc, test_observe_lag);
         suite_add_tcase(s, tc);
