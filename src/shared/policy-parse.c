@@ -142,11 +142,26 @@ int pstate_account_known(struct pstate *st, const char *name, bool group) {
                 return old->r;
         if (st->n_lookups >= PW_MAX_LOOKUPS)
                 return -E2BIG;
-        errno = 0;
-        known = group ? getgrnam(name) != NULL : getpwnam(name) != NULL;
-        if (!known && errno == ENOMEM) {
-                st->oom = true;
-                return -ENOMEM;
+        /* The reentrant calls (the daemon reads a reload's files on a thread), with room for a large group. */
+        for (size_t size = 16384;; size *= 2) {
+                _cleanup_free_ char *buf = malloc(size);
+                struct passwd pw, *pwr = NULL;
+                struct group gr, *grr = NULL;
+                int e;
+
+                if (!buf) {
+                        st->oom = true;
+                        return -ENOMEM;
+                }
+                e = group ? getgrnam_r(name, &gr, buf, size, &grr) : getpwnam_r(name, &pw, buf, size, &pwr);
+                if (e == ERANGE && size < 1024 * 1024)
+                        continue;
+                known = group ? grr != NULL : pwr != NULL;
+                if (!known && e == ENOMEM) {
+                        st->oom = true;
+                        return -ENOMEM;
+                }
+                break;
         }
         return lookup_add(st, kind, name, known, NULL) ?: known;
 }
