@@ -82,6 +82,7 @@ int observe_init(struct observe *o, sd_event *event, struct cgroup_engine *engin
                                .scope = scope,
                                .userdata = userdata,
                                .period_usec = o->period_usec ?: OBSERVE_PERIOD_USEC,
+                               .slice_usec = o->slice_usec,
                                .next_id = 1 };
         r = history_init(&o->episodes, event, path, OBSERVE_EPISODES, max_age_sec);
         if (r < 0)
@@ -326,25 +327,26 @@ static struct observe_round *round_begin(struct observe *o) {
         return r;
 }
 
-/* Reads the applications from the next one on, until all are read (true) or the monotonic clock passes until. */
+/* Reads the applications from the next one on, at least one, until all are read (true) or the monotonic clock
+ * passes until. */
 static bool round_sample(struct observe *o, struct observe_round *r, uint64_t until) {
-        for (; r->next < r->w.n_apps; r->next++) {
+        while (r->next < r->w.n_apps) {
                 struct observe_sample *now = &r->samples[r->n_samples], *prev = NULL;
-                const struct observe_app *a = &r->w.apps[r->next];
+                const struct observe_app *a = &r->w.apps[r->next++];
 
-                if (r->next > 0 && now_usec(CLOCK_MONOTONIC) >= until)
-                        return false;
-                if (pressure_sample_read(o->engine, a->path, &now->s) < 0)
-                        continue;
-                snprintf(now->name, sizeof(now->name), "%s", a->name);
-                for (size_t k = 0; k < o->n_apps && !prev; k++)
-                        if (streq(o->apps[k].name, now->name))
-                                prev = &o->apps[k];
-                if (prev && evidence_harmed(&prev->s, &now->s, page_size(), &r->harms[r->n_harms])) {
-                        snprintf(r->harms[r->n_harms].name, sizeof(r->harms[r->n_harms].name), "%s", now->name);
-                        r->n_harms++;
+                if (pressure_sample_read(o->engine, a->path, &now->s) >= 0) {
+                        snprintf(now->name, sizeof(now->name), "%s", a->name);
+                        for (size_t k = 0; k < o->n_apps && !prev; k++)
+                                if (streq(o->apps[k].name, now->name))
+                                        prev = &o->apps[k];
+                        if (prev && evidence_harmed(&prev->s, &now->s, page_size(), &r->harms[r->n_harms])) {
+                                snprintf(r->harms[r->n_harms].name, sizeof(r->harms[r->n_harms].name), "%s", now->name);
+                                r->n_harms++;
+                        }
+                        r->n_samples++;
                 }
-                r->n_samples++;
+                if (r->next < r->w.n_apps && now_usec(CLOCK_MONOTONIC) >= until)
+                        return false;
         }
         return true;
 }
@@ -480,12 +482,11 @@ static int on_step(sd_event_source *s, void *userdata) {
         struct observe *o = userdata;
         uint64_t cpu = thread_cpu_usec();
 
-        if (o->round && round_sample(o, o->round, now_usec(CLOCK_MONOTONIC) + OBSERVE_SLICE_USEC)) {
+        if (o->round && round_sample(o, o->round, now_usec(CLOCK_MONOTONIC) + (o->slice_usec ?: OBSERVE_SLICE_USEC)))
                 round_end(o, TAKE_PTR(o->round));
-                (void) sd_event_source_set_enabled(s, SD_EVENT_OFF);
-        }
         o->cpu_usec += counter_since(thread_cpu_usec(), cpu);
-        return 0;
+        /* A defer source that is ONESHOT is off after its dispatch: on again while the window goes on. */
+        return sd_event_source_set_enabled(s, o->round ? SD_EVENT_ONESHOT : SD_EVENT_OFF);
 }
 
 static void round_cancel(struct observe *o) {

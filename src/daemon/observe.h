@@ -64,6 +64,7 @@ struct observe {
         observe_scope_fn scope;
         void *userdata;
         uint64_t period_usec;
+        uint64_t slice_usec; /* 0: OBSERVE_SLICE_USEC (a test's: shorter) */
 
         struct history episodes;
         bool have_history;

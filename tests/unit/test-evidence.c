@@ -239,22 +239,27 @@ END_TEST
 struct fake {
         char *dir, *proc;
         bool with_job;
+        bool two_apps; /* and cache.service protected too */
 };
 
 static int fake_scope(void *userdata, struct observe_app **ret_apps, size_t *ret_n_apps, char ***ret_skip,
                       size_t *ret_n_skip) {
         struct fake *f = userdata;
-        struct observe_app *apps = calloc(1, sizeof(*apps));
+        struct observe_app *apps = calloc(2, sizeof(*apps));
         char **skip = calloc(2, sizeof(char *));
 
         ck_assert(apps && skip);
         snprintf(apps[0].name, sizeof(apps[0].name), "db");
         apps[0].path = strdup("system.slice/db.service");
+        if (f->two_apps) {
+                snprintf(apps[1].name, sizeof(apps[1].name), "cache");
+                apps[1].path = strdup("system.slice/cache.service");
+        }
         skip[0] = strdup("pagewarden.slice");
         if (f->with_job)
                 skip[1] = strdup("system.slice/borgmatic.service"); /* a unit a rule placed */
         *ret_apps = apps;
-        *ret_n_apps = 1;
+        *ret_n_apps = f->two_apps ? 2 : 1;
         *ret_skip = skip;
         *ret_n_skip = f->with_job ? 2 : 1;
         return 0;
@@ -340,16 +345,17 @@ START_TEST(test_observe_nothing_else) {
 }
 END_TEST
 
-/* The timer's windows read the applications in slices, a turn of the loop each, and end as a whole window does; a
- * window under way when observation stops is dropped (LeakSanitizer checks). */
+/* The timer's windows read the applications in slices, a turn of the loop each (here one application a slice), and
+ * end as a whole window does; a window under way when observation stops is dropped (LeakSanitizer checks). */
 START_TEST(test_observe_timer) {
         _cleanup_(sd_event_unrefp) sd_event *event = NULL;
-        struct fake f = { .dir = tmpdir_new() };
+        struct fake f = { .dir = tmpdir_new(), .two_apps = true };
         struct cgroup_engine *engine = NULL;
-        struct observe o = { .period_usec = 20 * 1000 };
+        struct observe o = { .period_usec = 20 * 1000, .slice_usec = 1 };
         uint64_t windows;
 
         stat_file(&f, "system.slice/db.service", 100 * MIB, 0);
+        stat_file(&f, "system.slice/cache.service", 10 * MIB, 0);
         ck_assert_int_ge(sd_event_new(&event), 0);
         ck_assert_int_eq(cgroup_engine_new(f.dir, "pagewarden.slice", false, &engine), 0);
         ck_assert_int_eq(observe_init(&o, event, engine, fake_scope, &f, NULL, 86400), 0);
@@ -366,6 +372,8 @@ START_TEST(test_observe_timer) {
         windows = o.windows;
         for (int i = 0; i < 100 && !o.round; i++)
                 ck_assert_int_ge(sd_event_run(event, 50 * 1000), 0);
+        ck_assert_ptr_nonnull(o.round);
+        ck_assert_int_ge(sd_event_run(event, 50 * 1000), 0); /* its first slice: one of the two */
         ck_assert_ptr_nonnull(o.round);
         observe_update(&o, false, 86400);
         ck_assert_ptr_null(o.round);
