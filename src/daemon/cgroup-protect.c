@@ -67,7 +67,7 @@ static int read_u64_at(int dir, const char *file, uint64_t *ret) {
 
         if (fd < 0)
                 return -errno;
-        r = read_full_fd(fd, 4096, &s, NULL);
+        r = read_full_fd_ext(fd, 4096, true, &s, NULL);
         return r < 0 ? r : cgv_parse_limit(s, ret);
 }
 

@@ -202,10 +202,14 @@ char *cgroup_abs_path(const struct cgroup_engine *e, const char *path, const cha
 
 int cgroup_read_file(struct cgroup_engine *e, const char *path, const char *file, char **ret) {
         _cleanup_free_ char *p = cgroup_abs_path(e, path, file);
+        _cleanup_close_ int fd = -1;
 
         if (!p)
                 return -ENOMEM;
-        return read_full_file(p, 1024 * 1024, ret, NULL);
+        fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        return read_full_fd_ext(fd, 1024 * 1024, true, ret, NULL);
 }
 
 /* The contents of dir's file, without the newline. */
@@ -216,7 +220,7 @@ static int read_text_at(int dir, const char *file, char **ret) {
 
         if (fd < 0)
                 return -errno;
-        r = read_full_fd(fd, 4096, ret, &n);
+        r = read_full_fd_ext(fd, 4096, true, ret, &n);
         if (r < 0)
                 return r;
         while (n > 0 && (*ret)[n - 1] == '\n')

@@ -33,6 +33,10 @@ int grow_array(void **array, size_t *allocated, size_t need, size_t sz) {
 }
 
 int read_full_fd(int fd, size_t max, char **ret, size_t *ret_size) {
+        return read_full_fd_ext(fd, max, false, ret, ret_size);
+}
+
+int read_full_fd_ext(int fd, size_t max, bool short_is_end, char **ret, size_t *ret_size) {
         _cleanup_free_ char *buf = NULL;
         size_t size = 0, allocated = 0;
 
@@ -63,6 +67,8 @@ int read_full_fd(int fd, size_t max, char **ret, size_t *ret_size) {
                 size += (size_t) n;
                 if (size > max)
                         return -EFBIG;
+                if (short_is_end && size < allocated - 1)
+                        break;
         }
         buf[size] = '\0';
         *ret = TAKE_PTR(buf);

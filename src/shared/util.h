@@ -159,6 +159,9 @@ int grow_array(void **array, size_t *allocated, size_t need, size_t sz);
 /* Reads a whole file, at most max bytes (-EFBIG beyond). NUL-terminated. */
 int read_full_file(const char *path, size_t max, char **ret, size_t *ret_size);
 int read_full_fd(int fd, size_t max, char **ret, size_t *ret_size);
+/* The same; short_is_end: a read that does not fill the buffer is the end (a regular file's, or cgroupfs's, whose
+ * seq_file fills a read as far as its text goes: one read() for a small file, not two). */
+int read_full_fd_ext(int fd, size_t max, bool short_is_end, char **ret, size_t *ret_size);
 
 /* First line of a small file (a sysfs or cgroupfs attribute), without '\n'. */
 int read_one_line(const char *path, char **ret);

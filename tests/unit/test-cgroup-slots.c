@@ -290,6 +290,24 @@ START_TEST(test_slots_set_limits) {
 }
 END_TEST
 
+/* The engine's reads take a read that does not fill the buffer as the end (cgroupfs's seq_file fills it as far as
+ * its text goes): one read() for a small file.  A pipe kept open shows it: a second read would wait. */
+START_TEST(test_read_short_is_end) {
+        int p[2];
+        char *text = NULL;
+        size_t n = 0;
+
+        ck_assert_int_eq(pipe(p), 0);
+        ck_assert_int_eq(write(p[1], "max\n", 4), 4);
+        ck_assert_int_eq(read_full_fd_ext(p[0], 4096, true, &text, &n), 0);
+        ck_assert_str_eq(text, "max\n");
+        ck_assert_uint_eq(n, 4);
+        free(text);
+        close(p[0]);
+        close(p[1]);
+}
+END_TEST
+
 Suite *cgroup_slots_suite(void) {
         Suite *s = suite_create("cgroup-slots");
         TCase *tc = tcase_create("tree");
@@ -299,6 +317,7 @@ Suite *cgroup_slots_suite(void) {
         tcase_add_test(tc, test_slots_acquire_idle);
         tcase_add_test(tc, test_slots_index);
         tcase_add_test(tc, test_slots_set_limits);
+        tcase_add_test(tc, test_read_short_is_end);
         suite_add_tcase(s, tc);
         return s;
 }
