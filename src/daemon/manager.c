@@ -425,7 +425,7 @@ static void on_governor_sample(void *userdata, const char *name, const struct go
 
 /* Each protected application whose cgroup is there: its refaults, major faults and memory stall time.  While
  * jobs run, the governor's tick has read them all within the last two windows: a job's start or end costs no
- * read then, however many applications are protected. */
+ * read then, however many applications are protected; otherwise two files each (memory.stat, memory.pressure). */
 static size_t sample_apps(void *userdata, struct app_sample *out, size_t max) {
         struct manager *m = userdata;
         struct app_samples a = { .out = out, .max = max };
@@ -439,7 +439,7 @@ static size_t sample_apps(void *userdata, struct app_sample *out, size_t max) {
                 struct governor_sample s;
 
                 if (backend_protect_path(m->backend, pr, &path) >= 0 &&
-                    pressure_sample_read(m->backend->engine, path, &s) >= 0)
+                    pressure_cost_read(m->backend->engine, path, &s) >= 0)
                         app_sample_add(&a, pr->name, &s);
         }
         return a.n;

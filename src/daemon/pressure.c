@@ -128,6 +128,18 @@ int pressure_sample_read(struct cgroup_engine *e, const char *path, struct gover
         return 0;
 }
 
+int pressure_cost_read(struct cgroup_engine *e, const char *path, struct governor_sample *ret) {
+        _cleanup_free_ char *stat = NULL, *psi = NULL;
+        int r;
+
+        r = cgroup_read_file(e, path, "memory.stat", &stat);
+        if (r < 0)
+                return r;
+        (void) cgroup_read_file(e, path, "memory.pressure", &psi);
+        pressure_sample_parse(stat, NULL, psi, NULL, NULL, ret);
+        return 0;
+}
+
 void pressure_io_use_parse(const char *io_stat, struct governor_io_use *ret) {
         *ret = (struct governor_io_use){};
         for (const char *p = io_stat; p && *p && ret->n < GOVERNOR_IO_DEVICES;) {

@@ -48,6 +48,9 @@ void pressure_sample_parse(const char *stat, const char *events, const char *psi
                            const char *current, struct governor_sample *ret);
 /* Reads them from the cgroup at path (relative to the mount). */
 int pressure_sample_read(struct cgroup_engine *e, const char *path, struct governor_sample *ret);
+/* Only what a job's cost to the application is counted in (refaults, major faults: memory.stat; stall time:
+ * memory.pressure): two files of the five; the rest of ret is 0. */
+int pressure_cost_read(struct cgroup_engine *e, const char *path, struct governor_sample *ret);
 /* io.stat's bytes (read + written) per device; none for NULL. */
 void pressure_io_use_parse(const char *io_stat, struct governor_io_use *ret);
 /* Reads them from the cgroup at path (none, and -ENOENT, without the io controller). */

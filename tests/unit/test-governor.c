@@ -346,6 +346,25 @@ START_TEST(test_governor_sample_parse) {
 }
 END_TEST
 
+/* What a job's cost is counted in, from two files of the five (a job's start or end with 180 applications
+ * protected read them all). */
+START_TEST(test_governor_cost_read) {
+        _cleanup_free_ char *mount = NULL;
+        struct cgroup_engine *e = NULL;
+        struct governor_sample s;
+
+        ck_assert_int_ge(asprintf(&mount, "%s/tests/unit/data/samples", TOP_SRCDIR), 0);
+        ck_assert_int_eq(cgroup_engine_new(mount, "pagewarden.slice", false, &e), 0);
+        ck_assert_int_eq(pressure_cost_read(e, "4-swapped", &s), 0);
+        ck_assert_uint_eq(s.refaults, 950);
+        ck_assert_uint_eq(s.majfaults, 200);
+        ck_assert(s.some_avg10 > 4.09 && s.some_avg10 < 4.11);
+        ck_assert_uint_eq(s.swap + s.current + s.low_events, 0); /* not read */
+        ck_assert_int_eq(pressure_cost_read(e, "no-such-cgroup", &s), -ENOENT);
+        cgroup_engine_free(e);
+}
+END_TEST
+
 START_TEST(test_governor_early_signals_on_a_trace) {
         static const struct {
                 const char *sample;
@@ -746,6 +765,7 @@ Suite *governor_suite(void) {
         tcase_add_test(tc, test_governor_undo_thaws);
         tcase_add_test(tc, test_governor_jobs_can_cause);
         tcase_add_test(tc, test_governor_io_use);
+        tcase_add_test(tc, test_governor_cost_read);
         suite_add_tcase(s, tc);
         return s;
 }
