@@ -592,7 +592,7 @@ static bool watch_unpark(struct govern *g, struct govern_watch *w) {
                 for (int k = 0; k < 2; k++)
                         alive = alive &&
                                 (p->arming[k] ||
-                                 (p->fd[k] >= 0 && (g->pausing || pressure_trigger_enable(p->fd[k], p->src[k], true))));
+                                 (p->fd[k] >= 0 && (g->kept_on || pressure_trigger_enable(p->fd[k], p->src[k], true))));
                 if (!alive) { /* the cgroup went while the governor slept: new triggers */
                         watch_release(g, p);
                         return false;
@@ -773,7 +773,8 @@ void govern_stop(struct govern *g) {
                         watch_release(g, &g->watches[i]);
                 g->watches = mfree(g->watches);
         } else {
-                if (!g->pausing)
+                g->kept_on = g->pausing; /* a reload's: its triggers stay on for govern_resume */
+                if (!g->kept_on)
                         park_off(g->watches, g->n_watches, g);
                 g->parked = TAKE_PTR(g->watches);
                 g->n_parked = g->n_watches;
@@ -804,7 +805,7 @@ void govern_resume(struct govern *g) {
         govern_update(g);
         if (!g->active) /* it sleeps after all: what stayed on goes off */
                 park_off(g->parked, g->n_parked, g);
-        g->pausing = false;
+        g->pausing = g->kept_on = false;
 }
 
 void govern_update(struct govern *g) {

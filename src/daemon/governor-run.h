@@ -91,6 +91,7 @@ struct govern {
 
         bool stopping; /* no activation any more */
         bool pausing;  /* between govern_pause and govern_resume */
+        bool kept_on;  /* the parked triggers are on: the governor ran when a reload paused it */
         bool active;
         uint64_t sampled_usec; /* when this run's last tick read the applications; 0: not yet */
         struct governor gov;
