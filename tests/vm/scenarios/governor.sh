@@ -248,6 +248,26 @@ if [ -z "$SYSTEMD" ]; then
 	pagewardenctl run --job backup -- true
 	wait_for 60 quiet
 	expect_eq "the next job's governor took the same ones again" "$(trig_fds)" "$t1"
+	# A reload while a job runs keeps them, and on (the loop still waits on them: its epoll set has them),
+	# instead of turning each off and on again.
+	epoll_has() { # epoll_has FD: the daemon's event loop waits on FD
+		for _f in /proc/$DAEMON/fd/*; do
+			[ "$(readlink "$_f")" = "anon_inode:[eventpoll]" ] &&
+				grep -Eq "^tfd: +$1 " "/proc/$DAEMON/fdinfo/${_f##*/}" && return 0
+		done
+		return 1
+	}
+	both_on() {
+		for _t in $t1; do epoll_has "$_t" || return 1; done
+	}
+	pagewardenctl run --job backup -- sleep 6 &
+	RUN=$!
+	check "while a job runs, the loop waits on both triggers" wait_for 30 both_on
+	pagewardenctl reload >/dev/null
+	expect_eq "a reload while it runs keeps the same triggers" "$(trig_fds)" "$t1"
+	check "and the loop still waits on them" both_on
+	wait $RUN
+	wait_for 60 quiet
 fi
 # Something is protected, so observation reads the tree every 10 s
 # (pagewardend(8), Observation): those windows are its only wake-ups.
