@@ -142,14 +142,19 @@ static void queue(struct worker *w, struct worker_task *t) {
         pthread_mutex_unlock(&w->lock);
 }
 
+static struct worker_task *task_new(enum worker_kind kind, worker_done_fn done, void *userdata) {
+        struct worker_task *t = malloc(sizeof(*t));
+
+        if (t)
+                *t = (struct worker_task){ .kind = kind, .fd = -1, .done = done, .userdata = userdata };
+        return t;
+}
+
 int worker_release(struct worker *w, uint64_t job_id, const char *path, worker_done_fn done, void *userdata) {
-        struct worker_task *t = calloc(1, sizeof(*t));
+        struct worker_task *t = task_new(WORKER_RELEASE, done, userdata);
 
         if (!t)
                 return -ENOMEM;
-        t->kind = WORKER_RELEASE;
-        t->done = done;
-        t->userdata = userdata;
         t->job_id = job_id;
         t->path = strdup(path);
         if (!t->path) {
@@ -162,13 +167,10 @@ int worker_release(struct worker *w, uint64_t job_id, const char *path, worker_d
 
 int worker_write(struct worker *w, const char *path, const char *file, const char *value, uint64_t wake_usec,
                  worker_done_fn done, void *userdata) {
-        struct worker_task *t = calloc(1, sizeof(*t));
+        struct worker_task *t = task_new(WORKER_WRITE, done, userdata);
 
         if (!t)
                 return -ENOMEM;
-        t->kind = WORKER_WRITE;
-        t->done = done;
-        t->userdata = userdata;
         t->wake_usec = wake_usec;
         t->path = strdup(path);
         t->file = strdup(file);
@@ -183,14 +185,11 @@ int worker_write(struct worker *w, const char *path, const char *file, const cha
 
 int worker_attach(struct worker *w, const char *path, const pid_t *pids, size_t n, worker_done_fn done,
                   void *userdata) {
-        struct worker_task *t = calloc(1, sizeof(*t));
+        struct worker_task *t = task_new(WORKER_ATTACH, done, userdata);
 
         assert(n > 0);
         if (!t)
                 return -ENOMEM;
-        t->kind = WORKER_ATTACH;
-        t->done = done;
-        t->userdata = userdata;
         t->path = strdup(path);
         t->pids = calloc(n, sizeof(*pids));
         if (t->pids)
@@ -206,15 +205,11 @@ int worker_attach(struct worker *w, const char *path, const pid_t *pids, size_t 
 
 int worker_arm(struct worker *w, const char *path, const char *resource, const char *spec, uint64_t token,
                worker_done_fn done, void *userdata) {
-        struct worker_task *t = calloc(1, sizeof(*t));
+        struct worker_task *t = task_new(WORKER_ARM, done, userdata);
 
         if (!t)
                 return -ENOMEM;
-        t->kind = WORKER_ARM;
-        t->fd = -1;
         t->token = token;
-        t->done = done;
-        t->userdata = userdata;
         t->path = strdup(path);
         t->file = strdup(resource);
         t->value = strdup(spec);
@@ -228,31 +223,25 @@ int worker_arm(struct worker *w, const char *path, const char *resource, const c
 
 int worker_call(struct worker *w, void (*call)(void *arg), void *arg, void (*dispose)(void *arg), worker_done_fn done,
                 void *userdata) {
-        struct worker_task *t = calloc(1, sizeof(*t));
+        struct worker_task *t = task_new(WORKER_CALL, done, userdata);
 
         assert(call && done);
         if (!t)
                 return -ENOMEM;
-        t->kind = WORKER_CALL;
         t->call = call;
         t->arg = arg;
         t->dispose = dispose;
-        t->done = done;
-        t->userdata = userdata;
         queue(w, t);
         return 0;
 }
 
 int worker_close(struct worker *w, int fd, worker_done_fn done, void *userdata) {
-        struct worker_task *t = calloc(1, sizeof(*t));
+        struct worker_task *t = task_new(WORKER_CLOSE, done, userdata);
 
         if (!t) {
                 close(fd);
                 return -ENOMEM;
         }
-        t->kind = WORKER_CLOSE;
-        t->done = done;
-        t->userdata = userdata;
         t->fd = fd;
         queue(w, t);
         return 0;
