@@ -13,7 +13,9 @@
  * after a header line): at most once a second on the event loop (the first
  * change after a write arms a one-shot timer; changes meanwhile only mark
  * the history dirty), and at history_done whatever is still pending, the
- * new reports are appended and synced; the file is written whole, and
+ * new reports are appended and synced (each report's text is made when it
+ * is added, so that a thousand jobs ending together do not make the write
+ * one long dispatch); the file is written whole, and
  * atomically, once it holds twice the reports kept (trimmed ones stay in it
  * until then: reading it trims them again), after new bounds, and when it
  * was not ours to append to.  A file of the former format (one JSON object)

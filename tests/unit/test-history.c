@@ -183,14 +183,29 @@ START_TEST(test_history_batched_save) {
                 ck_assert_int_eq(history_add(&h, report(id, "short", 0, now)), 0);
         ck_assert_uint_eq(h.n_saves, 0);
         ck_assert_int_ne(access(path, F_OK), 0);
-        /* Served from memory meanwhile. */
+        /* Served from memory meanwhile; each report's text made at its addition, kept until the write. */
         ck_assert_int_eq(id_of(history_find(&h, "50", 0)), 50);
+        ck_assert_ptr_nonnull(json_object_get_userdata(history_find(&h, "1", 0)));
         for (int turns = 0; h.n_saves == 0 && turns < 3; turns++)
                 ck_assert_int_ge(sd_event_run(e, 5 * 1000000), 0);
         ck_assert_int_ge(sd_event_now(e, CLOCK_MONOTONIC, &end), 0);
         ck_assert_uint_eq(h.n_saves, 1);
         ck_assert_uint_ge(end - start, HISTORY_SAVE_DELAY_USEC);
         ck_assert_uint_eq(on_disk(path), 50);
+        /* Written: the kept texts are gone (no report holds two copies), and the file has json-c's own. */
+        for (uint64_t id = 1; id <= 50; id++) {
+                char key[16];
+
+                snprintf(key, sizeof(key), "%" PRIu64, id);
+                ck_assert_ptr_null(json_object_get_userdata(history_find(&h, key, 0)));
+        }
+        {
+                _cleanup_free_ char *text = NULL;
+                const char *last = json_object_to_json_string_ext(history_find(&h, "50", 0), JSON_C_TO_STRING_PLAIN);
+
+                ck_assert_int_eq(read_full_file(path, 1 << 24, &text, NULL), 0);
+                ck_assert_ptr_nonnull(strstr(text, last));
+        }
         /* Nothing pending: the loop writes nothing more. */
         ck_assert_int_ge(sd_event_run(e, 0), 0);
         ck_assert_uint_eq(h.n_saves, 1);
