@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -184,6 +185,20 @@ static int append(struct history *h) {
         return fdatasync(fd) < 0 ? -errno : 0;
 }
 
+/* The file's directory is there (made if it alone is missing): a history that cannot be written is not
+ * serialized whole for nothing at every write. */
+static int dir_ready(const char *path) {
+        _cleanup_free_ char *dir = strdup(path);
+        char *slash = dir ? strrchr(dir, '/') : NULL;
+
+        if (!dir)
+                return -ENOMEM;
+        if (!slash || slash == dir)
+                return 0;
+        *slash = '\0';
+        return mkdir(dir, 0755) >= 0 || errno == EEXIST ? 0 : -errno;
+}
+
 /*
  * Writes what changed: the new reports appended, one a line; the whole file again (atomically) when it holds
  * twice as many reports as are kept (those trimmed since are still in it), when it is not ours to append to
@@ -207,7 +222,8 @@ static int save_now(struct history *h) {
                 }
                 log_debug("Job history: cannot append to %s (%s): writing it whole", h->path, strerror(-r));
         }
-        {
+        r = dir_ready(h->path);
+        if (r >= 0) {
                 _cleanup_free_ char *text = lines(h, true);
 
                 r = text ? write_file_atomic(h->path, text) : -ENOMEM;

@@ -361,6 +361,26 @@ START_TEST(test_history_old_and_torn_files) {
 }
 END_TEST
 
+/* A file whose directory cannot be made (its parent is missing): each write fails at once, said once, and the
+ * reports are kept in memory. */
+START_TEST(test_history_unwritable) {
+        int64_t now = (int64_t) time(NULL);
+        char *dir = tmpdir_new(), *path = path_join(dir, "no/such/history.json");
+        struct history h;
+
+        ck_assert_int_eq(history_init(&h, NULL, path, 10, 86400), 0);
+        ck_assert_int_eq(history_add(&h, report(1, "a", 0, now)), -ENOENT);
+        ck_assert_int_eq(history_add(&h, report(2, "b", 0, now)), -ENOENT);
+        ck_assert_uint_eq(h.n_saves, 2);
+        ck_assert_uint_eq(h.n_rewrites, 0);
+        ck_assert(h.save_warned);
+        ck_assert_int_eq(id_of(history_find(&h, "2", 0)), 2);
+        history_done(&h);
+        free(path);
+        tmpdir_cleanup(dir);
+}
+END_TEST
+
 Suite *history_suite(void) {
         Suite *s = suite_create("history");
         TCase *tc = tcase_create("history");
@@ -373,6 +393,7 @@ Suite *history_suite(void) {
         tcase_add_test(tc, test_history_appends);
         tcase_add_test(tc, test_history_file_follows_memory);
         tcase_add_test(tc, test_history_old_and_torn_files);
+        tcase_add_test(tc, test_history_unwritable);
         tcase_set_timeout(tc, 30); /* a timer of 1 s, under sanitizers too */
         suite_add_tcase(s, tc);
         return s;
