@@ -474,8 +474,9 @@ static bool protects_something(const struct govern *g) {
 
 bool govern_needs_machine_trigger(const struct govern *g) {
         for (size_t i = 0; i < g->n_watches; i++)
-                if (g->watches[i].fd[0] >= 0 || g->watches[i].fd[1] >= 0)
-                        return false;
+                for (int k = 0; k < 2; k++)
+                        if (g->watches[i].fd[k] >= 0 || g->watches[i].arming[k])
+                                return false; /* one armed, or being armed by the worker */
         return true;
 }
 
@@ -495,6 +496,23 @@ static int arm(struct govern *g, const char *path, const char *resource, const c
         return pressure_trigger_open(g->event, g->backend->engine, path, resource, kind,
                                      window * g->settings->pressure.threshold / UNITS_PERCENT_FULL, window, on_trigger,
                                      g, fd, src);
+}
+
+/* The machine's trigger on while no application has one of its own (govern_needs_machine_trigger), else closed
+ * off the loop. */
+static void machine_trigger_update(struct govern *g) {
+        int r;
+
+        if (g->mount->psi && govern_needs_machine_trigger(g)) {
+                if (g->sys_fd >= 0)
+                        pressure_trigger_enable(g->sys_fd, g->sys_src, true);
+                else {
+                        r = arm(g, NULL, "memory", "full", &g->sys_fd, &g->sys_src);
+                        if (r < 0)
+                                log_warning_errno(r, "Governor: no PSI trigger on /proc/pressure/memory: %m");
+                }
+        } else
+                pressure_trigger_release(g->backend->worker, &g->sys_fd, &g->sys_src);
 }
 
 /* The watch (in this run's or the parked ones) whose trigger k the worker arms under token. */
@@ -529,16 +547,19 @@ static void on_armed(void *userdata, const struct worker_task *t) {
                         w->fd[k] = t->fd;
                         if (!g->active || parked)
                                 (void) pressure_trigger_enable(w->fd[k], w->src[k], false);
-                        return;
                 }
         }
-        if (t->fd >= 0)
+        if ((r < 0 || !w) && t->fd >= 0)
                 (void) worker_close(g->backend->worker, t->fd, NULL, NULL);
         if (r < 0 && w)
                 log_warning_errno(r,
                                   "Governor: no PSI trigger on %s (/%s) %s.pressure: %m; its memory counters are "
                                   "still read",
                                   w->name, w->path, k == 0 ? "memory" : "io");
+        /* The machine's trigger is the fallback while no application has one: none got one after all, or the
+         * first has one now. */
+        if (w && g->active && !parked)
+                machine_trigger_update(g);
 }
 
 /* Arms w's two triggers: by the worker when there is one (the loop does not wait for the kernel), else here. */
@@ -681,16 +702,7 @@ static void govern_start(struct govern *g) {
                 watch_release(g, &g->parked[i]);
         g->parked = mfree(g->parked);
         g->n_parked = 0;
-        if (g->mount->psi && govern_needs_machine_trigger(g)) {
-                if (g->sys_fd >= 0)
-                        pressure_trigger_enable(g->sys_fd, g->sys_src, true);
-                else {
-                        r = arm(g, NULL, "memory", "full", &g->sys_fd, &g->sys_src);
-                        if (r < 0)
-                                log_warning_errno(r, "Governor: no PSI trigger on /proc/pressure/memory: %m");
-                }
-        } else
-                pressure_trigger_release(g->backend->worker, &g->sys_fd, &g->sys_src);
+        machine_trigger_update(g);
         r = sd_event_add_time_relative(g->event, &g->tick, CLOCK_MONOTONIC, g->gov.window_usec, 0, on_tick, g);
         if (r < 0)
                 log_error_errno(r, "Governor: cannot start its timer: %m");

@@ -46,6 +46,10 @@ START_TEST(test_govern_machine_trigger_only_as_fallback) {
         w[1].fd[1] = -1;
         w[0].fd[0] = 5; /* another's memory.pressure */
         ck_assert(!govern_needs_machine_trigger(&g));
+        w[0].fd[0] = -1;
+        w[0].arming[1] = 3; /* one the worker is arming: it will have one (the machine's fired meanwhile, and the
+                             * governor throttled jobs for pressure the application made itself: faults@6.1) */
+        ck_assert(!govern_needs_machine_trigger(&g));
         g.watches = NULL;
         g.n_watches = 0;
 }
