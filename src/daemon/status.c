@@ -117,34 +117,11 @@ static json_object *class_json(struct api *api, const char *name, const struct p
         return o;
 }
 
-/* The uids looked up for one answer and their names ("" if none): a status lists many jobs of few users, and
- * each getpwuid_r reads /etc/passwd again.  Past USER_NAMES_MAX users, the oldest entry makes room. */
-#define USER_NAMES_MAX 32
-
-struct user_names {
-        struct {
-                uid_t uid;
-                char name[256];
-        } v[USER_NAMES_MAX];
-        size_t n, next;
-};
-
-static json_object *user_json(uid_t uid, struct user_names *names) {
+/* uid's user name (user_name_of keeps the last ones: a status lists many jobs of few users); null if none. */
+static json_object *user_json(uid_t uid) {
         char name[256];
-        size_t i;
 
-        if (!names) { /* one job: no cache to fill (it is 8 KiB, and was zeroed for every job) */
-                (void) user_name_of(uid, name, sizeof(name));
-                return name[0] ? json_object_new_string(name) : NULL;
-        }
-        for (i = 0; i < names->n && names->v[i].uid != uid; i++)
-                ;
-        if (i == names->n) {
-                i = names->n < USER_NAMES_MAX ? names->n++ : names->next++ % USER_NAMES_MAX;
-                names->v[i].uid = uid;
-                (void) user_name_of(uid, names->v[i].name, sizeof(names->v[i].name)); /* "" if none */
-        }
-        return names->v[i].name[0] ? json_object_new_string(names->v[i].name) : NULL;
+        return user_name_of(uid, name, sizeof(name)) ? json_object_new_string(name) : NULL;
 }
 
 struct status_text;
@@ -211,7 +188,7 @@ void status_done(struct api *api) {
         api->jobs_text = NULL;
 }
 
-static json_object *job_json(struct api *api, const struct job *j, struct user_names *names) {
+static json_object *job_json(struct api *api, const struct job *j) {
         json_object *o = json_object_new_object();
         const struct job_figures *f = &j->figures;
         const struct cgroup_job_state *s = &f->s;
@@ -226,7 +203,7 @@ static json_object *job_json(struct api *api, const struct job *j, struct user_n
                 json_object_object_add(o, "cgroup", json_object_new_string(cg));
         free(cg);
         json_object_object_add(o, "uid", json_object_new_int64(j->uid));
-        json_object_object_add(o, "user", user_json(j->uid, names));
+        json_object_object_add(o, "user", user_json(j->uid));
         json_object_object_add(o, "started", json_object_new_uint64(j->started_usec / 1000000));
         json_object_object_add(o, "pids", have ? json_object_new_int64(s->n_procs) : NULL);
         json_object_object_add(o, "memory_current", mem ? json_object_new_uint64(s->memory_current) : NULL);
@@ -251,11 +228,11 @@ static json_object *job_json(struct api *api, const struct job *j, struct user_n
 
 json_object *status_job_json(struct api *api, struct job *j) {
         figures_read(api, j);
-        return job_json(api, j, NULL);
+        return job_json(api, j);
 }
 
 json_object *status_job_placed_json(struct api *api, const struct job *j) {
-        return job_json(api, j, NULL);
+        return job_json(api, j);
 }
 
 static json_object *protect_size_json(const struct pw_protect_size *ps) {
@@ -455,14 +432,13 @@ static void append_at_level(struct printbuf *pb, const char *s, int level, int f
 static int jobs_to_json_string(json_object *jso, struct printbuf *pb, int level, int flags) {
         struct api *api = json_object_get_userdata(jso);
         bool pretty = flags & JSON_C_TO_STRING_PRETTY, spaced = (flags & JSON_C_TO_STRING_SPACED) && !pretty;
-        struct user_names names = {};
         bool any = false;
 
         printbuf_strappend(pb, "[");
         if (pretty)
                 printbuf_strappend(pb, "\n");
         for (const struct job *j = api->jobs->list; j; j = j->next) {
-                json_object *o = job_json(api, j, &names);
+                json_object *o = job_json(api, j);
                 const char *text = o ? json_object_to_json_string_ext(o, flags) : NULL;
 
                 if (!text) {
@@ -595,7 +571,6 @@ struct status_text {
         uint64_t below_id;   /* the jobs there when it began */
         struct printbuf *pb; /* "[", then the jobs' objects as json-c writes them plain, comma-separated */
         bool any;
-        struct user_names names;
         /* The protected applications, the same way, once a status waits (a list has none). */
         bool want_protected;
         struct printbuf *prot;
@@ -714,7 +689,7 @@ static int on_text_slice(sd_event_source *s, void *userdata) {
         for (struct job *j = t->api->jobs->list; j; j = j->next) {
                 if (j->status_gen == t->gen || j->id >= t->below_id)
                         continue;
-                if (!text_add(t->pb, &t->any, job_json(t->api, j, &t->names))) {
+                if (!text_add(t->pb, &t->any, job_json(t->api, j))) {
                         text_failed(t);
                         return 0;
                 }

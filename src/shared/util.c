@@ -170,10 +170,11 @@ void mountinfo_unescape(char *s) {
         *w = '\0';
 }
 
-/* The last answers, each for USER_NAME_TTL_USEC: a move asks twice (the class's users, its answer), the end of a
- * job once, and each is a read of /etc/passwd (or a question to NSS's other sources) under the event loop.  A
- * rename takes effect within the TTL; "no such user" is not kept. */
-#define USER_NAMES_KEPT 16
+/* The last answers, each for USER_NAME_TTL_USEC: a move asks twice (the class's users, its answer), a job's end
+ * once, a status of 2,000 jobs once per job, and each is a read of /etc/passwd (or a question to NSS's other
+ * sources) on the event loop.  "No such user" ("") is kept too: jobs of a uid without a name (a container's) are
+ * common.  A rename, or a user made just now, takes effect within the TTL. */
+#define USER_NAMES_KEPT 32
 #define USER_NAME_TTL_USEC (UINT64_C(10) * 1000000)
 
 static struct {
@@ -225,9 +226,11 @@ const char *user_name_of(uid_t uid, char *buf, size_t len) {
         if (len)
                 buf[0] = '\0';
         if (len && user_name_kept(uid, now, buf, len))
-                return buf;
-        if (getpwuid_r(uid, &pw, tmp, sizeof(tmp), &res) != 0 || !res || strlen(res->pw_name) >= len)
+                return buf[0] ? buf : NULL;
+        if (getpwuid_r(uid, &pw, tmp, sizeof(tmp), &res) != 0)
+                return NULL; /* an error, not an answer: not kept */
+        user_name_keep(uid, now, res ? res->pw_name : "");
+        if (!res || strlen(res->pw_name) >= len)
                 return NULL;
-        user_name_keep(uid, now, res->pw_name);
         return strcpy(buf, res->pw_name);
 }
