@@ -150,6 +150,18 @@ static struct worker_task *task_new(enum worker_kind kind, worker_done_fn done, 
         return t;
 }
 
+/* A task's path, file and value, copied; on failure the task is freed. */
+static int task_strings(struct worker_task *t, const char *path, const char *file, const char *value) {
+        t->path = strdup(path);
+        t->file = strdup(file);
+        t->value = strdup(value);
+        if (!t->path || !t->file || !t->value) {
+                task_free(t);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
 int worker_release(struct worker *w, uint64_t job_id, const char *path, worker_done_fn done, void *userdata) {
         struct worker_task *t = task_new(WORKER_RELEASE, done, userdata);
 
@@ -172,13 +184,8 @@ int worker_write(struct worker *w, const char *path, const char *file, const cha
         if (!t)
                 return -ENOMEM;
         t->wake_usec = wake_usec;
-        t->path = strdup(path);
-        t->file = strdup(file);
-        t->value = strdup(value);
-        if (!t->path || !t->file || !t->value) {
-                task_free(t);
+        if (task_strings(t, path, file, value) < 0)
                 return -ENOMEM;
-        }
         queue(w, t);
         return 0;
 }
@@ -210,13 +217,8 @@ int worker_arm(struct worker *w, const char *path, const char *resource, const c
         if (!t)
                 return -ENOMEM;
         t->token = token;
-        t->path = strdup(path);
-        t->file = strdup(resource);
-        t->value = strdup(spec);
-        if (!t->path || !t->file || !t->value) {
-                task_free(t);
+        if (task_strings(t, path, resource, spec) < 0)
                 return -ENOMEM;
-        }
         queue(w, t);
         return 0;
 }
