@@ -203,10 +203,8 @@ static int reload_apply(struct manager *m, struct reload_round *rr) {
 
 static int reload_begin(struct manager *m);
 
-/* The thread has read the files: applied, and each who asked is told. */
-static void on_reload_read(void *userdata, const struct worker_task *t) {
-        struct manager *m = userdata;
-        struct reload_round *rr = t->arg;
+/* The files are read: applied, and each who asked is told. */
+static void reload_done(struct manager *m, struct reload_round *rr) {
         _cleanup_free_ char *errors = NULL;
         int r;
 
@@ -223,6 +221,10 @@ static void on_reload_read(void *userdata, const struct worker_task *t) {
         reload_round_free(rr);
         if (m->reload_again)
                 (void) reload_begin(m);
+}
+
+static void on_reload_read(void *userdata, const struct worker_task *t) {
+        reload_done(userdata, t->arg);
 }
 
 /* A round for those who asked since the last began; read by the thread (here without one). */
@@ -243,10 +245,8 @@ static int reload_begin(struct manager *m) {
         sd_notify(false, "RELOADING=1");
         r = m->loader ? worker_call(m->loader, reload_read, rr, reload_round_free, on_reload_read, m) : -EOPNOTSUPP;
         if (r < 0) { /* no thread: read here */
-                struct worker_task t = { .kind = WORKER_CALL, .arg = rr };
-
                 reload_read(rr);
-                on_reload_read(m, &t);
+                reload_done(m, rr);
         }
         return 0;
 }
